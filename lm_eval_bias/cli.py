@@ -1,0 +1,156 @@
+"""The ``lm-eval-bias`` command: lm-eval's own CLI with our tasks always indexed.
+
+Everything lm-eval accepts works unchanged (``run``, ``ls``, ``validate``, the
+legacy flag-only form, a user's own ``--include_path``), plus:
+
+- ``lm-eval-bias tasks-dir``: print the task directory, for the stock CLI's
+  ``--include_path``;
+- ``lm-eval-bias download [--to DIR] [BENCHMARK ...]``: fetch the public data
+  once, for air-gapped clusters.
+
+``--use_cache PATH`` is made model-specific: lm-eval's cache key is the request
+alone, so one cache shared by two models silently returns the first model's
+log-likelihoods for the second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import re
+import sys
+from pathlib import Path
+
+from lm_eval_bias import data, tasks_dir
+
+logger = logging.getLogger("lm_eval_bias")
+
+OWN_COMMANDS = ("tasks-dir", "download")
+
+
+def model_specific_cache_path(use_cache: str, model, model_args) -> str:
+    """``use_cache`` extended with the model's name and a digest of model + model_args."""
+    if isinstance(model_args, str):
+        args_for_digest = model_args
+        pretrained = re.search(r"(?:^|,)\s*pretrained=([^,]+)", model_args)
+        pretrained = pretrained.group(1) if pretrained else ""
+    else:
+        args_for_digest = model_args or {}
+        pretrained = str((model_args or {}).get("pretrained", ""))
+    identity = json.dumps(
+        {"model": str(model), "model_args": args_for_digest}, sort_keys=True, default=str
+    )
+    digest = hashlib.sha256(identity.encode()).hexdigest()[:12]
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(pretrained).name or str(model)).strip("_")
+    path = Path(use_cache)
+    if path.is_dir() or use_cache.endswith(("/", "\\")):
+        return str(path / f"{readable}__{digest}")
+    return str(path.parent / f"{path.name}__{readable}__{digest}")
+
+
+def _install_task_manager_shim() -> None:
+    """Make every TaskManager lm-eval's CLI builds index our tasks first.
+
+    lm-eval 0.4.13 imports ``TaskManager`` from ``lm_eval.tasks`` lazily inside
+    ``run``, ``ls`` and ``validate``, so replacing the attribute reaches all three.
+    A user's ``--include_path`` is indexed after ours and wins on a name clash.
+    """
+    import lm_eval.tasks as lm_eval_tasks
+
+    base = lm_eval_tasks.TaskManager
+    if getattr(base, "_lm_eval_bias_shim", False):
+        return
+    ours = tasks_dir()
+
+    class TaskManagerWithBiasTasks(base):
+        _lm_eval_bias_shim = True
+
+        def __init__(self, *args, include_path=None, **kwargs):
+            if include_path is None:
+                user_paths = []
+            elif isinstance(include_path, (list, tuple)):
+                user_paths = list(include_path)
+            else:
+                user_paths = [include_path]
+            paths = [ours, *(p for p in user_paths if str(p) != ours)]
+            super().__init__(*args, include_path=paths, **kwargs)
+
+    lm_eval_tasks.TaskManager = TaskManagerWithBiasTasks
+
+
+def _install_cache_path_shim() -> None:
+    import lm_eval
+
+    evaluate = lm_eval.simple_evaluate
+    if getattr(evaluate, "_lm_eval_bias_shim", False):
+        return
+
+    def simple_evaluate(*args, **kwargs):
+        if kwargs.get("use_cache"):
+            path = model_specific_cache_path(
+                kwargs["use_cache"], kwargs.get("model"), kwargs.get("model_args")
+            )
+            logger.info("lm-eval-bias: --use_cache %s -> %s (model-specific)", kwargs["use_cache"], path)
+            kwargs["use_cache"] = path
+        return evaluate(*args, **kwargs)
+
+    simple_evaluate._lm_eval_bias_shim = True
+    lm_eval.simple_evaluate = simple_evaluate
+
+
+def _download(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="lm-eval-bias download",
+        description="Fetch the benchmarks' public data into DIR/<benchmark>/<file>, "
+        f"the layout {data.DATA_DIR_ENV} and --metadata data_dir expect.",
+    )
+    parser.add_argument(
+        "benchmarks", nargs="*", metavar="BENCHMARK",
+        help=f"benchmarks to fetch (default: all of {', '.join(sorted(data.SOURCES))})",
+    )
+    parser.add_argument(
+        "--to", default=None, metavar="DIR",
+        help=f"destination directory (default: the cache, {data.cache_dir()})",
+    )
+    args = parser.parse_args(argv)
+    dest = args.to or data.cache_dir()
+    try:
+        paths = data.fetch_all(dest, args.benchmarks or None)
+    except data.DataError as error:
+        print(f"lm-eval-bias download: {error}", file=sys.stderr)
+        return 1
+    for path in paths:
+        print(path)
+    print(f"Done. Offline use: export {data.DATA_DIR_ENV}={Path(dest).resolve()}")
+    return 0
+
+
+def _show_our_logs() -> None:
+    """Print this package's INFO lines (which data file, downloads) like lm-eval's own."""
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter(
+            "%(asctime)s %(levelname)-8s [lm_eval_bias] %(message)s", "%Y-%m-%d:%H:%M:%S"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "tasks-dir":
+        print(tasks_dir())
+        return
+    if argv and argv[0] == "download":
+        _show_our_logs()
+        sys.exit(_download(argv[1:]))
+
+    _show_our_logs()
+    _install_task_manager_shim()
+    _install_cache_path_shim()
+    from lm_eval.__main__ import cli_evaluate
+
+    sys.argv = ["lm-eval-bias", *argv]
+    cli_evaluate()

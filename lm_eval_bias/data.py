@@ -1,0 +1,234 @@
+"""One loader for every benchmark's public data file.
+
+A benchmark's file is resolved in this order:
+
+1. an explicit local file (task metadata ``data_file``);
+2. a local data directory (metadata ``data_dir``, else the environment variable
+   ``LM_EVAL_BIAS_DATA_DIR``) laid out as ``<dir>/<benchmark>/<official file name>``;
+3. the local cache (``LM_EVAL_BIAS_CACHE_DIR``, else ``$XDG_CACHE_HOME/lm_eval_bias``,
+   else ``~/.cache/lm_eval_bias``), same layout;
+4. the public source, downloaded once into the cache, unless offline
+   (``HF_HUB_OFFLINE``, ``HF_DATASETS_OFFLINE``, ``TRANSFORMERS_OFFLINE`` or
+   ``LM_EVAL_BIAS_OFFLINE`` set).
+
+``lm-eval-bias download --to DIR`` fetches every benchmark's file into the
+data-directory layout, for air-gapped clusters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+import urllib.request
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+logger = logging.getLogger("lm_eval_bias")
+
+DATA_DIR_ENV = "LM_EVAL_BIAS_DATA_DIR"
+CACHE_DIR_ENV = "LM_EVAL_BIAS_CACHE_DIR"
+OFFLINE_ENVS = (
+    "LM_EVAL_BIAS_OFFLINE",
+    "HF_HUB_OFFLINE",
+    "HF_DATASETS_OFFLINE",
+    "TRANSFORMERS_OFFLINE",
+)
+DOWNLOAD_TIMEOUT_S = 60
+_LFS_POINTER_PREFIX = b"version https://git-lfs.github.com/spec/"
+
+
+class DataError(RuntimeError):
+    """A benchmark's data could not be used; the message says how to fix it."""
+
+
+class DataNotFoundError(DataError, FileNotFoundError):
+    """The data file is missing everywhere it was looked for."""
+
+
+class MalformedDataError(DataError, ValueError):
+    """The data file exists but its content is not what the benchmark needs."""
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """Where a benchmark's official file comes from and what it should look like."""
+
+    benchmark: str
+    file_name: str
+    urls: tuple[str, ...]
+    license: str
+    homepage: str
+    sha256: str | None = None
+    n_rows: int | None = None
+
+
+WINOQUEER = DataSource(
+    benchmark="winoqueer",
+    file_name="winoqueer_final.csv",
+    # The file has been stored both as a Git LFS object and as a plain blob:
+    # raw.githubusercontent serves the pointer for the former, media.* the content.
+    urls=(
+        "https://raw.githubusercontent.com/katyfelkner/winoqueer/main/data/winoqueer_final.csv",
+        "https://media.githubusercontent.com/media/katyfelkner/winoqueer/main/data/winoqueer_final.csv",
+    ),
+    license="MIT",
+    homepage="https://github.com/katyfelkner/winoqueer",
+    sha256="1ed93f91834837b388c9129cd43c49dee70638fa6988634747565dd78c3c0237",
+    n_rows=45540,
+)
+
+SOURCES: dict[str, DataSource] = {source.benchmark: source for source in (WINOQUEER,)}
+
+
+def get_source(benchmark: str) -> DataSource:
+    try:
+        return SOURCES[benchmark]
+    except KeyError:
+        raise DataError(
+            f"unknown benchmark {benchmark!r}; known: {', '.join(sorted(SOURCES))}"
+        ) from None
+
+
+def is_offline() -> bool:
+    return any(
+        os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+        for name in OFFLINE_ENVS
+    )
+
+
+def cache_dir() -> Path:
+    if os.environ.get(CACHE_DIR_ENV):
+        return Path(os.environ[CACHE_DIR_ENV]).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "lm_eval_bias"
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _how_to_provide(source: DataSource) -> str:
+    return (
+        "To fix, do one of:\n"
+        f"  - on a machine with internet, run `lm-eval-bias download --to DIR`, copy DIR here and "
+        f"set {DATA_DIR_ENV}=DIR (or pass --metadata '{{\"data_dir\": \"DIR\"}}');\n"
+        f"  - pass the file itself: --metadata '{{\"data_file\": \"/path/to/{source.file_name}\"}}';\n"
+        f"  - go online once (unset the offline variables) so it is downloaded into the cache.\n"
+        f"Public source: {source.urls[0]} ({source.license}, {source.homepage})"
+    )
+
+
+def resolve_data_file(
+    source: DataSource,
+    data_file: str | os.PathLike | None = None,
+    data_dir: str | os.PathLike | None = None,
+) -> Path:
+    """Find (or fetch) the benchmark's file; see the module docstring for the order."""
+    if data_file:
+        path = Path(data_file).expanduser()
+        if not path.is_file():
+            raise DataNotFoundError(
+                f"{source.benchmark}: data_file {str(path)!r} does not exist or is not a file.\n"
+                + _how_to_provide(source)
+            )
+        logger.info("%s: using data file %s", source.benchmark, path)
+        return path
+
+    looked: list[str] = []
+    if data_dir:
+        data_dir_origin = "metadata data_dir"
+    elif os.environ.get(DATA_DIR_ENV):
+        data_dir, data_dir_origin = os.environ[DATA_DIR_ENV], DATA_DIR_ENV
+    if data_dir:
+        candidate = Path(data_dir).expanduser() / source.benchmark / source.file_name
+        if candidate.is_file():
+            logger.info("%s: using %s (from %s)", source.benchmark, candidate, data_dir_origin)
+            return candidate
+        looked.append(f"data directory ({data_dir_origin}): {candidate}")
+
+    cached = cache_dir() / source.benchmark / source.file_name
+    if cached.is_file():
+        logger.info("%s: using cached %s", source.benchmark, cached)
+        return cached
+    looked.append(f"cache: {cached}")
+
+    where = "".join(f"\n  - {place}" for place in looked)
+    if is_offline():
+        set_vars = ", ".join(n for n in OFFLINE_ENVS if os.environ.get(n))
+        raise DataNotFoundError(
+            f"{source.benchmark}: data file {source.file_name!r} not found, and downloading is "
+            f"off because {set_vars} is set.\nLooked in:{where}\n" + _how_to_provide(source)
+        )
+    try:
+        return fetch(source, cache_dir())
+    except DataError as error:
+        raise DataNotFoundError(
+            f"{source.benchmark}: data file {source.file_name!r} not found locally and the "
+            f"download failed: {error}\nLooked in:{where}\n" + _how_to_provide(source)
+        ) from error
+
+
+def fetch(source: DataSource, dest_dir: str | os.PathLike) -> Path:
+    """Download the source's file to ``dest_dir/<benchmark>/<file name>``."""
+    target = Path(dest_dir).expanduser() / source.benchmark / source.file_name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    failures = []
+    for url in source.urls:
+        logger.info("%s: downloading %s", source.benchmark, url)
+        try:
+            request = urllib.request.Request(url, headers={"User-Agent": "lm-eval-bias"})
+            with urllib.request.urlopen(request, timeout=DOWNLOAD_TIMEOUT_S) as response:
+                content = response.read()
+        except (OSError, ValueError) as error:
+            failures.append(f"{url}: {error}")
+            continue
+        if content.startswith(_LFS_POINTER_PREFIX):
+            failures.append(f"{url}: served a Git LFS pointer, not the file")
+            continue
+        if not content:
+            failures.append(f"{url}: empty response")
+            continue
+        handle, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{source.file_name}.")
+        with os.fdopen(handle, "wb") as out:
+            out.write(content)
+        os.replace(tmp, target)
+        logger.info("%s: saved %s (%d bytes)", source.benchmark, target, len(content))
+        return target
+    raise DataError("; ".join(failures))
+
+
+def warn_if_not_official(source: DataSource, path: Path, n_rows: int) -> list[str]:
+    """Log (and return) a warning for each way the file differs from the official one.
+
+    A differing file still runs, so that users can evaluate a subset on purpose.
+    """
+    warnings = []
+    if source.n_rows is not None and n_rows != source.n_rows:
+        warnings.append(
+            f"{source.benchmark}: {path} has {n_rows} rows, the official file has "
+            f"{source.n_rows}; scores are for this file, not the full benchmark"
+        )
+    if source.sha256 is not None:
+        digest = sha256_of(path)
+        if digest != source.sha256:
+            warnings.append(
+                f"{source.benchmark}: {path} has sha256 {digest}, the official file has "
+                f"{source.sha256}"
+            )
+    for message in warnings:
+        logger.warning(message)
+    return warnings
+
+
+def fetch_all(dest_dir: str | os.PathLike, benchmarks: Iterable[str] | None = None) -> list[Path]:
+    """Download every (or the named) benchmark's file into the data-directory layout."""
+    names = list(benchmarks) if benchmarks else sorted(SOURCES)
+    return [fetch(get_source(name), dest_dir) for name in names]

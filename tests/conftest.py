@@ -1,0 +1,39 @@
+"""Test setup: everything offline, tiny models built here, shared data read in place."""
+
+import os
+
+# Before any Hugging Face library is imported: nothing may reach the hub.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["HF_DATASETS_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+TESTS_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(TESTS_DIR))
+
+from tiny_models import WINOQUEER_DIR, build_tiny_gpt2, winoqueer_sentences  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def winoqueer_dir() -> Path:
+    if not (WINOQUEER_DIR / "winoqueer_gender_subset.csv").is_file():
+        pytest.fail(f"shared benchmark data missing: expected {WINOQUEER_DIR} (../shared/data/winoqueer)")
+    return WINOQUEER_DIR
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2(tmp_path_factory, winoqueer_dir) -> Path:
+    """A 2-layer random GPT-2 whose BPE is trained on WinoQueer's sentences."""
+    return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"), winoqueer_sentences())
+
+
+@pytest.fixture(autouse=True)
+def isolated_data_locations(tmp_path, monkeypatch):
+    """No test sees the user's cache or data directory."""
+    monkeypatch.setenv("LM_EVAL_BIAS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("LM_EVAL_BIAS_DATA_DIR", raising=False)
