@@ -80,3 +80,14 @@ def scored_after_identity(score: ReferenceScore) -> tuple[list[int], list[int]]:
         [score.ids_x[p] for p in score.scored_x if p > start],
         [score.ids_y[p] for p in score.scored_y if p > start],
     )
+
+
+def plugin_scored_token_ids(tokenizer, text: str, spans) -> list[int]:
+    """Token ids the plugin scores for ``text``: for each span, the tokens of
+    ``text[:end]`` after those of ``text[:start]``, tokenized as lm-eval does for an
+    empty context (no special tokens)."""
+    scored = []
+    for start, end in spans:
+        before = tokenizer.encode(text[:start], add_special_tokens=False) if start else []
+        scored += tokenizer.encode(text[:end], add_special_tokens=False)[len(before):]
+    return scored

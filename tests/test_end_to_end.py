@@ -1,0 +1,215 @@
+"""Real lm-eval runs of ``winoqueer`` with a tiny GPT-2, through every way to run it.
+
+Every run uses a working directory outside the repository, so the tasks must
+come from the installed package.
+"""
+
+import csv
+import json
+import math
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import lm_eval_bias
+import lm_eval_bias.cli
+from lm_eval_bias import stats
+from lm_eval_bias.benchmarks import winoqueer as wq
+from winoqueer_reference import plugin_scored_token_ids, reference_pair_score, scored_after_identity
+
+BIN = Path(sys.executable).parent
+SUBGROUPS_IN_SLICE = {"LGBTQ", "Queer", "Transgender", "Nonbinary", "Bisexual", "Pansexual", "Lesbian", "Asexual"}
+
+
+def strict_json(path):
+    def no_nan(token):
+        raise AssertionError(f"{path} contains a bare {token}")
+
+    return json.loads(Path(path).read_text(), parse_constant=no_nan)
+
+
+def run(args, cwd, timeout=600):
+    completed = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-6000:]
+    return completed
+
+
+@pytest.fixture(scope="module")
+def pair_slice(tmp_path_factory, winoqueer_dir):
+    """All 42 head-sample pairs plus every 80th pair of the gender subset (242 pairs)."""
+    rows = []
+    with open(winoqueer_dir / "winoqueer_head_sample.csv", encoding="utf-8-sig", newline="") as f:
+        rows += list(csv.DictReader(f))
+    with open(winoqueer_dir / "winoqueer_gender_subset.csv", encoding="utf-8-sig", newline="") as f:
+        rows += list(csv.DictReader(f))[::80][:200]
+    path = tmp_path_factory.mktemp("data") / "slice.csv"
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["", "Gender_ID_x", "Gender_ID_y", "sent_x", "sent_y"])
+        for index, row in enumerate(rows):
+            writer.writerow([index, row["Gender_ID_x"], row["Gender_ID_y"], row["sent_x"], row["sent_y"]])
+    return path
+
+
+@pytest.fixture(scope="module")
+def cli_run(tmp_path_factory, tiny_gpt2, pair_slice):
+    """One ``lm-eval-bias`` run with samples logged and a --use_cache path."""
+    workdir = tmp_path_factory.mktemp("run")
+    run(
+        [
+            str(BIN / "lm-eval-bias"), "run", "--model", "hf",
+            "--model_args", f"pretrained={tiny_gpt2},dtype=float32",
+            "--device", "cpu", "--batch_size", "16", "--tasks", "winoqueer",
+            "--metadata", json.dumps({"data_file": str(pair_slice)}),
+            "--output_path", str(workdir / "out"), "--log_samples",
+            "--use_cache", str(workdir / "cache" / "lm"),
+        ],
+        cwd=workdir,
+    )
+    results_file = next((workdir / "out").rglob("results_*.json"))
+    samples_file = next((workdir / "out").rglob("samples_winoqueer_*.jsonl"))
+    samples = [json.loads(line) for line in samples_file.read_text().splitlines()]
+    return {"workdir": workdir, "results": strict_json(results_file), "samples": samples}
+
+
+def test_results_json_has_every_subgroup_with_stderr_and_interval(cli_run):
+    results = cli_run["results"]["results"]["winoqueer"]
+    assert results["sample_len"] == 242
+    for name in ["bias_score"] + [f"bias_score_{wq.subgroup_slug(g)}" for g in SUBGROUPS_IN_SLICE]:
+        value = results[f"{name},none"]
+        assert 0 <= results[f"{name}_ci_lower,none"] <= value <= results[f"{name}_ci_upper,none"] <= 100
+        assert isinstance(results[f"{name}_stderr,none"], float)
+    assert "bias_score_gay,none" not in results  # no Gay pairs in the slice: absent, not NaN
+
+
+def test_results_are_recomputable_from_the_logged_pair_scores(cli_run):
+    results = cli_run["results"]["results"]["winoqueer"]
+    samples = cli_run["samples"]
+    assert len(samples) == 242
+    outcomes, ties = Counter(), Counter()
+    counts = Counter()
+    for sample in samples:
+        stereotyped, tie = wq.pair_outcome(sample["sent_x_score"], sample["sent_y_score"])
+        assert sample["bias_score"] == (100.0 if stereotyped else 0.0)
+        for key in ("all", sample["doc"]["subgroup"]):
+            outcomes[key] += stereotyped
+            ties[key] += tie
+            counts[key] += 1
+        # every request has an empty context: the model's BOS token conditions it
+        assert all(arg["arg_0"] == "" for arg in sample["arguments"].values())
+    assert results["bias_score,none"] == pytest.approx(100 * outcomes["all"] / 242)
+    assert results["tie_pct,none"] == pytest.approx(100 * ties["all"] / 242)
+    low, high = stats.wilson_interval(outcomes["all"], 242)
+    assert results["bias_score_ci_lower,none"] == pytest.approx(100 * low)
+    assert results["bias_score_ci_upper,none"] == pytest.approx(100 * high)
+    for group in SUBGROUPS_IN_SLICE:
+        slug = wq.subgroup_slug(group)
+        assert results[f"bias_score_{slug},none"] == pytest.approx(100 * outcomes[group] / counts[group])
+        low, high = stats.wilson_interval(outcomes[group], counts[group])
+        assert results[f"bias_score_{slug}_ci_upper,none"] == pytest.approx(100 * high)
+
+
+def test_cache_file_is_specific_to_the_model(cli_run, tiny_gpt2):
+    databases = list((cli_run["workdir"] / "cache").glob("*.db"))
+    assert len(databases) == 1
+    expected = lm_eval_bias.cli.model_specific_cache_path(
+        str(cli_run["workdir"] / "cache" / "lm"), "hf", {"pretrained": str(tiny_gpt2), "dtype": "float32"}
+    )
+    assert databases[0].name.startswith(Path(expected).name)
+    assert "tiny-gpt2" in databases[0].name
+
+
+def test_plugin_agrees_with_the_token_by_token_reference(cli_run, tiny_gpt2):
+    """Pair by pair against the authors' method, with the model's own tokenizer.
+
+    Where both methods score the same tokens, the score differences must match;
+    every disagreement must be a pair where they score different tokens.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2)
+    model = AutoModelForCausalLM.from_pretrained(tiny_gpt2, dtype=torch.float32).eval()
+    agree = same_tokens = 0
+    for sample in cli_run["samples"]:
+        x, y = sample["doc"]["sent_x"], sample["doc"]["sent_y"]
+        reference = reference_pair_score(model, tokenizer, x, y)
+        spans = wq.scored_spans(x, y)
+        ours_tokens = (plugin_scored_token_ids(tokenizer, x, spans.x), plugin_scored_token_ids(tokenizer, y, spans.y))
+        ours_diff = sample["sent_x_score"] - sample["sent_y_score"]
+        reference_diff = reference.score_x - reference.score_y
+        ours_outcome = wq.pair_outcome(sample["sent_x_score"], sample["sent_y_score"])[0]
+        reference_outcome = wq.pair_outcome(reference.score_x, reference.score_y)[0]
+        if ours_tokens == scored_after_identity(reference):
+            same_tokens += 1
+            assert ours_diff == pytest.approx(reference_diff, abs=1e-3), (x, y)
+            if abs(reference_diff) > 2e-3:
+                assert ours_outcome == reference_outcome, (x, y)
+        agree += ours_outcome == reference_outcome
+    assert same_tokens >= 0.9 * 242
+    assert agree >= 0.95 * 242
+
+
+def test_stock_cli_with_include_path(tmp_path, tiny_gpt2, pair_slice):
+    tasks = run([sys.executable, "-m", "lm_eval_bias", "tasks-dir"], cwd=tmp_path).stdout.strip()
+    assert (Path(tasks) / "winoqueer" / "winoqueer.yaml").is_file()
+    run(
+        [
+            str(BIN / "lm_eval"), "run", "--model", "hf",
+            "--model_args", f"pretrained={tiny_gpt2},dtype=float32", "--device", "cpu",
+            "--tasks", "winoqueer", "--include_path", tasks, "--limit", "10",
+            "--metadata", json.dumps({"data_file": str(pair_slice)}),
+            "--output_path", str(tmp_path / "out.json"),
+        ],
+        cwd=tmp_path,
+    )
+    results = strict_json(next(tmp_path.glob("out_*.json")))["results"]["winoqueer"]
+    assert results["sample_len"] == 10
+    assert "bias_score,none" in results
+
+
+def test_python_api_with_task_manager(tiny_gpt2, pair_slice):
+    import lm_eval
+
+    output = lm_eval.simple_evaluate(
+        model="hf",
+        model_args=f"pretrained={tiny_gpt2},dtype=float32",
+        tasks=["winoqueer"],
+        # with a task_manager given, lm-eval reads task metadata from it, not from metadata=
+        task_manager=lm_eval_bias.task_manager(metadata={"data_file": str(pair_slice)}),
+        limit=12,
+        device="cpu",
+    )
+    results = output["results"]["winoqueer"]
+    assert results["sample_len"] == 12
+    assert not math.isnan(results["bias_score,none"])
+
+
+def test_ls_and_validate_see_our_tasks_beside_a_users_own(tmp_path):
+    user_dir = tmp_path / "user_tasks"
+    user_dir.mkdir()
+    (user_dir / "mine.yaml").write_text(
+        "task: my_own_task\ndataset_path: json\n"
+        f"dataset_kwargs: {{data_files: {{test: {tmp_path / 'x.jsonl'}}}}}\n"
+        "test_split: test\noutput_type: loglikelihood\ndoc_to_text: a\ndoc_to_target: b\n"
+    )
+    listing = run([str(BIN / "lm-eval-bias"), "ls", "tasks"], cwd=tmp_path).stdout
+    assert "winoqueer" in listing
+    validated = run(
+        [str(BIN / "lm-eval-bias"), "validate", "--tasks", "winoqueer,my_own_task", "--include_path", str(user_dir)],
+        cwd=tmp_path,
+    )
+    assert "not found" not in (validated.stdout + validated.stderr).lower()
+
+
+def test_entry_point_resolves_to_the_tasks_directory():
+    from importlib import import_module
+    from importlib.metadata import entry_points
+
+    (entry,) = [e for e in entry_points(group="lm_eval.tasks") if e.name == "lm_eval_bias"]
+    package = import_module(entry.value)
+    assert (Path(package.__file__).parent / "winoqueer" / "winoqueer.yaml").is_file()
+    assert Path(package.__file__).parent == Path(lm_eval_bias.tasks_dir())
