@@ -398,8 +398,8 @@ def agreement_lines(agreement: dict, max_examples: int = 5) -> list[str]:
         "max |plugin - reference| of score_x - score_y where the scored tokens are the same: "
         + ("n/a (no such pair)" if agreement["max_score_diff_same_tokens"] is None
            else f"{agreement['max_score_diff_same_tokens']:.2e}"),
-        f"reference pairs with a shared token at the first differing position "
-        f"(scored_after_identity leaves it out): {agreement['reference_shared_token_at_first_difference']}",
+        "reference pairs with a shared token at the first differing position: "
+        f"{agreement['reference_shared_token_at_first_difference']}",
         f"plugin spans whose prefix does not tokenize as a prefix: {agreement['unstable_spans']}",
     ]
     for example in agreement["disagreement_examples"][:max_examples]:
