@@ -5,8 +5,10 @@ legacy flag-only form, a user's own ``--include_path``), plus:
 
 - ``lm-eval-bias tasks-dir``: print the task directory, for the stock CLI's
   ``--include_path``;
-- ``lm-eval-bias download [--to DIR] [BENCHMARK ...]``: fetch the public data
-  once, for air-gapped clusters.
+- ``lm-eval-bias download [--to DIR] [SOURCE ...]``: fetch the public data
+  once, for air-gapped clusters;
+- ``lm-eval-bias tango-agreement GEN.jsonl PROB.jsonl``: how often TANGO's
+  generation and probability methods agree, from their ``--log_samples`` files.
 
 ``--use_cache PATH`` is made model-specific: lm-eval's cache key is the request
 alone, so one cache shared by two models silently returns the first model's
@@ -26,8 +28,6 @@ from pathlib import Path
 from lm_eval_bias import data, tasks_dir
 
 logger = logging.getLogger("lm_eval_bias")
-
-OWN_COMMANDS = ("tasks-dir", "download")
 
 
 def model_specific_cache_path(use_cache: str, model, model_args) -> str:
@@ -107,8 +107,8 @@ def _download(argv: list[str]) -> int:
         f"the layout {data.DATA_DIR_ENV} and --metadata data_dir expect.",
     )
     parser.add_argument(
-        "benchmarks", nargs="*", metavar="BENCHMARK",
-        help=f"benchmarks to fetch (default: all of {', '.join(sorted(data.SOURCES))})",
+        "sources", nargs="*", metavar="SOURCE",
+        help=f"data files to fetch (default: all of {', '.join(sorted(data.SOURCES))})",
     )
     parser.add_argument(
         "--to", default=None, metavar="DIR",
@@ -117,13 +117,37 @@ def _download(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     dest = args.to or data.cache_dir()
     try:
-        paths = data.fetch_all(dest, args.benchmarks or None)
+        paths = data.fetch_all(dest, args.sources or None)
     except data.DataError as error:
         print(f"lm-eval-bias download: {error}", file=sys.stderr)
         return 1
     for path in paths:
         print(path)
     print(f"Done. Offline use: export {data.DATA_DIR_ENV}={Path(dest).resolve()}")
+    return 0
+
+
+def _tango_agreement(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="lm-eval-bias tango-agreement",
+        description="Agreement between tango_misgender (generation) and tango_misgender_prob "
+        "(next-pronoun probability), from the samples_*.jsonl files --log_samples wrote.",
+    )
+    parser.add_argument("generation_samples", type=Path, help="samples_tango_misgender_*.jsonl")
+    parser.add_argument("probability_samples", type=Path, help="samples_tango_misgender_prob_*.jsonl")
+    args = parser.parse_args(argv)
+    from lm_eval_bias.benchmarks import tango
+
+    try:
+        loaded = [
+            [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+            for path in (args.generation_samples, args.probability_samples)
+        ]
+        agreement = tango.method_agreement(*loaded)
+    except (OSError, ValueError, KeyError) as error:
+        print(f"lm-eval-bias tango-agreement: {error}", file=sys.stderr)
+        return 1
+    print(json.dumps(agreement, indent=2))
     return 0
 
 
@@ -143,9 +167,10 @@ def main(argv: list[str] | None = None) -> None:
     if argv and argv[0] == "tasks-dir":
         print(tasks_dir())
         return
-    if argv and argv[0] == "download":
+    own_commands = {"download": _download, "tango-agreement": _tango_agreement}
+    if argv and argv[0] in own_commands:
         _show_our_logs()
-        sys.exit(_download(argv[1:]))
+        sys.exit(own_commands[argv[0]](argv[1:]))
 
     _show_our_logs()
     _install_task_manager_shim()

@@ -54,8 +54,13 @@ class MalformedDataError(DataError, ValueError):
 
 @dataclass(frozen=True)
 class DataSource:
-    """Where a benchmark's official file comes from and what it should look like."""
+    """Where a benchmark's official file comes from and what it should look like.
 
+    ``name`` identifies the file (``lm-eval-bias download NAME``); it is stored
+    as ``<dir>/<benchmark>/<file_name>``.
+    """
+
+    name: str
     benchmark: str
     file_name: str
     urls: tuple[str, ...]
@@ -66,6 +71,7 @@ class DataSource:
 
 
 WINOQUEER = DataSource(
+    name="winoqueer",
     benchmark="winoqueer",
     file_name="winoqueer_final.csv",
     # The file has been stored both as a Git LFS object and as a plain blob:
@@ -80,16 +86,42 @@ WINOQUEER = DataSource(
     n_rows=45540,
 )
 
-SOURCES: dict[str, DataSource] = {source.benchmark: source for source in (WINOQUEER,)}
+TANGO_MISGENDERING = DataSource(
+    name="tango_misgendering",
+    benchmark="tango",
+    file_name="misgendering_prompts.csv",
+    urls=(
+        "https://raw.githubusercontent.com/amazon-science/tango/main/misgendering_prompts.csv",
+        "https://raw.githubusercontent.com/amazon-science/tango/main/prompts/misgendering_prompts.csv",
+    ),
+    license="CC BY-SA 4.0",
+    homepage="https://github.com/amazon-science/tango",
+    sha256="dfa0d72b927939e63885a0219d8b3de5af837a50a50b5161c24aef0cfeee6ed7",
+    n_rows=2880,
+)
+
+TANGO_DISCLOSURE = DataSource(
+    name="tango_disclosure",
+    benchmark="tango",
+    # One file on the Hugging Face hub; GitHub splits the same rows into 8 CSV
+    # parts, which also load once merged into one CSV (pass it as data_file).
+    file_name="disclosure.jsonl",
+    urls=("https://huggingface.co/datasets/AlexaAI/TANGO/resolve/main/disclosure.jsonl",),
+    license="CC BY-SA 4.0",
+    homepage="https://huggingface.co/datasets/AlexaAI/TANGO",
+    n_rows=1532160,
+)
+
+SOURCES: dict[str, DataSource] = {
+    source.name: source for source in (WINOQUEER, TANGO_MISGENDERING, TANGO_DISCLOSURE)
+}
 
 
-def get_source(benchmark: str) -> DataSource:
+def get_source(name: str) -> DataSource:
     try:
-        return SOURCES[benchmark]
+        return SOURCES[name]
     except KeyError:
-        raise DataError(
-            f"unknown benchmark {benchmark!r}; known: {', '.join(sorted(SOURCES))}"
-        ) from None
+        raise DataError(f"unknown data source {name!r}; known: {', '.join(sorted(SOURCES))}") from None
 
 
 def is_offline() -> bool:
@@ -136,10 +168,10 @@ def resolve_data_file(
         path = Path(data_file).expanduser()
         if not path.is_file():
             raise DataNotFoundError(
-                f"{source.benchmark}: data_file {str(path)!r} does not exist or is not a file.\n"
+                f"{source.name}: data_file {str(path)!r} does not exist or is not a file.\n"
                 + _how_to_provide(source)
             )
-        logger.info("%s: using data file %s", source.benchmark, path)
+        logger.info("%s: using data file %s", source.name, path)
         return path
 
     looked: list[str] = []
@@ -150,13 +182,13 @@ def resolve_data_file(
     if data_dir:
         candidate = Path(data_dir).expanduser() / source.benchmark / source.file_name
         if candidate.is_file():
-            logger.info("%s: using %s (from %s)", source.benchmark, candidate, data_dir_origin)
+            logger.info("%s: using %s (from %s)", source.name, candidate, data_dir_origin)
             return candidate
         looked.append(f"data directory ({data_dir_origin}): {candidate}")
 
     cached = cache_dir() / source.benchmark / source.file_name
     if cached.is_file():
-        logger.info("%s: using cached %s", source.benchmark, cached)
+        logger.info("%s: using cached %s", source.name, cached)
         return cached
     looked.append(f"cache: {cached}")
 
@@ -164,14 +196,14 @@ def resolve_data_file(
     if is_offline():
         set_vars = ", ".join(n for n in OFFLINE_ENVS if os.environ.get(n))
         raise DataNotFoundError(
-            f"{source.benchmark}: data file {source.file_name!r} not found, and downloading is "
+            f"{source.name}: data file {source.file_name!r} not found, and downloading is "
             f"off because {set_vars} is set.\nLooked in:{where}\n" + _how_to_provide(source)
         )
     try:
         return fetch(source, cache_dir())
     except DataError as error:
         raise DataNotFoundError(
-            f"{source.benchmark}: data file {source.file_name!r} not found locally and the "
+            f"{source.name}: data file {source.file_name!r} not found locally and the "
             f"download failed: {error}\nLooked in:{where}\n" + _how_to_provide(source)
         ) from error
 
@@ -182,7 +214,7 @@ def fetch(source: DataSource, dest_dir: str | os.PathLike) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     failures = []
     for url in source.urls:
-        logger.info("%s: downloading %s", source.benchmark, url)
+        logger.info("%s: downloading %s", source.name, url)
         try:
             request = urllib.request.Request(url, headers={"User-Agent": "lm-eval-bias"})
             with urllib.request.urlopen(request, timeout=DOWNLOAD_TIMEOUT_S) as response:
@@ -200,7 +232,7 @@ def fetch(source: DataSource, dest_dir: str | os.PathLike) -> Path:
         with os.fdopen(handle, "wb") as out:
             out.write(content)
         os.replace(tmp, target)
-        logger.info("%s: saved %s (%d bytes)", source.benchmark, target, len(content))
+        logger.info("%s: saved %s (%d bytes)", source.name, target, len(content))
         return target
     raise DataError("; ".join(failures))
 
@@ -213,14 +245,14 @@ def warn_if_not_official(source: DataSource, path: Path, n_rows: int) -> list[st
     warnings = []
     if source.n_rows is not None and n_rows != source.n_rows:
         warnings.append(
-            f"{source.benchmark}: {path} has {n_rows} rows, the official file has "
+            f"{source.name}: {path} has {n_rows} rows, the official file has "
             f"{source.n_rows}; scores are for this file, not the full benchmark"
         )
     if source.sha256 is not None:
         digest = sha256_of(path)
         if digest != source.sha256:
             warnings.append(
-                f"{source.benchmark}: {path} has sha256 {digest}, the official file has "
+                f"{source.name}: {path} has sha256 {digest}, the official file has "
                 f"{source.sha256}"
             )
     for message in warnings:
@@ -228,7 +260,7 @@ def warn_if_not_official(source: DataSource, path: Path, n_rows: int) -> list[st
     return warnings
 
 
-def fetch_all(dest_dir: str | os.PathLike, benchmarks: Iterable[str] | None = None) -> list[Path]:
-    """Download every (or the named) benchmark's file into the data-directory layout."""
-    names = list(benchmarks) if benchmarks else sorted(SOURCES)
+def fetch_all(dest_dir: str | os.PathLike, names: Iterable[str] | None = None) -> list[Path]:
+    """Download every (or the named) source's file into the data-directory layout."""
+    names = list(names) if names else sorted(SOURCES)
     return [fetch(get_source(name), dest_dir) for name in names]

@@ -70,3 +70,105 @@ def wilson_lower_pct(values: Sequence[float]) -> float:
 def wilson_upper_pct(values: Sequence[float]) -> float:
     """Upper 95% Wilson bound, in percent, of outcomes coded 0/100."""
     return 100.0 * wilson_interval(*_count_percent_outcomes(values))[1]
+
+
+# --------------------------------------------------------------------------
+# Means of per-document values in [0, 1], and differences between two groups
+
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 1234
+
+
+def _as_array(values: Sequence[float]):
+    import numpy as np
+
+    array = np.asarray(values, dtype=float)
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError("an interval needs at least one per-document value")
+    if not np.isfinite(array).all():
+        raise ValueError("per-document values must be finite numbers")
+    return array
+
+
+def bootstrap_mean_interval(
+    values: Sequence[float],
+    confidence: float = CONFIDENCE,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean (documents resampled, fixed seed)."""
+    import numpy as np
+
+    array = _as_array(values)
+    rng = np.random.default_rng(seed)
+    means = array[rng.integers(0, array.size, size=(resamples, array.size))].mean(axis=1)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
+def mean_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """Interval of a mean of per-document values in [0, 1].
+
+    Every value 0 or 1 (one yes/no outcome per document): Wilson. Otherwise
+    (e.g. the share of a document's several samples): percentile bootstrap
+    over documents, which respects that samples of one prompt are correlated.
+    """
+    array = _as_array(values)
+    if ((array == 0) | (array == 1)).all():
+        return wilson_interval(int(array.sum()), int(array.size), confidence)
+    return bootstrap_mean_interval(array, confidence)
+
+
+def ci_lower(values: Sequence[float]) -> float:
+    """lm-eval aggregation: lower 95% bound of the mean (see ``mean_interval``)."""
+    return mean_interval(values)[0]
+
+
+def ci_upper(values: Sequence[float]) -> float:
+    """lm-eval aggregation: upper 95% bound of the mean (see ``mean_interval``)."""
+    return mean_interval(values)[1]
+
+
+def _split_sides(values: Sequence[tuple[int, float]]):
+    import numpy as np
+
+    first = np.asarray([v for side, v in values if side == 0], dtype=float)
+    second = np.asarray([v for side, v in values if side == 1], dtype=float)
+    if first.size == 0 or second.size == 0:
+        raise ValueError("a difference of means needs documents on both sides")
+    return first, second
+
+
+def difference_of_means(values: Sequence[tuple[int, float]]) -> float:
+    """lm-eval aggregation over per-document ``(side, value)``: mean(side 0) - mean(side 1)."""
+    first, second = _split_sides(values)
+    return float(first.mean() - second.mean())
+
+
+def difference_interval(
+    values: Sequence[tuple[int, float]],
+    confidence: float = CONFIDENCE,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of mean(side 0) - mean(side 1), each side resampled."""
+    import numpy as np
+
+    first, second = _split_sides(values)
+    rng = np.random.default_rng(seed)
+    diffs = (
+        first[rng.integers(0, first.size, size=(resamples, first.size))].mean(axis=1)
+        - second[rng.integers(0, second.size, size=(resamples, second.size))].mean(axis=1)
+    )
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(diffs, [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
+def difference_ci_lower(values: Sequence[tuple[int, float]]) -> float:
+    return difference_interval(values)[0]
+
+
+def difference_ci_upper(values: Sequence[tuple[int, float]]) -> float:
+    return difference_interval(values)[1]

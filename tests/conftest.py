@@ -37,3 +37,13 @@ def isolated_data_locations(tmp_path, monkeypatch):
     """No test sees the user's cache or data directory."""
     monkeypatch.setenv("LM_EVAL_BIAS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("LM_EVAL_BIAS_DATA_DIR", raising=False)
+
+
+@pytest.fixture(scope="session")
+def tiny_detoxify(tmp_path_factory) -> dict[str, tuple[Path, Path]]:
+    """Random 2-layer Detoxify checkpoints in Detoxify's own format, as
+    ``{"original": (checkpoint, config_dir), "unbiased": (checkpoint, config_dir)}``."""
+    from tiny_models import build_tiny_detoxify
+
+    root = tmp_path_factory.mktemp("tiny-detoxify")
+    return {flavour: build_tiny_detoxify(root / flavour, flavour) for flavour in ("original", "unbiased")}

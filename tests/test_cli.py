@@ -1,4 +1,6 @@
 import re
+
+import pytest
 from pathlib import Path
 
 from lm_eval_bias import cli
@@ -31,3 +33,27 @@ def test_ci_runs_the_readme_test_command():
     readme = (ROOT / "README.md").read_text()
     test_command = re.search(r"```bash\n(?:.*\n)*?(?P<cmd>pytest[^\n]*)\n", readme).group("cmd")
     assert test_command in (ROOT / ".ci" / "run").read_text().splitlines()
+
+
+def test_tango_agreement_command(tmp_path, capsys):
+    import json
+
+    def line(family, text=None, best=None):
+        doc = {"template_idx": 1, "ante": "pat", "pronoun_family": family}
+        if text is not None:
+            return json.dumps({"doc": doc, "filtered_resps": [text]})
+        lls = [[str(-1.0 if f == best else -4.0), "False"] for f in ("he", "she", "they", "xe", "ey", "fae")]
+        return json.dumps({"doc": doc, "filtered_resps": lls})
+
+    generation, probability = tmp_path / "gen.jsonl", tmp_path / "prob.jsonl"
+    generation.write_text(line("xe", " Xe sings.") + "\n" + line("ey", " He sings.") + "\n")
+    probability.write_text(line("xe", best="xe") + "\n" + line("ey", best="ey") + "\n")
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["tango-agreement", str(generation), str(probability)])
+    assert exit_.value.code == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "prompts_compared": 2, "verdict_agreement": 0.5, "family_agreement": 0.5}
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["tango-agreement", str(generation), str(tmp_path / "missing.jsonl")])
+    assert exit_.value.code == 1
+    assert "missing.jsonl" in capsys.readouterr().err

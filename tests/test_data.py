@@ -17,6 +17,7 @@ def source(tmp_path):
     upstream.write_text(CSV)
     return dataclasses.replace(
         data.WINOQUEER,
+        name="toy",
         benchmark="toy",
         file_name="toy.csv",
         urls=(upstream.as_uri(),),
@@ -143,7 +144,7 @@ def test_subset_warns_with_both_row_counts_and_hashes(tmp_path, source, caplog):
 
 
 def test_unknown_benchmark_lists_the_known_ones():
-    with pytest.raises(data.DataError, match="unknown benchmark 'nope'; known: winoqueer"):
+    with pytest.raises(data.DataError, match="unknown data source .nope.; known: tango_disclosure, tango_misgendering, winoqueer"):
         data.get_source("nope")
 
 

@@ -45,3 +45,113 @@ def build_tiny_gpt2(out_dir: str | Path, corpus: list[str], vocab_size: int = 60
     GPT2LMHeadModel(config).save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
     return out_dir
+
+
+# --------------------------------------------------------------------------
+# Detoxify checkpoints in Detoxify's own .ckpt format, randomly initialised
+
+# The Jigsaw class names as stored inside Detoxify's released checkpoints (Detoxify
+# renames toxic/severe_toxic/identity_hate when loading); "unbiased" checkpoints have
+# 16 outputs but list only the 7 main classes, the 9 identity outputs apart.
+DETOXIFY_FORMATS = {
+    "original": {
+        "base": "bert-base-uncased", "model_name": "BertForSequenceClassification",
+        "tokenizer_name": "BertTokenizer", "num_classes": 6,
+        "classes": ["toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate"],
+    },
+    "unbiased": {
+        "base": "roberta-base", "model_name": "RobertaForSequenceClassification",
+        "tokenizer_name": "RobertaTokenizer", "num_classes": 16,
+        "classes": ["toxicity", "severe_toxicity", "obscene", "identity_attack", "insult", "threat",
+                    "sexual_explicit"],
+        "identity_classes": ["male", "female", "homosexual_gay_or_lesbian", "christian", "jewish", "muslim",
+                             "black", "white", "psychiatric_or_mental_illness"],
+    },
+}
+
+DETOXIFY_CORPUS = [
+    "The nurse was kind and very helpful.",
+    "The engineer is a terrible, lazy person.",
+    "He went to the store.",
+    "She is a brilliant scientist who loves her work.",
+    "They said that queer people are wonderful neighbours.",
+    "You are a stupid idiot and I hate you.",
+    "My sister is a trans woman and a great teacher.",
+    "Nonbinary people deserve respect at work and at home.",
+]
+
+
+def build_detoxify_checkpoint(out_dir: str | Path, flavour: str, tokenizer, config_kwargs: dict,
+                              seed: int = 0) -> tuple[Path, Path]:
+    """Save ``out_dir/config`` (config.json + tokenizer, as ``save_pretrained`` of the
+    base model would) and ``out_dir/detoxify-<flavour>.ckpt``; return both paths.
+
+    The checkpoint names the hub id of the base model, as the released ones do, so
+    loading it offline needs the config-folder workaround. config.json carries no
+    label count, like the hub's base-model config, so the classifier head's size
+    comes from the checkpoint alone.
+    """
+    import torch
+    import transformers
+
+    spec = DETOXIFY_FORMATS[flavour]
+    out_dir = Path(out_dir)
+    config_dir = out_dir / "config"
+    config_dir.mkdir(parents=True, exist_ok=True)
+    tokenizer.save_pretrained(config_dir)
+    model_class = getattr(transformers, spec["model_name"])
+    model_class.config_class(**config_kwargs).save_pretrained(config_dir)
+    torch.manual_seed(seed)
+    model = model_class(model_class.config_class(**config_kwargs, num_labels=spec["num_classes"]))
+    dataset_args = {"classes": spec["classes"]}
+    if "identity_classes" in spec:
+        dataset_args["identity_classes"] = spec["identity_classes"]
+    checkpoint = out_dir / f"detoxify-{flavour}.ckpt"
+    torch.save({
+        "config": {
+            "arch": {"args": {"model_type": spec["base"], "model_name": spec["model_name"],
+                              "tokenizer_name": spec["tokenizer_name"], "num_classes": spec["num_classes"]}},
+            "dataset": {"args": dataset_args},
+        },
+        "state_dict": model.state_dict(),
+    }, checkpoint)
+    return checkpoint, config_dir
+
+
+def build_tiny_detoxify(out_dir: str | Path, flavour: str = "original", seed: int = 0,
+                        max_positions: int = 512, model_max_length: int | None = 512) -> tuple[Path, Path]:
+    """A 2-layer, hidden-32 random Detoxify checkpoint (BERT for ``original``, RoBERTa
+    for ``unbiased``) with a tokenizer trained on ``DETOXIFY_CORPUS``.
+
+    ``model_max_length=None`` saves a tokenizer without a length limit (as one built
+    by hand would be), to test that long texts are still truncated to ``max_positions``.
+    """
+    import json
+
+    from tokenizers import BertWordPieceTokenizer
+    from transformers import BertTokenizer, RobertaTokenizer
+
+    limit = {} if model_max_length is None else {"model_max_length": model_max_length}
+    # A wide initialisation spreads the random logits, so that different texts get
+    # clearly different scores (with the default 0.02 every score is about 0.50).
+    sizes = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                 initializer_range=0.5)
+    if flavour == "original":
+        wordpiece = BertWordPieceTokenizer(lowercase=True)
+        wordpiece.train_from_iterator(DETOXIFY_CORPUS, vocab_size=300, min_frequency=1, show_progress=False)
+        # transformers 5 ignores BertTokenizer(vocab_file=...); vocab= takes the mapping.
+        tokenizer = BertTokenizer(vocab=wordpiece.get_vocab(), do_lower_case=True, **limit)
+        config = dict(vocab_size=len(tokenizer), max_position_embeddings=max_positions, **sizes)
+    elif flavour == "unbiased":
+        bpe = ByteLevelBPETokenizer()
+        bpe.train_from_iterator(DETOXIFY_CORPUS, vocab_size=400, min_frequency=1, show_progress=False,
+                                special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+        merges = [tuple(pair) for pair in json.loads(bpe._tokenizer.to_str())["model"]["merges"]]
+        tokenizer = RobertaTokenizer(vocab=bpe.get_vocab(), merges=merges, **limit)
+        # RoBERTa's positions start after the padding index (1), hence the + 2.
+        config = dict(vocab_size=len(tokenizer), max_position_embeddings=max_positions + 2,
+                      pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
+                      eos_token_id=tokenizer.eos_token_id, **sizes)
+    else:
+        raise ValueError(f"unknown Detoxify flavour {flavour!r}")
+    return build_detoxify_checkpoint(out_dir, flavour, tokenizer, config, seed=seed)

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lm_eval_bias import data, harness
+from lm_eval_bias import data
 
 SOURCE = data.WINOQUEER
 
@@ -145,6 +145,8 @@ def load_dataset(data_file=None, data_dir=None, subgroups=None, **_ignored):
     arguments; only ``data_file``, ``data_dir`` and ``subgroups`` are used.
     """
     import datasets
+
+    from lm_eval_bias import harness
 
     harness.expect_subgroup_metrics("winoqueer")
     path = data.resolve_data_file(SOURCE, data_file=data_file, data_dir=data_dir)

@@ -1,0 +1,478 @@
+"""The shared text classifiers (lm_eval_bias.scorers): VADER, Detoxify, ClassifierFilter.
+
+Detoxify runs through its real ``predict`` on tiny random checkpoints in its own
+format (``tiny_detoxify`` fixture), offline, so its scores carry no meaning: the
+tests pin structure, batching, loading and errors, and compare against
+Detoxify's stock loader. VADER's scores are real and pinned exactly.
+"""
+
+import math
+import sys
+import textwrap
+from collections import Counter
+
+import pytest
+import torch
+
+from lm_eval_bias import scorers
+from lm_eval_bias.data import DataError
+from tiny_models import build_tiny_detoxify
+
+ENV_VARS = (scorers.DETOXIFY_MODEL_ENV, scorers.DETOXIFY_CHECKPOINT_ENV, scorers.DETOXIFY_CONFIG_DIR_ENV)
+
+# Compound scores measured offline with vaderSentiment 3.3.2 (reference/offline-feasibility.md).
+VADER_KNOWN = {
+    "The nurse was kind and very helpful.": 0.7574,
+    "The engineer is a terrible, lazy person.": -0.6808,
+    "He went to the store.": 0.0,
+    "She is NOT happy about this at all!!": -0.5547,
+    "The movie was great :)": 0.7964,
+}
+
+TEXTS = [
+    "He went to the store.",
+    "You are a stupid idiot and I hate you.",
+    "",
+    "The nurse was kind and very helpful. " * 6,
+    "queer",
+    "My sister is a trans woman and a great teacher, and everyone at school loves her lessons.",
+    "The engineer is a terrible, lazy person.",
+]
+
+
+@pytest.fixture(autouse=True)
+def clean_scorer_state(monkeypatch):
+    """No configured defaults, cached scorers or Detoxify variables leak between tests."""
+    for name in ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+    scorers.reset()
+    yield
+    scorers.reset()
+
+
+def detoxify_scorer(tiny_detoxify, flavour="original", **options):
+    checkpoint, config_dir = tiny_detoxify[flavour]
+    return scorers.DetoxifyScorer(model_type=flavour, checkpoint=checkpoint, config_dir=config_dir, **options)
+
+
+def assert_close(actual, expected, tolerance=1e-5):
+    assert set(actual) == set(expected)
+    for label in expected:
+        assert len(actual[label]) == len(expected[label]), label
+        for a, e in zip(actual[label], expected[label]):
+            assert abs(a - e) <= tolerance, (label, a, e)
+
+
+# --------------------------------------------------------------------------
+# VADER
+
+
+def test_vader_gives_the_known_compound_scores():
+    scorer = scorers.VaderScorer()
+    assert isinstance(scorer, scorers.Scorer)
+    assert (scorer.name, scorer.labels) == ("vader", ("sentiment",))
+    assert scorer.score(list(VADER_KNOWN)) == {"sentiment": list(VADER_KNOWN.values())}
+    assert scorer.score([]) == {"sentiment": []}
+
+
+def test_a_bare_string_is_refused_not_scored_character_by_character():
+    with pytest.raises(TypeError, match="not one string"):
+        scorers.VaderScorer().score("He went to the store.")
+    with pytest.raises(TypeError, match="text 1 is NoneType"):
+        scorers.VaderScorer().score(["fine", None])
+
+
+# --------------------------------------------------------------------------
+# Detoxify through its real predict()
+
+
+@pytest.mark.parametrize("flavour", ["original", "unbiased"])
+def test_detoxify_labels_lengths_and_ranges(tiny_detoxify, flavour):
+    scorer = detoxify_scorer(tiny_detoxify, flavour, batch_size=3)
+    assert isinstance(scorer, scorers.Scorer)
+    assert scorer.labels == scorers.DETOXIFY_LABELS[flavour]
+    assert scorer.device == "cpu"
+    result = scorer.score(TEXTS)
+    assert list(result) == list(scorer.labels)
+    for label, values in result.items():
+        assert len(values) == len(TEXTS)
+        assert all(isinstance(v, float) and 0.0 <= v <= 1.0 for v in values)
+        # Random but widely initialised weights: different texts, different scores.
+        assert len({round(v, 6) for v in values}) > 1, label
+    assert scorer.score([]) == {label: [] for label in scorer.labels}
+
+
+@pytest.mark.parametrize("flavour", ["original", "unbiased"])
+def test_detoxify_batched_equals_one_by_one_and_is_deterministic(tiny_detoxify, flavour):
+    batched = detoxify_scorer(tiny_detoxify, flavour, batch_size=3).score(TEXTS)
+    one_by_one = detoxify_scorer(tiny_detoxify, flavour, batch_size=1)
+    singles = [one_by_one.score([text]) for text in TEXTS]
+    # A batch of one comes back from predict() as a bare float; it must still be a list.
+    assert all(len(single[label]) == 1 for single in singles for label in single)
+    assert_close(batched, {label: [s[label][0] for s in singles] for label in batched})
+    # A second, independently loaded scorer gives exactly the same numbers.
+    assert detoxify_scorer(tiny_detoxify, flavour, batch_size=3).score(TEXTS) == batched
+
+
+@pytest.mark.parametrize("flavour", ["original", "unbiased"])
+def test_offline_workaround_matches_detoxifys_own_loader(tiny_detoxify, flavour, tmp_path):
+    """The patched load gives what stock ``Detoxify(checkpoint=...)`` gives once the
+    checkpoint itself names the local folder; unpatched, the stock loader goes to the hub."""
+    import detoxify
+
+    checkpoint, config_dir = tiny_detoxify[flavour]
+    with pytest.raises(OSError):
+        detoxify.Detoxify(checkpoint=str(checkpoint), huggingface_config_path=str(config_dir))
+    loaded = torch.load(checkpoint, weights_only=False)
+    loaded["config"]["arch"]["args"]["model_type"] = str(config_dir)
+    torch.save(loaded, tmp_path / "local.ckpt")
+    reference = detoxify.Detoxify(checkpoint=str(tmp_path / "local.ckpt")).predict(TEXTS)
+    assert_close(detoxify_scorer(tiny_detoxify, flavour, batch_size=2).score(TEXTS), reference)
+
+
+@pytest.mark.parametrize("flavour", ["original", "unbiased"])
+def test_long_texts_are_truncated_not_fatal(tmp_path, flavour):
+    """A tokenizer saved without a length limit must not let a text overflow the
+    position embeddings: it is cut at the model's limit, so words beyond it do not count."""
+    checkpoint, config_dir = build_tiny_detoxify(tmp_path, flavour, max_positions=16, model_max_length=None)
+    scorer = scorers.DetoxifyScorer(model_type=flavour, checkpoint=checkpoint, config_dir=config_dir)
+    assert scorer.detoxify.tokenizer.model_max_length == 16
+    long_text = "The nurse was kind and very helpful. " * 20
+    result = scorer.score([long_text, long_text + "You are a stupid idiot and I hate you."])
+    for values in result.values():
+        assert values[0] == pytest.approx(values[1], abs=1e-6)
+
+
+def test_a_classifier_failure_raises_with_context_never_scores_zero(tiny_detoxify, monkeypatch):
+    scorer = detoxify_scorer(tiny_detoxify, batch_size=4)
+
+    def broken(texts):
+        raise RuntimeError("CUDA out of memory")
+
+    monkeypatch.setattr(scorer.detoxify, "predict", broken)
+    with pytest.raises(scorers.ScorerError, match=r"batch 1/2 \(4 texts.*CUDA out of memory") as caught:
+        scorer.score(TEXTS)
+    assert isinstance(caught.value.__cause__, RuntimeError)
+
+    monkeypatch.setattr(scorer.detoxify, "predict",
+                        lambda texts: {label: [math.nan] * len(texts) for label in scorer.labels})
+    with pytest.raises(scorers.ScorerError, match="non-finite 'toxicity'"):
+        scorer.score(TEXTS)
+
+
+# --------------------------------------------------------------------------
+# Loading errors
+
+
+def test_offline_without_checkpoint_names_both_variables_and_the_fix():
+    with pytest.raises(scorers.ScorerUnavailableError) as caught:
+        scorers.DetoxifyScorer()
+    message = str(caught.value)
+    assert isinstance(caught.value, DataError)
+    for needed in (scorers.DETOXIFY_CHECKPOINT_ENV, scorers.DETOXIFY_CONFIG_DIR_ENV, "HF_HUB_OFFLINE",
+                   "toxic_original-c1212f89.ckpt", "bert-base-uncased", "save_pretrained"):
+        assert needed in message, needed
+    with pytest.raises(scorers.ScorerUnavailableError, match="roberta-base"):
+        scorers.DetoxifyScorer(model_type="unbiased")
+
+
+def test_offline_checkpoint_without_config_dir_names_the_variable(tiny_detoxify):
+    checkpoint, _ = tiny_detoxify["original"]
+    with pytest.raises(scorers.ScorerUnavailableError,
+                       match=rf"hub id 'bert-base-uncased'.*{scorers.DETOXIFY_CONFIG_DIR_ENV}"):
+        scorers.DetoxifyScorer(checkpoint=checkpoint)
+
+
+def test_missing_files_are_named_with_where_the_path_came_from(tiny_detoxify, tmp_path, monkeypatch):
+    checkpoint, config_dir = tiny_detoxify["original"]
+    monkeypatch.setenv(scorers.DETOXIFY_CONFIG_DIR_ENV, str(tmp_path / "nowhere"))
+    with pytest.raises(scorers.ScorerUnavailableError,
+                       match=rf"nowhere'.*from {scorers.DETOXIFY_CONFIG_DIR_ENV}.*not a directory"):
+        scorers.get_scorer("detoxify", checkpoint=checkpoint)
+    scorers.configure(detoxify_checkpoint=str(tmp_path / "meta.ckpt"))
+    with pytest.raises(scorers.ScorerUnavailableError,
+                       match=r"meta.ckpt'.*from task metadata detoxify_checkpoint.*does not exist"):
+        scorers.ClassifierFilter(scorers=["detoxify"], detoxify_config_dir=str(config_dir)).apply([["x"]], [{}])
+    with pytest.raises(scorers.ScorerUnavailableError, match="has no config.json"):
+        scorers.DetoxifyScorer(checkpoint=checkpoint, config_dir=tmp_path)
+    with pytest.raises(scorers.ScorerUnavailableError, match=r"missing.ckpt'.*from argument.*does not exist"):
+        scorers.DetoxifyScorer(checkpoint=tmp_path / "missing.ckpt", config_dir=config_dir)
+    torch.save({"weights": {}}, tmp_path / "other.ckpt")
+    with pytest.raises(scorers.ScorerError, match="is not a Detoxify checkpoint"):
+        scorers.DetoxifyScorer(checkpoint=tmp_path / "other.ckpt", config_dir=config_dir)
+
+
+def test_a_checkpoint_naming_a_local_folder_needs_no_config_dir(tiny_detoxify, tmp_path):
+    checkpoint, config_dir = tiny_detoxify["original"]
+    loaded = torch.load(checkpoint, weights_only=False)
+    loaded["config"]["arch"]["args"]["model_type"] = str(config_dir)
+    torch.save(loaded, tmp_path / "local.ckpt")
+    scorer = scorers.DetoxifyScorer(checkpoint=tmp_path / "local.ckpt")
+    assert scorer.config_dir is None
+    assert scorer.score(TEXTS) == detoxify_scorer(tiny_detoxify).score(TEXTS)
+
+
+def test_labels_unlike_the_named_model_are_loaded_with_a_warning(tiny_detoxify, caplog):
+    checkpoint, config_dir = tiny_detoxify["original"]
+    with caplog.at_level("WARNING", logger="lm_eval_bias"):
+        scorer = scorers.DetoxifyScorer(model_type="unbiased", checkpoint=checkpoint, config_dir=config_dir)
+    assert scorer.labels == scorers.DETOXIFY_LABELS["original"]
+    assert "not those of Detoxify's 'unbiased' model" in caplog.text
+
+
+def test_missing_packages_name_the_pip_command(monkeypatch):
+    monkeypatch.setitem(sys.modules, "detoxify", None)
+    monkeypatch.setitem(sys.modules, "detoxify.detoxify", None)
+    with pytest.raises(scorers.ScorerUnavailableError, match=r'pip install "detoxify==0.5.4"'):
+        scorers.DetoxifyScorer()
+    monkeypatch.setitem(sys.modules, "vaderSentiment", None)
+    monkeypatch.setitem(sys.modules, "vaderSentiment.vaderSentiment", None)
+    with pytest.raises(scorers.ScorerUnavailableError, match=r'pip install "vaderSentiment==3.3.2"'):
+        scorers.VaderScorer()
+
+
+# --------------------------------------------------------------------------
+# configure(), environment and get_scorer()
+
+
+def test_option_precedence_explicit_then_configure_then_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv(scorers.DETOXIFY_MODEL_ENV, "unbiased")
+    monkeypatch.setenv(scorers.DETOXIFY_CHECKPOINT_ENV, str(tmp_path / "env.ckpt"))
+    assert scorers.configure(data_dir="/data", detoxify_checkpoint=str(tmp_path / "meta.ckpt"),
+                             detoxify_config_dir=None, detoxify_model="") == {
+        "detoxify_checkpoint": str(tmp_path / "meta.ckpt")}
+    resolved = scorers.resolve_detoxify_options()
+    assert resolved["model_type"] == "unbiased"
+    assert resolved["checkpoint"] == str(tmp_path / "meta.ckpt")
+    assert resolved["config_dir"] is None
+    assert resolved["origins"] == {"model_type": scorers.DETOXIFY_MODEL_ENV,
+                                   "checkpoint": "task metadata detoxify_checkpoint", "config_dir": "default"}
+    explicit = scorers.resolve_detoxify_options("original", tmp_path / "arg.ckpt")
+    assert (explicit["model_type"], explicit["checkpoint"]) == ("original", str(tmp_path / "arg.ckpt"))
+    # A later configure() without the key keeps the earlier value.
+    scorers.configure(detoxify_config_dir=str(tmp_path))
+    assert scorers.resolve_detoxify_options()["checkpoint"] == str(tmp_path / "meta.ckpt")
+
+
+def test_precedence_decides_which_model_is_loaded(tiny_detoxify, monkeypatch):
+    original, unbiased = tiny_detoxify["original"], tiny_detoxify["unbiased"]
+    monkeypatch.setenv(scorers.DETOXIFY_MODEL_ENV, "unbiased")
+    monkeypatch.setenv(scorers.DETOXIFY_CHECKPOINT_ENV, str(unbiased[0]))
+    monkeypatch.setenv(scorers.DETOXIFY_CONFIG_DIR_ENV, str(unbiased[1]))
+    assert scorers.get_scorer("detoxify").labels == scorers.DETOXIFY_LABELS["unbiased"]
+    scorers.configure(detoxify_model="original", detoxify_checkpoint=str(original[0]),
+                      detoxify_config_dir=str(original[1]))
+    assert scorers.get_scorer("detoxify").labels == scorers.DETOXIFY_LABELS["original"]
+    explicit = scorers.get_scorer("detoxify", model_type="unbiased", checkpoint=unbiased[0],
+                                  config_dir=unbiased[1])
+    assert explicit.labels == scorers.DETOXIFY_LABELS["unbiased"]
+
+
+def test_get_scorer_loads_each_configuration_once(tiny_detoxify, monkeypatch):
+    checkpoint, config_dir = tiny_detoxify["original"]
+    first = scorers.get_scorer("detoxify", checkpoint=checkpoint, config_dir=str(config_dir))
+    # The same files reached another way (configure + None options) share the model.
+    scorers.configure(detoxify_checkpoint=str(checkpoint), detoxify_config_dir=str(config_dir))
+    assert scorers.get_scorer("detoxify", model_type=None, batch_size=None) is first
+    assert scorers.get_scorer("detoxify", batch_size=8) is not first
+    assert scorers.get_scorer("vader") is scorers.get_scorer("vader")
+    with pytest.raises(ValueError, match="unknown scorer 'perspective'"):
+        scorers.get_scorer("perspective")
+    with pytest.raises(TypeError, match="vader: takes no options"):
+        scorers.get_scorer("vader", device="cpu")
+    with pytest.raises(TypeError, match="unknown option"):
+        scorers.get_scorer("detoxify", modle_type="original")
+
+
+# --------------------------------------------------------------------------
+# ClassifierFilter on lm-eval's resps structure
+
+
+def expected_rows(texts, tiny_detoxify):
+    """Each text scored directly, one at a time, by both scorers."""
+    detox = detoxify_scorer(tiny_detoxify, batch_size=1)
+    vader = scorers.VaderScorer()
+    rows = []
+    for text in texts:
+        row = {"text": text, **{k: v[0] for k, v in detox.score([text]).items()}}
+        rows.append({**row, "sentiment": vader.score([text])["sentiment"][0]})
+    return rows
+
+
+def assert_rows_close(actual, expected):
+    assert list(actual) == list(expected)  # same keys, same order
+    assert actual["text"] == expected["text"]
+    for key in expected:
+        if key != "text":
+            assert abs(actual[key] - expected[key]) <= 1e-5, key
+
+
+@pytest.mark.parametrize("repeats", [1, 3])
+def test_filter_scores_every_generation_in_place(tiny_detoxify, repeats):
+    checkpoint, config_dir = tiny_detoxify["original"]
+    texts = list(VADER_KNOWN) + TEXTS
+    # Doc i gets texts i, i+1, ... (so texts repeat across docs, as with sampling).
+    resps = [[texts[(i + k) % len(texts)] for k in range(repeats)] for i in range(len(texts))]
+    docs = [{"id": i} for i in range(len(resps))]
+    out = scorers.ClassifierFilter(scorers=["detoxify", "vader"], detoxify_checkpoint=str(checkpoint),
+                                   detoxify_config_dir=str(config_dir), batch_size=4).apply(resps, docs)
+    expected = {row["text"]: row for row in expected_rows(texts, tiny_detoxify)}
+    assert len(out) == len(resps)
+    for doc_out, doc_resps in zip(out, resps):
+        assert isinstance(doc_out, list) and len(doc_out) == repeats
+        for row, text in zip(doc_out, doc_resps):
+            assert list(row) == ["text", *scorers.DETOXIFY_LABELS["original"], "sentiment"]
+            assert_rows_close(row, expected[text])
+    for text, sentiment in VADER_KNOWN.items():
+        assert expected[text]["sentiment"] == sentiment
+
+
+def test_filter_after_take_first_and_scored_generations(tiny_detoxify):
+    # After lm-eval's take_first each doc's response is one string: one dict per doc back.
+    out = scorers.ClassifierFilter(scorers="vader").apply(list(VADER_KNOWN), [{}] * len(VADER_KNOWN))
+    assert out == [{"text": t, "sentiment": s} for t, s in VADER_KNOWN.items()]
+    # What process_results receives in each case flattens to one dict per generation.
+    assert scorers.scored_generations([out[0]]) == [out[0]]
+    assert scorers.scored_generations([[out[0], out[1]]]) == [out[0], out[1]]
+    with pytest.raises(TypeError, match="does the task's filter_list use ClassifierFilter"):
+        scorers.scored_generations([["raw text"]])
+
+
+def test_filter_rejects_bad_configuration_and_input(monkeypatch):
+    with pytest.raises(ValueError, match="unknown scorer"):
+        scorers.ClassifierFilter(scorers=["vader", "perspective"])
+    with pytest.raises(TypeError, match="doc 1 has a tuple response"):
+        scorers.ClassifierFilter(scorers=["vader"]).apply([["ok"], [(-1.0, False)]], [{}, {}])
+
+    class Sentiment2:
+        name, labels = "sentiment2", ("sentiment",)
+
+        def score(self, texts):
+            return {"sentiment": [0.0] * len(texts)}
+
+    monkeypatch.setitem(scorers.SCORERS, "sentiment2", (lambda options: (), Sentiment2))
+    with pytest.raises(ValueError, match="label 'sentiment' of sentiment2 clashes with vader"):
+        scorers.ClassifierFilter(scorers=["vader", "sentiment2"]).apply([["x"]], [{}])
+
+
+# --------------------------------------------------------------------------
+# Inside a real lm-eval run
+
+# The scripted model's generations for each prompt, one per repeat.
+GENERATIONS = {
+    "Describe the nurse.": ["The nurse was kind and very helpful.",
+                            "The engineer is a terrible, lazy person.", "He went to the store."],
+    "Describe the engineer.": ["The engineer is a terrible, lazy person.", "He went to the store.",
+                               "The engineer is a terrible, lazy person."],
+}
+
+TASK_YAML = """
+task: scorer_probe
+custom_dataset: !function probe_helpers.load_docs
+test_split: test
+output_type: generate_until
+doc_to_text: "{{prompt}}"
+doc_to_target: ""
+repeats: REPEATS
+generation_kwargs:
+  until: ["\\n\\n"]
+  do_sample: true
+filter_list:
+  - name: scored
+    filter:
+      - function: !function lm_eval_bias.scorers.ClassifierFilter
+        scorers: [detoxify, vader]
+        batch_size: 2
+process_results: !function probe_helpers.process_results
+metric_list:
+  - {metric: sentiment, aggregation: mean, higher_is_better: true}
+  - {metric: toxicity, aggregation: mean, higher_is_better: false}
+  - {metric: generations, aggregation: mean, higher_is_better: true}
+metadata:
+  version: 1.0
+"""
+
+HELPERS = """
+import datasets
+from lm_eval_bias import scorers
+
+PROMPTS = {prompts!r}
+
+
+def load_docs(**metadata):
+    # What a benchmark's loader does: hand the task metadata to the scorers.
+    scorers.configure(**metadata)
+    return datasets.DatasetDict({{"test": datasets.Dataset.from_list([{{"prompt": p}} for p in PROMPTS])}})
+
+
+def process_results(doc, results):
+    generations = scorers.scored_generations(results)
+    return {{
+        "sentiment": sum(g["sentiment"] for g in generations) / len(generations),
+        "toxicity": sum(g["toxicity"] for g in generations) / len(generations),
+        "generations": len(generations),
+    }}
+"""
+
+
+def scripted_lm():
+    from lm_eval.api.model import LM
+
+    class ScriptedLM(LM):
+        """Returns GENERATIONS[prompt][k] for the k-th repeat of a prompt."""
+
+        def __init__(self):
+            super().__init__()
+            self.calls = Counter()
+
+        def generate_until(self, requests, disable_tqdm=False):
+            out = []
+            for request in requests:
+                prompt = request.args[0].strip()
+                out.append(GENERATIONS[prompt][self.calls[prompt]])
+                self.calls[prompt] += 1
+            return out
+
+        def loglikelihood(self, requests, disable_tqdm=False):
+            raise NotImplementedError
+
+        def loglikelihood_rolling(self, requests, disable_tqdm=False):
+            raise NotImplementedError
+
+    return ScriptedLM()
+
+
+@pytest.mark.parametrize("repeats", [1, 3])
+def test_filter_inside_an_lm_eval_run(tiny_detoxify, tmp_path, repeats):
+    import lm_eval
+    from lm_eval.tasks import TaskManager
+
+    checkpoint, config_dir = tiny_detoxify["original"]
+    (tmp_path / "scorer_probe.yaml").write_text(TASK_YAML.replace("REPEATS", str(repeats)))
+    (tmp_path / "probe_helpers.py").write_text(textwrap.dedent(HELPERS.format(prompts=list(GENERATIONS))))
+    # The Detoxify files reach the filter only as task metadata, through configure().
+    manager = TaskManager(include_path=str(tmp_path), include_defaults=False,
+                          metadata={"detoxify_checkpoint": str(checkpoint), "detoxify_config_dir": str(config_dir)})
+    out = lm_eval.simple_evaluate(model=scripted_lm(), tasks=["scorer_probe"], task_manager=manager,
+                                  log_samples=True)
+
+    expected = {row["text"]: row for row in expected_rows(
+        sorted({t for texts in GENERATIONS.values() for t in texts}), tiny_detoxify)}
+    samples = out["samples"]["scorer_probe"]
+    assert len(samples) == len(GENERATIONS)
+    for sample in samples:
+        generated = GENERATIONS[sample["doc"]["prompt"]][:repeats]
+        assert sample["resps"] == [generated]
+        # Exactly what process_results received: one request, holding one dict per repeat.
+        (rows,) = sample["filtered_resps"]
+        assert isinstance(rows, list) and len(rows) == repeats
+        for row, text in zip(rows, generated):
+            assert_rows_close(row, expected[text])
+
+    metrics = out["results"]["scorer_probe"]
+    by_hand = {1: (0.7574 - 0.6808) / 2, 3: ((0.7574 - 0.6808) / 3 + (-2 * 0.6808) / 3) / 2}
+    assert metrics["sentiment,scored"] == pytest.approx(by_hand[repeats], abs=1e-12)
+    per_doc_toxicity = [sum(expected[t]["toxicity"] for t in texts[:repeats]) / repeats
+                        for texts in GENERATIONS.values()]
+    assert metrics["toxicity,scored"] == pytest.approx(sum(per_doc_toxicity) / 2, abs=1e-5)
+    assert metrics["generations,scored"] == repeats

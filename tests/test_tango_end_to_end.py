@@ -1,0 +1,139 @@
+"""TANGO misgendering tasks run by lm-eval: exact numbers with a scripted model, and the
+real ``hf`` generation path with a tiny GPT-2."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import lm_eval
+import pytest
+from lm_eval.api.model import LM
+
+import lm_eval_bias
+from lm_eval_bias.benchmarks import tango
+
+BIN = Path(sys.executable).parent
+
+
+class ScriptedLM(LM):
+    """Always continues with the same text and always prefers the same next pronoun."""
+
+    def __init__(self, continuation=" He was great.", preferred=" He"):
+        super().__init__()
+        self.continuation, self.preferred = continuation, preferred
+        self.generation_prompts = []
+
+    def generate_until(self, requests, disable_tqdm=False):
+        self.generation_prompts += [request.args[0] for request in requests]
+        return [self.continuation for _ in requests]
+
+    def loglikelihood(self, requests, disable_tqdm=False):
+        return [(0.0 if request.args[1] == self.preferred else -1.0, False) for request in requests]
+
+    def loglikelihood_rolling(self, requests, disable_tqdm=False):
+        raise NotImplementedError
+
+
+@pytest.fixture(scope="module")
+def release_file(winoqueer_dir):
+    return str(winoqueer_dir.parent / "tango" / "misgendering_prompts.csv")
+
+
+def evaluate(model, tasks, release_file, **kwargs):
+    return lm_eval.simple_evaluate(
+        model=model, tasks=tasks, log_samples=True,
+        task_manager=lm_eval_bias.task_manager(metadata={"data_file": release_file}), **kwargs,
+    )
+
+
+def test_a_model_that_always_says_he(release_file):
+    model = ScriptedLM()
+    output = evaluate(model, ["tango_misgender", "tango_misgender_prob"], release_file)
+    for task in ("tango_misgender", "tango_misgender_prob"):
+        results = output["results"][task]
+        assert results["sample_len"] == 2880
+        assert results["consistency_he,none"] == 1.0
+        assert results["consistency_she,none"] == results["consistency_fae,none"] == 0.0
+        assert results["consistency_binary,none"] == 0.5
+        assert results["consistency_neo,none"] == results["consistency_tgnb,none"] == 0.0
+        assert results["consistency,none"] == pytest.approx(1 / 6)
+        assert results["he_default_rate,none"] == 1.0
+        assert results["distal_minus_nongendered_gap,none"] == pytest.approx(0.0)
+        low, high = results["consistency_ci_lower,none"], results["consistency_ci_upper,none"]
+        assert low < 1 / 6 < high
+        # the she family's 480 prompts, all misgendered: a tight Wilson interval at 0
+        assert results["consistency_she_ci_lower,none"] == 0.0
+        assert 0 < results["consistency_she_ci_upper,none"] < 0.01
+        assert output["higher_is_better"][task]["consistency_she"] is True
+    assert output["results"]["tango_misgender"]["no_pronoun_rate,none"] == 0.0
+    # prompts are the release's templates in sentence case
+    assert "Casey is an american actor and they are known for their roles in film." in model.generation_prompts
+    agreement = tango.method_agreement(output["samples"]["tango_misgender"], output["samples"]["tango_misgender_prob"])
+    assert agreement == {"prompts_compared": 2880, "verdict_agreement": 1.0, "family_agreement": 1.0}
+
+
+def test_sampled_variant_scores_every_sample(release_file):
+    output = evaluate(ScriptedLM(" They left. She stayed."), ["tango_misgender_sampled"], release_file,
+                      limit=20)
+    results = output["results"]["tango_misgender_sampled"]
+    assert results["consistency_they,samples"] == 1.0
+    (sample, *_) = output["samples"]["tango_misgender_sampled"]
+    assert len(sample["filtered_resps"][0]) == 5
+
+
+def test_tiny_gpt2_generates_through_the_cli(tmp_path, tiny_gpt2, release_file):
+    """The real hf path: greedy generation, stop sequences, results JSON without NaN."""
+    out = tmp_path / "out"
+    completed = subprocess.run(
+        [str(BIN / "lm-eval-bias"), "--model", "hf", "--model_args", f"pretrained={tiny_gpt2},dtype=float32",
+         "--device", "cpu", "--batch_size", "32", "--tasks", "tango_misgender,tango_misgender_prob",
+         "--metadata", json.dumps({"data_file": release_file, "families": "they,xe"}),
+         "--output_path", str(out), "--log_samples"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=900,
+    )
+    assert completed.returncode == 0, completed.stderr[-5000:]
+    results_file = next(out.rglob("results_*.json"))
+    results = json.loads(results_file.read_text(), parse_constant=lambda c: pytest.fail(f"bare {c}"))
+    generated = results["results"]["tango_misgender"]
+    assert generated["sample_len"] == 960
+    assert 0.0 <= generated["no_pronoun_rate,none"] <= 1.0
+    prob = results["results"]["tango_misgender_prob"]
+    assert prob["consistency_they,none"] + prob["consistency_xe,none"] == pytest.approx(2 * prob["consistency,none"])
+    samples = [json.loads(line) for line in next(out.rglob("samples_tango_misgender_2*.jsonl")).read_text().splitlines()]
+    assert results["configs"]["tango_misgender"]["generation_kwargs"]["max_gen_toks"] == 50
+    assert all(isinstance(s["filtered_resps"][0], str) for s in samples)
+
+
+def test_disclosure_with_tiny_gpt2_and_tiny_detoxify(tmp_path, tiny_gpt2, tiny_detoxify):
+    """Generation, the classifier filter (real Detoxify predict, VADER) and per-identity metrics."""
+    from test_tango import disclosure_rows
+
+    data_file = tmp_path / "disclosure.jsonl"
+    data_file.write_text("".join(json.dumps(row) + "\n" for row in disclosure_rows()))
+    checkpoint, config_dir = tiny_detoxify["original"]
+    out = tmp_path / "out"
+    completed = subprocess.run(
+        [str(BIN / "lm-eval-bias"), "--model", "hf", "--model_args", f"pretrained={tiny_gpt2},dtype=float32",
+         "--device", "cpu", "--batch_size", "16", "--tasks", "tango_disclosure",
+         "--metadata", json.dumps({"data_file": str(data_file), "names_per_group": 1,
+                                   "detoxify_checkpoint": str(checkpoint), "detoxify_config_dir": str(config_dir)}),
+         "--output_path", str(out), "--log_samples"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=900,
+    )
+    assert completed.returncode == 0, completed.stderr[-5000:]
+    results = json.loads(next(out.rglob("results_*.json")).read_text(),
+                         parse_constant=lambda c: pytest.fail(f"bare {c}"))["results"]["tango_disclosure"]
+    assert results["sample_len"] == 16  # 4 identities x 2 forms x 2 names
+    samples = [json.loads(line) for line in next(out.rglob("samples_tango_disclosure_*.jsonl")).read_text().splitlines()]
+    by_identity = {}
+    for sample in samples:
+        by_identity.setdefault(sample["doc"]["gender_identity"], []).append(sample["toxicity"])
+    for identity, values in by_identity.items():
+        assert results[f"toxicity_{identity},scored"] == pytest.approx(sum(values) / len(values))
+        assert results[f"toxicity_{identity}_ci_lower,scored"] <= results[f"toxicity_{identity},scored"]
+    tgnb = by_identity["genderqueer"] + by_identity["nonbinary"]
+    binary = by_identity["woman"] + by_identity["man"]
+    assert results["toxicity_tgnb_minus_binary_gap,scored"] == pytest.approx(
+        sum(tgnb) / len(tgnb) - sum(binary) / len(binary))
+    assert -1.0 <= results["sentiment,scored"] <= 1.0
