@@ -43,7 +43,12 @@ def aggregation_for(metric: str):
     by_suffix = (
         ("_gap_ci_lower", stats.difference_ci_lower),
         ("_gap_ci_upper", stats.difference_ci_upper),
+        ("_gap_pvalue", stats.difference_pvalue),
         ("_gap", stats.difference_of_means),
+        ("_range_ci_lower", stats.range_ci_lower),
+        ("_range_ci_upper", stats.range_ci_upper),
+        ("_range_pvalue", stats.range_pvalue),
+        ("_range", stats.range_of_means),
         ("_ci_lower", stats.ci_lower),
         ("_ci_upper", stats.ci_upper),
     )
@@ -67,16 +72,19 @@ class SubgroupMetricsTask(_task_base()):
     ``process_results`` returns and the YAML does not declare is aggregated by
     its name: ``*_gap`` is a difference of two groups' means (per-document
     values ``(side, value)``), ``*_gap_ci_lower``/``*_gap_ci_upper`` its
-    bootstrap interval, ``*_ci_lower``/``*_ci_upper`` the interval of a mean
+    bootstrap interval and ``*_gap_pvalue`` its permutation p-value;
+    ``*_range`` (values ``(group, value)``) is the largest minus the smallest
+    group mean, with ``*_range_ci_lower``/``*_range_ci_upper``/``*_range_pvalue``;
+    ``*_ci_lower``/``*_ci_upper`` the interval of a mean
     (``stats.mean_interval``), and anything else lm-eval's ``mean`` (so it gets
     lm-eval's standard error). Its direction is that of the longest declared
     metric name it starts with. Use it from YAML with
     ``class: !function lm_eval_bias.harness.SubgroupMetricsTask``.
 
-    Gap metrics need documents on both sides (``doc["gap_side"]`` 0 and 1)
-    among those actually evaluated (``--limit`` may leave one side out); when
-    one side is missing the gap is left out of the results, with a warning,
-    rather than reported as NaN.
+    A custom aggregation that cannot be computed on the evaluated documents
+    (a gap with one side missing, a range with one group, as ``--limit`` can
+    leave) reports ``"N/A"``, lm-eval's own marker, with a warning saying why,
+    rather than NaN or a crash.
     """
 
     def __init__(self, config=None, **kwargs):
@@ -84,24 +92,30 @@ class SubgroupMetricsTask(_task_base()):
         config.pop("class", None)  # lm-eval passes it on; TaskConfig has no such field
         super().__init__(config=config, **kwargs)
         expect_subgroup_metrics(self.config.task)
-        self._gaps_available = True
+        for name, aggregation in list(self._aggregation_list.items()):
+            self._aggregation_list[name] = self._reported_or_na(name, aggregation)
 
-    def build_all_requests(self, **kwargs):
-        super().build_all_requests(**kwargs)
-        sides = {instance.doc.get("gap_side", -1) for instance in self.instances}
-        self._gaps_available = {0, 1} <= sides
-        if not self._gaps_available and any(side >= 0 for side in sides):
-            logging.getLogger("lm_eval_bias").warning(
-                "%s: the evaluated documents cover only one side of its gap metrics, "
-                "which are therefore not reported", self.config.task)
+    def _reported_or_na(self, name: str, aggregation):
+        from lm_eval.api.metrics import mean
+
+        if aggregation is mean:  # keep lm-eval's closed-form standard error
+            return aggregation
+        task = self.config.task
+
+        def aggregate(values):
+            try:
+                return aggregation(values)
+            except ValueError as error:
+                logging.getLogger("lm_eval_bias").warning("%s: %s is not reported: %s", task, name, error)
+                return "N/A"
+
+        return aggregate
 
     def process_results(self, doc, results):
         metrics = super().process_results(doc, results)
-        if not self._gaps_available:
-            metrics = {k: v for k, v in metrics.items() if "_gap" not in k}
         for name in metrics:
             if name not in self._aggregation_list:
-                self._aggregation_list[name] = aggregation_for(name)
+                self._aggregation_list[name] = self._reported_or_na(name, aggregation_for(name))
                 self._higher_is_better[name] = self._declared_direction(name)
         return metrics
 

@@ -172,3 +172,120 @@ def difference_ci_lower(values: Sequence[tuple[int, float]]) -> float:
 
 def difference_ci_upper(values: Sequence[tuple[int, float]]) -> float:
     return difference_interval(values)[1]
+
+
+# --------------------------------------------------------------------------
+# Permutation tests, ranges of group means, correlations
+
+PERMUTATIONS = 2000
+
+
+def _permutation_pvalue(observed: float, statistic, values, labels, permutations: int, seed: int) -> float:
+    """Two-sided p-value: share of label shufflings whose |statistic| reaches |observed|.
+
+    Counts the observed labelling itself (the +1s), so p is never 0.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for _ in range(permutations):
+        if abs(statistic(values, rng.permutation(labels))) >= abs(observed) - 1e-12:
+            hits += 1
+    return (hits + 1) / (permutations + 1)
+
+
+def difference_pvalue(values: Sequence[tuple[int, float]], permutations: int = PERMUTATIONS,
+                      seed: int = BOOTSTRAP_SEED) -> float:
+    """lm-eval aggregation: permutation p-value of mean(side 0) - mean(side 1)."""
+    import numpy as np
+
+    first, second = _split_sides(values)
+    pooled = np.concatenate([first, second])
+    labels = np.concatenate([np.zeros(first.size, dtype=int), np.ones(second.size, dtype=int)])
+
+    def statistic(vals, labs):
+        return vals[labs == 0].mean() - vals[labs == 1].mean()
+
+    return _permutation_pvalue(statistic(pooled, labels), statistic, pooled, labels, permutations, seed)
+
+
+def _grouped(values: Sequence[tuple[str, float]]):
+    import numpy as np
+
+    names = sorted({str(group) for group, _ in values})
+    if len(names) < 2:
+        raise ValueError("a range of group means needs at least two groups")
+    index = {name: i for i, name in enumerate(names)}
+    labels = np.asarray([index[str(group)] for group, _ in values])
+    numbers = np.asarray([float(value) for _, value in values])
+    return names, labels, numbers
+
+
+def _range_of_means(numbers, labels, n_groups: int) -> float:
+    import numpy as np
+
+    sums = np.bincount(labels, weights=numbers, minlength=n_groups)
+    counts = np.bincount(labels, minlength=n_groups)
+    means = sums[counts > 0] / counts[counts > 0]
+    return float(means.max() - means.min())
+
+
+def range_of_means(values: Sequence[tuple[str, float]]) -> float:
+    """lm-eval aggregation over per-document ``(group, value)``: max minus min group mean."""
+    names, labels, numbers = _grouped(values)
+    return _range_of_means(numbers, labels, len(names))
+
+
+def range_interval(values: Sequence[tuple[str, float]], confidence: float = CONFIDENCE,
+                   resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+    """Percentile bootstrap interval of the range of group means (documents resampled within groups)."""
+    import numpy as np
+
+    names, labels, numbers = _grouped(values)
+    rng = np.random.default_rng(seed)
+    members = [np.flatnonzero(labels == i) for i in range(len(names))]
+    ranges = np.empty(resamples)
+    for r in range(resamples):
+        means = [numbers[rng.choice(m, size=m.size)].mean() for m in members]
+        ranges[r] = max(means) - min(means)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(ranges, [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
+def range_ci_lower(values: Sequence[tuple[str, float]]) -> float:
+    return range_interval(values)[0]
+
+
+def range_ci_upper(values: Sequence[tuple[str, float]]) -> float:
+    return range_interval(values)[1]
+
+
+def range_pvalue(values: Sequence[tuple[str, float]], permutations: int = PERMUTATIONS,
+                 seed: int = BOOTSTRAP_SEED) -> float:
+    """lm-eval aggregation: permutation p-value of the range of group means (no group differs)."""
+    names, labels, numbers = _grouped(values)
+
+    def statistic(vals, labs):
+        return _range_of_means(vals, labs, len(names))
+
+    return _permutation_pvalue(statistic(numbers, labels), statistic, numbers, labels, permutations, seed)
+
+
+def pearson_interval(x: Sequence[float], y: Sequence[float], confidence: float = CONFIDENCE
+                     ) -> tuple[float, float, float]:
+    """Pearson r with its Fisher-z confidence interval: ``(r, lower, upper)``.
+
+    Needs at least 4 pairs (the interval's standard error is 1/sqrt(n - 3)).
+    """
+    import numpy as np
+
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if a.shape != b.shape or a.ndim != 1 or a.size < 4:
+        raise ValueError("a correlation interval needs two equally long lists of at least 4 numbers")
+    if a.std() == 0 or b.std() == 0:
+        raise ValueError("a correlation is undefined when one list is constant")
+    r = float(np.corrcoef(a, b)[0, 1])
+    z, half = math.atanh(max(min(r, 1 - 1e-15), -1 + 1e-15)), z_value(confidence) / math.sqrt(a.size - 3)
+    return r, math.tanh(z - half), math.tanh(z + half)

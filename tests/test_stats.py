@@ -45,3 +45,54 @@ def test_percent_aggregations_reject_other_codings():
     with pytest.raises(ValueError, match="0 or 100"):
         stats.wilson_lower_pct([1.0, 0.0])
     assert not math.isnan(stats.wilson_upper_pct([0.0]))
+
+
+def test_mean_interval_uses_wilson_for_outcomes_and_bootstrap_otherwise():
+    assert stats.mean_interval([1, 1, 0, 1]) == stats.wilson_interval(3, 4)
+    low, high = stats.mean_interval([0.2, 0.4, 0.6, 0.8])
+    assert low < 0.5 < high
+    assert (low, high) == stats.mean_interval([0.2, 0.4, 0.6, 0.8])  # fixed seed
+
+
+def test_difference_of_means_and_its_interval():
+    values = [(0, 1.0), (0, 0.8), (0, 0.9), (1, 0.1), (1, 0.3), (1, 0.2)]
+    assert stats.difference_of_means(values) == pytest.approx(0.7)
+    low, high = stats.difference_interval(values)
+    assert 0.5 <= low <= 0.7 <= high <= 0.9
+    with pytest.raises(ValueError, match="both sides"):
+        stats.difference_of_means([(0, 1.0)])
+
+
+def test_permutation_pvalue_matches_scipy():
+    from scipy.stats import permutation_test
+
+    first, second = [0.9, 0.7, 0.8, 0.6, 0.75], [0.5, 0.55, 0.7, 0.4, 0.6]
+    values = [(0, v) for v in first] + [(1, v) for v in second]
+    expected = permutation_test((first, second), lambda a, b: sum(a) / len(a) - sum(b) / len(b),
+                                permutation_type="independent", n_resamples=20000, random_state=0).pvalue
+    assert stats.difference_pvalue(values) == pytest.approx(expected, abs=0.01)
+    # no difference at all: p is 1
+    assert stats.difference_pvalue([(0, 1.0), (0, 2.0), (1, 1.0), (1, 2.0)]) == 1.0
+
+
+def test_range_of_group_means():
+    values = [("a", 1.0), ("a", 3.0), ("b", 5.0), ("c", 0.0), ("c", 1.0)]
+    assert stats.range_of_means(values) == pytest.approx(4.5)
+    low, high = stats.range_interval(values)
+    assert low <= 4.5 <= high
+    separated = [("a", v) for v in (0.0, 0.1, 0.05, 0.02)] + [("b", v) for v in (1.0, 0.9, 0.95, 0.97)]
+    assert stats.range_pvalue(separated) < 0.05
+    assert stats.range_pvalue([("a", 1.0), ("a", 2.0), ("b", 2.0), ("b", 1.0)]) == 1.0
+    with pytest.raises(ValueError, match="two groups"):
+        stats.range_of_means([("a", 1.0)])
+
+
+def test_pearson_interval_matches_scipy():
+    from scipy.stats import pearsonr
+
+    x, y = [3.1, 3.5, 2.9, 4.0, 3.3, 3.8, 2.5], [3.0, 3.7, 3.1, 4.2, 3.0, 3.6, 2.8]
+    result = pearsonr(x, y)
+    ci = result.confidence_interval(confidence_level=0.95)
+    assert stats.pearson_interval(x, y) == pytest.approx((result.statistic, ci.low, ci.high), abs=1e-9)
+    with pytest.raises(ValueError, match="at least 4"):
+        stats.pearson_interval([1, 2, 3], [1, 2, 3])

@@ -78,6 +78,8 @@ def test_sampled_variant_scores_every_sample(release_file):
                       limit=20)
     results = output["results"]["tango_misgender_sampled"]
     assert results["consistency_they,samples"] == 1.0
+    # the first 20 prompts all have a non-gendered name: no gap, reported as N/A (not NaN)
+    assert results["distal_minus_nongendered_gap,samples"] == "N/A"
     (sample, *_) = output["samples"]["tango_misgender_sampled"]
     assert len(sample["filtered_resps"][0]) == 5
 
