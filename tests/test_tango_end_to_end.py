@@ -8,31 +8,12 @@ from pathlib import Path
 
 import lm_eval
 import pytest
-from lm_eval.api.model import LM
 
 import lm_eval_bias
+from fake_models import ScriptedLM
 from lm_eval_bias.benchmarks import tango
 
 BIN = Path(sys.executable).parent
-
-
-class ScriptedLM(LM):
-    """Always continues with the same text and always prefers the same next pronoun."""
-
-    def __init__(self, continuation=" He was great.", preferred=" He"):
-        super().__init__()
-        self.continuation, self.preferred = continuation, preferred
-        self.generation_prompts = []
-
-    def generate_until(self, requests, disable_tqdm=False):
-        self.generation_prompts += [request.args[0] for request in requests]
-        return [self.continuation for _ in requests]
-
-    def loglikelihood(self, requests, disable_tqdm=False):
-        return [(0.0 if request.args[1] == self.preferred else -1.0, False) for request in requests]
-
-    def loglikelihood_rolling(self, requests, disable_tqdm=False):
-        raise NotImplementedError
 
 
 @pytest.fixture(scope="module")
