@@ -112,8 +112,52 @@ TANGO_DISCLOSURE = DataSource(
     n_rows=1532160,
 )
 
+GENDERCARE_GROUP1 = DataSource(
+    name="gendercare_group1",
+    benchmark="gendercare",
+    file_name="group1_pairset.json",
+    urls=(
+        "https://raw.githubusercontent.com/kstanghere/GenderCARE-ccs24/main/Datasets/Assess_Gender_Bias/"
+        "Our_Benchmark_GenderPair/pair_sets/group1/group1_pairset.json",
+    ),
+    license="MIT",
+    homepage="https://github.com/kstanghere/GenderCARE-ccs24",
+    sha256="687aaeced86d35abd3246aefa3c32ec6225d4c5e01fd46a372d36a2886fea181",
+    n_rows=64,  # gender targets
+)
+
+GENDERCARE_GROUP2 = DataSource(
+    name="gendercare_group2",
+    benchmark="gendercare",
+    file_name="group2_pairset.json",
+    urls=(
+        "https://raw.githubusercontent.com/kstanghere/GenderCARE-ccs24/main/Datasets/Assess_Gender_Bias/"
+        "Our_Benchmark_GenderPair/pair_sets/group2/group2_pairset.json",
+    ),
+    license="MIT",
+    homepage="https://github.com/kstanghere/GenderCARE-ccs24",
+    sha256="8b6d952ea2390009722b4fa4d758896b687f2caf320b46c26256b9af964babd3",
+    n_rows=64,  # gender targets
+)
+
+GENDERCARE_GROUP3 = DataSource(
+    name="gendercare_group3",
+    benchmark="gendercare",
+    file_name="group3_pairset.json",
+    urls=(
+        "https://raw.githubusercontent.com/kstanghere/GenderCARE-ccs24/main/Datasets/Assess_Gender_Bias/"
+        "Our_Benchmark_GenderPair/pair_sets/group3/group3_pairset.json",
+    ),
+    license="MIT",
+    homepage="https://github.com/kstanghere/GenderCARE-ccs24",
+    sha256="7af0ffbbef668f4b0cd32bb20da7681590609cb0bb9e9ab58d15dc22d5b54b48",
+    n_rows=79,  # gender targets
+)
+
 SOURCES: dict[str, DataSource] = {
-    source.name: source for source in (WINOQUEER, TANGO_MISGENDERING, TANGO_DISCLOSURE)
+    source.name: source
+    for source in (WINOQUEER, TANGO_MISGENDERING, TANGO_DISCLOSURE,
+                   GENDERCARE_GROUP1, GENDERCARE_GROUP2, GENDERCARE_GROUP3)
 }
 
 

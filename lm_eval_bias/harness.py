@@ -49,6 +49,9 @@ def aggregation_for(metric: str):
         ("_range_ci_upper", stats.range_ci_upper),
         ("_range_pvalue", stats.range_pvalue),
         ("_range", stats.range_of_means),
+        ("_spread_ci_lower", stats.spread_ci_lower),
+        ("_spread_ci_upper", stats.spread_ci_upper),
+        ("_spread", stats.spread_of_means),
         ("_ci_lower", stats.ci_lower),
         ("_ci_upper", stats.ci_upper),
     )
@@ -75,6 +78,8 @@ class SubgroupMetricsTask(_task_base()):
     bootstrap interval and ``*_gap_pvalue`` its permutation p-value;
     ``*_range`` (values ``(group, value)``) is the largest minus the smallest
     group mean, with ``*_range_ci_lower``/``*_range_ci_upper``/``*_range_pvalue``;
+    ``*_spread`` (values ``(group, value)``) the population standard deviation
+    of the group means, with ``*_spread_ci_lower``/``*_spread_ci_upper``;
     ``*_ci_lower``/``*_ci_upper`` the interval of a mean
     (``stats.mean_interval``), and anything else lm-eval's ``mean`` (so it gets
     lm-eval's standard error). Its direction is that of the longest declared

@@ -289,3 +289,46 @@ def pearson_interval(x: Sequence[float], y: Sequence[float], confidence: float =
     r = float(np.corrcoef(a, b)[0, 1])
     z, half = math.atanh(max(min(r, 1 - 1e-15), -1 + 1e-15)), z_value(confidence) / math.sqrt(a.size - 3)
     return r, math.tanh(z - half), math.tanh(z + half)
+
+
+# --------------------------------------------------------------------------
+# Spread of group means
+
+
+def _population_sd_of_means(numbers, labels, n_groups: int) -> float:
+    import numpy as np
+
+    sums = np.bincount(labels, weights=numbers, minlength=n_groups)
+    counts = np.bincount(labels, minlength=n_groups)
+    return float(np.std(sums[counts > 0] / counts[counts > 0]))
+
+
+def spread_of_means(values: Sequence[tuple[str, float]]) -> float:
+    """lm-eval aggregation over per-document ``(group, value)``: population standard
+    deviation (ddof=0) of the group means, the disparity GenderCARE reports as sigma."""
+    names, labels, numbers = _grouped(values)
+    return _population_sd_of_means(numbers, labels, len(names))
+
+
+def spread_interval(values: Sequence[tuple[str, float]], confidence: float = CONFIDENCE,
+                    resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+    """Percentile bootstrap interval of the spread (documents resampled within groups)."""
+    import numpy as np
+
+    names, labels, numbers = _grouped(values)
+    rng = np.random.default_rng(seed)
+    members = [np.flatnonzero(labels == i) for i in range(len(names))]
+    spreads = np.empty(resamples)
+    for r in range(resamples):
+        spreads[r] = float(np.std([numbers[rng.choice(m, size=m.size)].mean() for m in members]))
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(spreads, [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
+def spread_ci_lower(values: Sequence[tuple[str, float]]) -> float:
+    return spread_interval(values)[0]
+
+
+def spread_ci_upper(values: Sequence[tuple[str, float]]) -> float:
+    return spread_interval(values)[1]

@@ -144,7 +144,7 @@ def test_subset_warns_with_both_row_counts_and_hashes(tmp_path, source, caplog):
 
 
 def test_unknown_benchmark_lists_the_known_ones():
-    with pytest.raises(data.DataError, match="unknown data source .nope.; known: tango_disclosure, tango_misgendering, winoqueer"):
+    with pytest.raises(data.DataError, match="unknown data source .nope.; known: gendercare_group1, gendercare_group2, gendercare_group3, tango_disclosure, tango_misgendering, winoqueer"):
         data.get_source("nope")
 
 
