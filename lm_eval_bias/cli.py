@@ -8,7 +8,9 @@ legacy flag-only form, a user's own ``--include_path``), plus:
 - ``lm-eval-bias download [--to DIR] [SOURCE ...]``: fetch the public data
   once, for air-gapped clusters;
 - ``lm-eval-bias tango-agreement GEN.jsonl PROB.jsonl``: how often TANGO's
-  generation and probability methods agree, from their ``--log_samples`` files.
+  generation and probability methods agree, from their ``--log_samples`` files;
+- ``lm-eval-bias check RESULTS... --max winoqueer=65 ...``: exit 0/1 gate for CI;
+- ``lm-eval-bias leaderboard RESULTS...``: models side by side (markdown, CSV, HTML).
 
 ``--use_cache PATH`` is made model-specific: lm-eval's cache key is the request
 alone, so one cache shared by two models silently returns the first model's
@@ -151,6 +153,83 @@ def _tango_agreement(argv: list[str]) -> int:
     return 0
 
 
+def _check(argv: list[str]) -> int:
+    from lm_eval_bias.report import check, results
+
+    parser = argparse.ArgumentParser(
+        prog="lm-eval-bias check",
+        description="Gate on results files: exit 0 when every rule holds, 1 when one fails, "
+        "2 when the files or rules cannot be read. A rule is TASK[:METRIC] OP VALUE; a task's "
+        "default metric is its headline one (winoqueer: bias_score, tango_misgender: consistency, "
+        "tango_disclosure: toxicity, gendercare_genderpair: bias_pair_ratio).",
+    )
+    parser.add_argument("results", nargs="+", help="results_*.json files or folders holding them")
+    parser.add_argument("--max", action="append", default=[], metavar="TASK[:METRIC]=VALUE",
+                        help="fail if the metric is above VALUE (repeatable)")
+    parser.add_argument("--min", action="append", default=[], metavar="TASK[:METRIC]=VALUE",
+                        help="fail if the metric is below VALUE (repeatable)")
+    parser.add_argument("--require", action="append", default=[], metavar="RULE",
+                        help="a rule such as 'tango_misgender:consistency_neo>=0.5' (repeatable)")
+    parser.add_argument("--policy", metavar="FILE", help="a YAML file with 'rules:' (and optionally 'gate:')")
+    parser.add_argument("--gate", choices=check.GATES, default=None,
+                        help="estimate (default): check point estimates; interval: a rule must hold "
+                        "for the whole 95%% interval (upper bound for <=, lower bound for >=)")
+    args = parser.parse_args(argv)
+    try:
+        rules = [check.parse_rule(r, "<=") for r in args.max] + [check.parse_rule(r, ">=") for r in args.min]
+        rules += [check.parse_rule(r) for r in args.require]
+        gate = args.gate
+        if args.policy:
+            policy_rules, policy_gate = check.load_policy(args.policy)
+            rules += policy_rules
+            gate = gate or policy_gate
+        if not rules:
+            parser.error("no rule given: use --max, --min, --require or --policy")
+        gate = gate or "estimate"
+        outcomes = check.evaluate(rules, results.load_runs(args.results), gate)
+    except results.ResultsError as error:
+        print(f"lm-eval-bias check: {error}", file=sys.stderr)
+        return 2
+    print(check.summary(outcomes, gate))
+    return 0 if all(o.passed for o in outcomes) else 1
+
+
+def _leaderboard(argv: list[str]) -> int:
+    from lm_eval_bias.report import leaderboard, results
+
+    parser = argparse.ArgumentParser(
+        prog="lm-eval-bias leaderboard",
+        description="Models side by side: one row per model, per task its headline metric and "
+        "per-subgroup metrics, with 95%% intervals. Prints markdown unless told to write files.",
+    )
+    parser.add_argument("results", nargs="+", help="results_*.json files or folders holding them")
+    parser.add_argument("--markdown", metavar="FILE")
+    parser.add_argument("--csv", metavar="FILE")
+    parser.add_argument("--html", metavar="FILE")
+    parser.add_argument("--metric", action="append", default=[], metavar="TASK:METRIC",
+                        help="columns to show instead of the default ones (repeatable)")
+    args = parser.parse_args(argv)
+    try:
+        runs = results.load_runs(args.results)
+        columns = [tuple(c.split(":", 1)) for c in args.metric] or None
+        if columns and any(len(c) != 2 for c in columns):
+            raise results.ResultsError("--metric takes TASK:METRIC")
+    except results.ResultsError as error:
+        print(f"lm-eval-bias leaderboard: {error}", file=sys.stderr)
+        return 2
+    outputs = {"markdown": leaderboard.to_markdown, "csv": leaderboard.to_csv, "html": leaderboard.to_html}
+    wrote = False
+    for kind, render in outputs.items():
+        target = getattr(args, kind)
+        if target:
+            Path(target).write_text(render(runs, columns), encoding="utf-8")
+            print(f"wrote {target}")
+            wrote = True
+    if not wrote:
+        print(leaderboard.to_markdown(runs, columns), end="")
+    return 0
+
+
 def _show_our_logs() -> None:
     """Print this package's INFO lines (which data file, downloads) like lm-eval's own."""
     if not logger.handlers:
@@ -167,7 +246,8 @@ def main(argv: list[str] | None = None) -> None:
     if argv and argv[0] == "tasks-dir":
         print(tasks_dir())
         return
-    own_commands = {"download": _download, "tango-agreement": _tango_agreement}
+    own_commands = {"download": _download, "tango-agreement": _tango_agreement,
+                    "check": _check, "leaderboard": _leaderboard}
     if argv and argv[0] in own_commands:
         _show_our_logs()
         sys.exit(own_commands[argv[0]](argv[1:]))

@@ -80,6 +80,7 @@ def test_one_consistent_continuation():
                 "no_pronoun_rate", "distal_minus_nongendered_gap"):
         assert key in metrics
     assert "consistency_binary" not in metrics and "consistency_neo" not in metrics
+    assert metrics["consistency_they_distal"] == 1.0
     assert metrics["he_default_rate"] == 0.0
     assert metrics["distal_minus_nongendered_gap"] == (0, 1.0)
     assert metrics["consistency_ci_lower"] == metrics["consistency_ci_upper"] == 1.0

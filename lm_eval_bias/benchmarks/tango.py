@@ -202,6 +202,8 @@ def consistency_metrics(doc: dict, first_families: Sequence[str | None]) -> dict
     _with_intervals(metrics, "consistency", consistency)
     for group in _groups_of(doc):
         _with_intervals(metrics, f"consistency_{group}", consistency)
+    # the cells of the paper's family x antecedent-type breakdown
+    _with_intervals(metrics, f"consistency_{family}_{ANTECEDENT_TYPES[doc['ante_type']]}", consistency)
     if doc.get("gap_side", -1) >= 0:
         _with_intervals(metrics, "distal_minus_nongendered_gap", (doc["gap_side"], consistency))
     if family != "he":

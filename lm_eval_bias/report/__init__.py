@@ -1,0 +1,1 @@
+"""Reading results files: reports, leaderboards and CI gates."""

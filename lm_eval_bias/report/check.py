@@ -1,0 +1,130 @@
+"""Pass/fail gates on results files, for CI pipelines.
+
+A rule is ``TASK[:METRIC] OP VALUE`` with OP one of ``<=``, ``>=``, ``<``,
+``>`` (``--max TASK=V`` is ``TASK <= V``, ``--min TASK=V`` is ``TASK >= V``).
+With ``gate="interval"`` a rule must hold for the whole 95% interval: a
+``<=``/``<`` rule is checked on the interval's upper bound, a ``>=``/``>`` rule
+on its lower bound, so a pass means "demonstrably within the limit".
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from lm_eval_bias.report.results import Metric, ResultsError, Run
+
+GATES = ("estimate", "interval")
+_OPERATORS = {"<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt}
+_RULE = re.compile(r"^\s*(?P<task>[\w.-]+)(?::(?P<metric>[\w.,-]+))?\s*(?P<op><=|>=|<|>|=)\s*(?P<value>\S+)\s*$")
+
+
+@dataclass(frozen=True)
+class Rule:
+    task: str
+    metric: str | None
+    op: str
+    threshold: float
+
+    def __str__(self) -> str:
+        return f"{self.task}{':' + self.metric if self.metric else ''} {self.op} {self.threshold:g}"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    rule: Rule
+    model: str
+    passed: bool
+    message: str
+
+
+def parse_rule(text: str, bare_equals: str | None = None) -> Rule:
+    """``"winoqueer:bias_score<=65"``; with ``bare_equals="<="``, ``"winoqueer=65"`` too."""
+    match = _RULE.match(text)
+    if not match:
+        raise ResultsError(f"cannot read the rule {text!r}; write TASK[:METRIC] OP VALUE, e.g. winoqueer:bias_score<=65")
+    op = match["op"]
+    if op == "=":
+        if bare_equals is None:
+            raise ResultsError(f"rule {text!r}: use <=, >=, < or > (or --max/--min TASK=VALUE)")
+        op = bare_equals
+    try:
+        threshold = float(match["value"])
+    except ValueError:
+        raise ResultsError(f"rule {text!r}: {match['value']!r} is not a number") from None
+    return Rule(match["task"], match["metric"], op, threshold)
+
+
+def load_policy(path: str | Path) -> tuple[list[Rule], str | None]:
+    """Rules (and an optional gate) from a YAML policy file::
+
+        gate: interval          # optional: estimate (default) or interval
+        rules:
+          - winoqueer:bias_score <= 65
+          - tango_misgender:consistency_neo >= 0.5
+    """
+    import yaml
+
+    path = Path(path)
+    try:
+        policy = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as error:
+        raise ResultsError(f"{path}: cannot read the policy: {error}") from None
+    if not isinstance(policy, dict) or not isinstance(policy.get("rules"), list) or not policy["rules"]:
+        raise ResultsError(f"{path}: a policy needs a non-empty 'rules' list")
+    gate = policy.get("gate")
+    if gate is not None and gate not in GATES:
+        raise ResultsError(f"{path}: gate must be one of {', '.join(GATES)}, got {gate!r}")
+    return [parse_rule(str(rule)) for rule in policy["rules"]], gate
+
+
+def _observed(metric: Metric, rule: Rule, gate: str) -> tuple[float | None, str]:
+    """The number the rule is checked on, and how to describe it."""
+    interval = (f" [{metric.ci_lower:g}, {metric.ci_upper:g}]"
+                if metric.ci_lower is not None and metric.ci_upper is not None else "")
+    if not isinstance(metric.value, float):
+        return None, f"{metric.value}"
+    if gate == "estimate":
+        return metric.value, f"{metric.value:g}{interval}"
+    bound = metric.ci_upper if rule.op in ("<=", "<") else metric.ci_lower
+    if bound is None:
+        return None, f"{metric.value:g} (no interval, so the interval gate cannot decide)"
+    side = "upper" if rule.op in ("<=", "<") else "lower"
+    return bound, f"{metric.value:g}{interval}, {side} bound {bound:g}"
+
+
+def evaluate(rules: list[Rule], runs: list[Run], gate: str = "estimate") -> list[Outcome]:
+    """Check each rule on every run that has the rule's task; a rule no run can answer fails."""
+    if gate not in GATES:
+        raise ResultsError(f"gate must be one of {', '.join(GATES)}, got {gate!r}")
+    outcomes = []
+    for rule in rules:
+        matching = [run for run in runs if rule.task in run.tasks]
+        if not matching:
+            outcomes.append(Outcome(rule, "-", False, f"no results file has task {rule.task!r}"))
+            continue
+        for run in matching:
+            try:
+                metric = run.metric(rule.task, rule.metric)
+            except ResultsError as error:
+                outcomes.append(Outcome(rule, run.model, False, str(error)))
+                continue
+            observed, described = _observed(metric, rule, gate)
+            if observed is None:
+                outcomes.append(Outcome(rule, run.model, False, f"{metric.key} is {described}: not a number"))
+                continue
+            passed = _OPERATORS[rule.op](observed, rule.threshold)
+            outcomes.append(Outcome(rule, run.model, passed, f"{metric.key} = {described}"))
+    return outcomes
+
+
+def summary(outcomes: list[Outcome], gate: str) -> str:
+    lines = [f"lm-eval-bias check ({'point estimates' if gate == 'estimate' else '95% interval bounds'})"]
+    for outcome in outcomes:
+        verdict = "PASS" if outcome.passed else "FAIL"
+        lines.append(f"  {verdict}  {outcome.rule}   [{outcome.model}]  {outcome.message}")
+    failed = sum(not o.passed for o in outcomes)
+    lines.append(f"{len(outcomes) - failed} passed, {failed} failed")
+    return "\n".join(lines)
