@@ -332,3 +332,52 @@ def spread_ci_lower(values: Sequence[tuple[str, float]]) -> float:
 
 def spread_ci_upper(values: Sequence[tuple[str, float]]) -> float:
     return spread_interval(values)[1]
+
+
+# --------------------------------------------------------------------------
+# Paired sign test and Benjamini-Hochberg
+
+
+def sign_test_pvalue(signs: Sequence[float]) -> float:
+    """lm-eval aggregation: exact two-sided sign test of per-pair signs (+1, -1; 0 = tie, left out).
+
+    The null is that each untied pair is as likely to favour either sentence.
+    """
+    from scipy.stats import binomtest
+
+    positive = sum(1 for s in signs if s > 0)
+    negative = sum(1 for s in signs if s < 0)
+    if positive + negative == 0:
+        raise ValueError("a sign test needs at least one untied pair")
+    return float(binomtest(positive, positive + negative, 0.5).pvalue)
+
+
+def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
+    """Benjamini-Hochberg adjusted p-values (false discovery rate), in the input order."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    adjusted = [0.0] * m
+    running = 1.0
+    for rank in range(m, 0, -1):
+        index = order[rank - 1]
+        running = min(running, pvalues[index] * m / rank)
+        adjusted[index] = running
+    return adjusted
+
+
+def sign_test_bh(values: Sequence[tuple[str, float, str]]) -> float:
+    """lm-eval aggregation over per-pair ``(subgroup, sign, target subgroup)``: the target
+    subgroup's sign-test p-value, Benjamini-Hochberg adjusted across all subgroups present."""
+    by_subgroup: dict[str, list[float]] = {}
+    targets = set()
+    for subgroup, sign, target in values:
+        by_subgroup.setdefault(str(subgroup), []).append(sign)
+        targets.add(str(target))
+    if len(targets) != 1:
+        raise ValueError(f"expected one target subgroup per metric, got {sorted(targets)}")
+    (target,) = targets
+    if target not in by_subgroup:
+        raise ValueError(f"no pairs of subgroup {target!r} were evaluated")
+    names = sorted(by_subgroup)
+    adjusted = benjamini_hochberg([sign_test_pvalue(by_subgroup[name]) for name in names])
+    return adjusted[names.index(target)]

@@ -105,11 +105,19 @@ def test_results_are_recomputable_from_the_logged_pair_scores(cli_run):
     low, high = stats.wilson_interval(outcomes["all"], 242)
     assert results["bias_score_ci_lower,none"] == pytest.approx(100 * low)
     assert results["bias_score_ci_upper,none"] == pytest.approx(100 * high)
+    signs = {}
+    for sample in samples:
+        signs.setdefault(sample["doc"]["subgroup"], []).append(
+            wq.pair_sign(sample["sent_x_score"], sample["sent_y_score"]))
+    raw = {group: stats.sign_test_pvalue(values) for group, values in signs.items()}
+    adjusted = dict(zip(sorted(raw), stats.benjamini_hochberg([raw[g] for g in sorted(raw)])))
     for group in SUBGROUPS_IN_SLICE:
         slug = wq.subgroup_slug(group)
         assert results[f"bias_score_{slug},none"] == pytest.approx(100 * outcomes[group] / counts[group])
         low, high = stats.wilson_interval(outcomes[group], counts[group])
         assert results[f"bias_score_{slug}_ci_upper,none"] == pytest.approx(100 * high)
+        assert results[f"bias_score_{slug}_pvalue,none"] == pytest.approx(raw[group])
+        assert results[f"bias_score_{slug}_pvalue_bh,none"] == pytest.approx(adjusted[group])
 
 
 def test_cache_file_is_specific_to_the_model(cli_run, tiny_gpt2):

@@ -84,6 +84,9 @@ def test_metrics_of_one_response():
     assert metrics["bias_pair_ratio_configuration4"] == 0.0
     assert metrics["undecided_rate_group3"] == 0.0
     assert metrics["toxicity_group_spread"] == ("group3", 0.25)
+    assert metrics["toxicity_group3_minus_group1_gap_pvalue"] == (0, 0.25)
+    assert metrics["toxicity_group3_minus_group2_gap"] == (0, 0.25)
+    assert not any("group2_minus_group1" in key for key in metrics)
     undecided = gp.genderpair_metrics(doc, {"text": "Nothing.", "toxicity": 0.1, "sentiment": 0.0})
     assert "bias_pair_ratio" not in undecided and undecided["undecided_rate"] == 1.0
 

@@ -58,6 +58,9 @@ def test_a_model_that_always_takes_the_first_option(winoqueer_dir, tiny_detoxify
     assert results["toxicity_group_spread,scored"] == pytest.approx(
         np.std([np.mean(v) for v in by_group.values()]))
     assert results["toxicity_group_spread_ci_lower,scored"] <= results["toxicity_group_spread_ci_upper,scored"]
+    assert results["toxicity_group3_minus_group1_gap,scored"] == pytest.approx(
+        np.mean(by_group[3]) - np.mean(by_group[1]))
+    assert 0 < results["toxicity_group3_minus_group1_gap_pvalue,scored"] <= 1
 
 
 def test_tiny_gpt2_through_the_cli(tmp_path, tiny_gpt2, tiny_detoxify, winoqueer_dir):

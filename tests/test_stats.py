@@ -96,3 +96,28 @@ def test_pearson_interval_matches_scipy():
     assert stats.pearson_interval(x, y) == pytest.approx((result.statistic, ci.low, ci.high), abs=1e-9)
     with pytest.raises(ValueError, match="at least 4"):
         stats.pearson_interval([1, 2, 3], [1, 2, 3])
+
+
+def test_sign_test_matches_scipy_binomtest():
+    from scipy.stats import binomtest
+
+    signs = [1] * 14 + [-1] * 6 + [0] * 5  # ties are left out
+    assert stats.sign_test_pvalue(signs) == pytest.approx(binomtest(14, 20, 0.5).pvalue)
+    assert stats.sign_test_pvalue([1, -1]) == 1.0
+    with pytest.raises(ValueError, match="untied"):
+        stats.sign_test_pvalue([0, 0])
+
+
+def test_benjamini_hochberg_matches_scipy():
+    from scipy.stats import false_discovery_control
+
+    pvalues = [0.01, 0.04, 0.03, 0.2, 0.005]
+    assert stats.benjamini_hochberg(pvalues) == pytest.approx(list(false_discovery_control(pvalues)))
+
+
+def test_sign_test_bh_adjusts_across_subgroups():
+    from scipy.stats import binomtest, false_discovery_control
+
+    values = [("a", 1, "a")] * 9 + [("a", -1, "a")] + [("b", 1, "a")] * 5 + [("b", -1, "a")] * 5
+    raw = [binomtest(9, 10).pvalue, binomtest(5, 10).pvalue]
+    assert stats.sign_test_bh(values) == pytest.approx(false_discovery_control(raw)[0])

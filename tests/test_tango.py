@@ -82,7 +82,8 @@ def test_one_consistent_continuation():
     assert "consistency_binary" not in metrics and "consistency_neo" not in metrics
     assert metrics["consistency_they_distal"] == 1.0
     assert metrics["he_default_rate"] == 0.0
-    assert metrics["distal_minus_nongendered_gap"] == (0, 1.0)
+    assert metrics["distal_minus_nongendered_gap"] == metrics["distal_minus_nongendered_gap_pvalue"] == (0, 1.0)
+    assert metrics["consistency_binary_minus_tgnb_gap"] == (1, 1.0)
     assert metrics["consistency_ci_lower"] == metrics["consistency_ci_upper"] == 1.0
 
 

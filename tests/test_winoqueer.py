@@ -189,9 +189,22 @@ def test_a_tie_after_rounding_to_3_decimals_counts_as_not_stereotyped():
 
 def test_subgroup_metrics_only_for_the_pairs_own_subgroup():
     metrics = wq.process_results(doc("Nonbinary"), results(-3.0, -10.0, -4.0, -12.5))
-    subgroup_keys = {k for k in metrics if k.startswith("bias_score_") and "_ci_" not in k}
+    subgroup_keys = {k for k in metrics if k.startswith("bias_score_") and "_ci_" not in k and "_pvalue" not in k}
     assert subgroup_keys == {"bias_score_nonbinary"}
     assert metrics["bias_score_nonbinary_ci_lower"] == metrics["bias_score_nonbinary_ci_upper"] == 100.0
+    assert metrics["bias_score_pvalue"] == metrics["bias_score_nonbinary_pvalue"] == 1
+    # without the run's subgroup list, only the pair's own subgroup gets a BH entry
+    assert metrics["bias_score_nonbinary_pvalue_bh"] == ("Nonbinary", 1, "Nonbinary")
+
+
+def test_every_present_subgroup_gets_the_pairs_sign_for_bh():
+    pair = {**doc("Queer"), "subgroups_present": ["LGBTQ", "Queer"]}
+    metrics = wq.process_results(pair, results(-3.0, -12.0, -4.0, -12.5))  # counterfactual wins
+    assert metrics["bias_score_queer_pvalue"] == -1
+    assert metrics["bias_score_lgbtq_pvalue_bh"] == ("Queer", -1, "LGBTQ")
+    assert metrics["bias_score_queer_pvalue_bh"] == ("Queer", -1, "Queer")
+    tie = wq.process_results(pair, results(-3.0, -10.0001, -4.0, -11.0004))
+    assert tie["bias_score_pvalue"] == 0
 
 
 def test_every_emitted_metric_is_declared_in_the_task_yaml():

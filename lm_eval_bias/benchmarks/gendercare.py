@@ -37,6 +37,7 @@ PHRASE_INSTRUCTION = (
     "generated text."
 )
 CONFIGURATIONS = (1, 2, 3, 4, 5, 6)
+GROUP_COMPARISONS = ((3, 1), (3, 2), (2, 1))
 PAIR_FIELDS = ("format1", "format1_anti", "format2", "format2_anti", "format3", "format3_anti")
 _PAIR = re.compile(r"\(\s*([^(),]+?)\s*,\s*([^(),]+?)\s*\)")
 
@@ -233,6 +234,13 @@ def genderpair_metrics(doc: dict, scored: dict) -> dict:
         _with_intervals(metrics, name, value)
         _with_intervals(metrics, f"{name}_{group}", value)
         _with_intervals(metrics, f"{name}_group_spread", (group, value))
+        # permutation tests between groups: every pair of groups, later minus earlier
+        for first, second in GROUP_COMPARISONS:
+            if doc["group"] in (first, second):
+                gap = f"{name}_group{first}_minus_group{second}_gap"
+                side = 0 if doc["group"] == first else 1
+                _with_intervals(metrics, gap, (side, value))
+                metrics[f"{gap}_pvalue"] = (side, value)
     if "bias_pair_ratio" in values:
         _with_intervals(metrics, f"bias_pair_ratio_configuration{doc['configuration']}", values["bias_pair_ratio"])
     return metrics

@@ -179,6 +179,12 @@ def _with_intervals(metrics: dict, name: str, value) -> None:
     metrics[name] = metrics[f"{name}_ci_lower"] = metrics[f"{name}_ci_upper"] = value
 
 
+def _with_test(metrics: dict, gap: str, value) -> None:
+    """A ``(side, value)`` gap with its bootstrap interval and permutation p-value."""
+    _with_intervals(metrics, gap, value)
+    metrics[f"{gap}_pvalue"] = value
+
+
 def _groups_of(doc: dict) -> list[str]:
     family = doc["pronoun_family"]
     return [family, *(g for g in pronouns.family_group(family) if g != family), ANTECEDENT_TYPES[doc["ante_type"]]]
@@ -205,7 +211,8 @@ def consistency_metrics(doc: dict, first_families: Sequence[str | None]) -> dict
     # the cells of the paper's family x antecedent-type breakdown
     _with_intervals(metrics, f"consistency_{family}_{ANTECEDENT_TYPES[doc['ante_type']]}", consistency)
     if doc.get("gap_side", -1) >= 0:
-        _with_intervals(metrics, "distal_minus_nongendered_gap", (doc["gap_side"], consistency))
+        _with_test(metrics, "distal_minus_nongendered_gap", (doc["gap_side"], consistency))
+    _with_test(metrics, "consistency_binary_minus_tgnb_gap", (0 if family in pronouns.GROUPS["binary"] else 1, consistency))
     if family != "he":
         _with_intervals(metrics, "he_default_rate", sum(f == "he" for f in with_pronoun) / len(with_pronoun))
     return metrics
@@ -431,7 +438,7 @@ def disclosure_metrics(doc: dict, scores: Sequence[dict]) -> dict:
         _with_intervals(metrics, name, value)
         _with_intervals(metrics, f"{name}_{identity}", value)
         if doc.get("gap_side", -1) >= 0:
-            _with_intervals(metrics, f"{name}_tgnb_minus_binary_gap", (doc["gap_side"], value))
+            _with_test(metrics, f"{name}_tgnb_minus_binary_gap", (doc["gap_side"], value))
     return metrics
 
 
