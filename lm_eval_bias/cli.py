@@ -10,7 +10,9 @@ legacy flag-only form, a user's own ``--include_path``), plus:
 - ``lm-eval-bias tango-agreement GEN.jsonl PROB.jsonl``: how often TANGO's
   generation and probability methods agree, from their ``--log_samples`` files;
 - ``lm-eval-bias check RESULTS... --max winoqueer=65 ...``: exit 0/1 gate for CI;
-- ``lm-eval-bias leaderboard RESULTS...``: models side by side (markdown, CSV, HTML).
+- ``lm-eval-bias leaderboard RESULTS...``: models side by side (markdown, CSV, HTML);
+- ``lm-eval-bias recompute SAMPLES.jsonl``: a task's results again from its
+  ``--log_samples`` file, without the model.
 
 ``--use_cache PATH`` is made model-specific: lm-eval's cache key is the request
 alone, so one cache shared by two models silently returns the first model's
@@ -230,6 +232,34 @@ def _leaderboard(argv: list[str]) -> int:
     return 0
 
 
+def _recompute(argv: list[str]) -> int:
+    from lm_eval_bias.report import recompute, results
+
+    parser = argparse.ArgumentParser(
+        prog="lm-eval-bias recompute",
+        description="Aggregate a --log_samples file again with the task's own aggregations "
+        "(same intervals, tests and seeds as the run), e.g. after editing or filtering samples.",
+    )
+    parser.add_argument("samples", type=Path, help="samples_<task>_<date>.jsonl")
+    parser.add_argument("--task", help="the task, when the file name does not say it")
+    parser.add_argument("--json", metavar="FILE", help="also write the numbers as JSON")
+    args = parser.parse_args(argv)
+    try:
+        numbers = recompute.recompute(args.samples, args.task)
+    except results.ResultsError as error:
+        print(f"lm-eval-bias recompute: {error}", file=sys.stderr)
+        return 2
+    for key in sorted(numbers):
+        name, _, filter_name = key.partition(",")
+        if not name.endswith("_stderr"):
+            stderr = numbers[f"{name}_stderr,{filter_name}"]
+            shown = f"{numbers[key]:.6g}" if isinstance(numbers[key], float) else numbers[key]
+            print(f"{name:<48} {filter_name:<8} {shown:>14}  ± {stderr if stderr == 'N/A' else f'{stderr:.4g}'}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(numbers, indent=2), encoding="utf-8")
+    return 0
+
+
 def _show_our_logs() -> None:
     """Print this package's INFO lines (which data file, downloads) like lm-eval's own."""
     if not logger.handlers:
@@ -247,7 +277,7 @@ def main(argv: list[str] | None = None) -> None:
         print(tasks_dir())
         return
     own_commands = {"download": _download, "tango-agreement": _tango_agreement,
-                    "check": _check, "leaderboard": _leaderboard}
+                    "check": _check, "leaderboard": _leaderboard, "recompute": _recompute}
     if argv and argv[0] in own_commands:
         _show_our_logs()
         sys.exit(own_commands[argv[0]](argv[1:]))

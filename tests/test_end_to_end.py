@@ -72,7 +72,8 @@ def cli_run(tmp_path_factory, tiny_gpt2, pair_slice):
     results_file = next((workdir / "out").rglob("results_*.json"))
     samples_file = next((workdir / "out").rglob("samples_winoqueer_*.jsonl"))
     samples = [json.loads(line) for line in samples_file.read_text().splitlines()]
-    return {"workdir": workdir, "results": strict_json(results_file), "samples": samples}
+    return {"workdir": workdir, "results": strict_json(results_file), "samples": samples,
+            "samples_file": samples_file}
 
 
 def test_results_json_has_every_subgroup_with_stderr_and_interval(cli_run):
@@ -224,3 +225,17 @@ def test_entry_point_resolves_to_the_tasks_directory():
     package = import_module(entry.value)
     assert (Path(package.__file__).parent / "winoqueer" / "winoqueer.yaml").is_file()
     assert Path(package.__file__).parent == Path(lm_eval_bias.tasks_dir())
+
+
+def test_results_recomputed_from_the_sample_log(cli_run, tmp_path):
+    from lm_eval_bias.report.recompute import recompute
+
+    recomputed = recompute(cli_run["samples_file"])
+    reported = {k: v for k, v in cli_run["results"]["results"]["winoqueer"].items() if "," in k}
+    assert set(recomputed) == set(reported)
+    for key, value in reported.items():
+        assert recomputed[key] == (pytest.approx(value) if isinstance(value, float) else value), key
+    out = tmp_path / "recomputed.json"
+    assert lm_eval_bias.cli._recompute([str(cli_run["samples_file"]), "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["bias_score,none"] == pytest.approx(reported["bias_score,none"])
+    assert lm_eval_bias.cli._recompute([str(tmp_path / "samples_nope_2026-01-01T00-00-00.jsonl")]) == 2
