@@ -29,6 +29,9 @@ def task_manager(extra_include_paths=None, **kwargs):
     """
     from lm_eval.tasks import TaskManager
 
+    from lm_eval_bias import models
+
+    models.register()  # so that model="hf-mlm" works in simple_evaluate too
     if extra_include_paths is None:
         extra = []
     elif isinstance(extra_include_paths, (str, Path)):

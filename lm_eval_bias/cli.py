@@ -29,7 +29,7 @@ import re
 import sys
 from pathlib import Path
 
-from lm_eval_bias import data, tasks_dir
+from lm_eval_bias import data, models, tasks_dir
 
 logger = logging.getLogger("lm_eval_bias")
 
@@ -260,6 +260,45 @@ def _recompute(argv: list[str]) -> int:
     return 0
 
 
+def _report(argv: list[str]) -> int:
+    from lm_eval_bias.report import html as report_html
+    from lm_eval_bias.report import results
+
+    parser = argparse.ArgumentParser(
+        prog="lm-eval-bias report",
+        description="A report of one or more runs: per benchmark, the figure its paper uses (with 95%% "
+        "intervals and a caption saying what the reference line means) and tables of every metric. "
+        "--html writes one self-contained file (inline SVG, no script, nothing fetched); --markdown "
+        "the same tables without figures. With neither, the Markdown goes to stdout.",
+    )
+    parser.add_argument("results", nargs="+", help="results_*.json files or folders holding them")
+    parser.add_argument("--html", metavar="FILE", help="write the HTML report here")
+    parser.add_argument("--markdown", metavar="FILE", help="write the Markdown tables here")
+    parser.add_argument("--title", default="lm-eval-bias report", help="the report's heading")
+    args = parser.parse_args(argv)
+    try:
+        runs = results.load_runs(args.results)
+        # Render everything before writing anything, so that a bad input leaves no half report.
+        rendered = {target: render(runs, args.title) for target, render in
+                    ((args.html, report_html.to_html), (args.markdown, report_html.to_markdown)) if target}
+        if not rendered:
+            rendered = {None: report_html.to_markdown(runs, args.title)}
+    except results.ResultsError as error:
+        print(f"lm-eval-bias report: {error}", file=sys.stderr)
+        return 2
+    for target, text in rendered.items():
+        if target is None:
+            print(text, end="")
+            continue
+        try:
+            Path(target).write_text(text, encoding="utf-8")
+        except OSError as error:
+            print(f"lm-eval-bias report: cannot write {target}: {error}", file=sys.stderr)
+            return 2
+        print(f"wrote {target}")
+    return 0
+
+
 def _show_our_logs() -> None:
     """Print this package's INFO lines (which data file, downloads) like lm-eval's own."""
     if not logger.handlers:
@@ -277,12 +316,14 @@ def main(argv: list[str] | None = None) -> None:
         print(tasks_dir())
         return
     own_commands = {"download": _download, "tango-agreement": _tango_agreement,
-                    "check": _check, "leaderboard": _leaderboard, "recompute": _recompute}
+                    "check": _check, "leaderboard": _leaderboard, "recompute": _recompute,
+                    "report": _report}
     if argv and argv[0] in own_commands:
         _show_our_logs()
         sys.exit(own_commands[argv[0]](argv[1:]))
 
     _show_our_logs()
+    models.register()
     _install_task_manager_shim()
     _install_cache_path_shim()
     from lm_eval.__main__ import cli_evaluate

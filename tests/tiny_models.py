@@ -155,3 +155,26 @@ def build_tiny_detoxify(out_dir: str | Path, flavour: str = "original", seed: in
     else:
         raise ValueError(f"unknown Detoxify flavour {flavour!r}")
     return build_detoxify_checkpoint(out_dir, flavour, tokenizer, config, seed=seed)
+
+
+def build_tiny_bert(out_dir: str | Path, corpus: list[str], vocab_size: int = 800, seed: int = 0) -> Path:
+    """A 2-layer random BertForMaskedLM with an uncased WordPiece vocabulary trained on ``corpus``
+    (so "transgender" and "cisgender" can share a "##gender" piece, as with real BERT)."""
+    import torch
+    from tokenizers import BertWordPieceTokenizer
+    from transformers import BertConfig, BertForMaskedLM, BertTokenizer
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    wordpiece = BertWordPieceTokenizer(lowercase=True)
+    wordpiece.train_from_iterator(corpus, vocab_size=vocab_size, min_frequency=2,
+                                  special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
+                                  show_progress=False)
+    vocab = dict(sorted(wordpiece.get_vocab().items(), key=lambda item: item[1]))
+    tokenizer = BertTokenizer(vocab=vocab, do_lower_case=True)
+    torch.manual_seed(seed)
+    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=128, pad_token_id=vocab["[PAD]"])
+    BertForMaskedLM(config).save_pretrained(out_dir)
+    tokenizer.save_pretrained(out_dir)
+    return out_dir

@@ -98,3 +98,25 @@ def plugin_scored_tokens(tokenizer, text: str, spans) -> tuple[list[int], int]:
         unstable += whole[: len(head)] != head
         tokens += whole[len(head):]
     return tokens, unstable
+
+
+@torch.no_grad()
+def reference_mlm_pair_score(model, tokenizer, sent_x: str, sent_y: str) -> tuple[float, float, int]:
+    """Eq. 1 the authors' way: lower-case for uncased tokenizers, encode with [CLS]/[SEP], diff
+    the token ids, then for each shared position but the first and last ([CLS], [SEP]) one
+    forward pass with that token masked. Returns (score_x, score_y, forward passes)."""
+    if getattr(tokenizer, "do_lower_case", False):
+        sent_x, sent_y = sent_x.lower(), sent_y.lower()
+    ids_x, ids_y = tokenizer.encode(sent_x), tokenizer.encode(sent_y)
+    positions_x, positions_y = _shared_positions(ids_x, ids_y)
+    scores, passes = [], 0
+    for ids, positions in ((ids_x, positions_x), (ids_y, positions_y)):
+        total = 0.0
+        for position in positions[1:-1]:
+            masked = torch.tensor([ids], device=model.device)
+            masked[0, position] = tokenizer.mask_token_id
+            logits = model(masked).logits[0, position].float()
+            total += torch.log_softmax(logits, dim=-1)[ids[position]].item()
+            passes += 1
+        scores.append(total)
+    return scores[0], scores[1], passes
