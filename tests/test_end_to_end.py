@@ -239,3 +239,18 @@ def test_results_recomputed_from_the_sample_log(cli_run, tmp_path):
     assert lm_eval_bias.cli._recompute([str(cli_run["samples_file"]), "--json", str(out)]) == 0
     assert json.loads(out.read_text())["bias_score,none"] == pytest.approx(reported["bias_score,none"])
     assert lm_eval_bias.cli._recompute([str(tmp_path / "samples_nope_2026-01-01T00-00-00.jsonl")]) == 2
+
+
+def test_check_and_leaderboard_on_this_run(cli_run, capsys):
+    """The gate and the leaderboard read the results file lm-eval-bias just wrote."""
+    out = cli_run["workdir"] / "out"
+    score = cli_run["results"]["results"]["winoqueer"]["bias_score,none"]
+    upper = cli_run["results"]["results"]["winoqueer"]["bias_score_ci_upper,none"]
+    assert lm_eval_bias.cli._check([str(out), "--max", f"winoqueer={score + 0.01}"]) == 0
+    assert lm_eval_bias.cli._check([str(out), "--max", f"winoqueer={score + 0.01}", "--gate", "interval"]) == (
+        0 if upper <= score + 0.01 else 1)
+    assert lm_eval_bias.cli._check([str(out), "--max", f"winoqueer={score - 0.01}"]) == 1
+    capsys.readouterr()
+    assert lm_eval_bias.cli._leaderboard([str(out)]) == 0
+    board = capsys.readouterr().out
+    assert f"{score:.4g} [" in board and "winoqueer:bias_score_lgbtq" in board
