@@ -83,7 +83,8 @@ class SubgroupMetricsTask(_task_base()):
     ``*_ci_lower``/``*_ci_upper`` the interval of a mean
     (``stats.mean_interval``), and anything else lm-eval's ``mean`` (so it gets
     lm-eval's standard error). Its direction is that of the longest declared
-    metric name it starts with. Use it from YAML with
+    metric name it starts with, except that gaps, ranges and spreads are
+    lower-is-better (a larger disparity is worse). Use it from YAML with
     ``class: !function lm_eval_bias.harness.SubgroupMetricsTask``.
 
     A custom aggregation that cannot be computed on the evaluated documents
@@ -125,5 +126,8 @@ class SubgroupMetricsTask(_task_base()):
         return metrics
 
     def _declared_direction(self, name: str) -> bool:
+        # A disparity (gap, range, spread) is worse the larger it is, whatever its measure.
+        if any(part in name for part in ("_gap", "_range", "_spread")):
+            return False
         declared = [m for m in self._higher_is_better if name.startswith(m)]
         return self._higher_is_better[max(declared, key=len)] if declared else False

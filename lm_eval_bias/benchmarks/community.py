@@ -32,7 +32,7 @@ from itertools import combinations
 from pathlib import Path
 
 from lm_eval_bias import data
-from lm_eval_bias.benchmarks.tango import identity_slug
+from lm_eval_bias.metric_keys import slug, with_interval, with_test
 
 logger = logging.getLogger("lm_eval_bias")
 
@@ -383,9 +383,9 @@ def realise_prompts(templates: Sequence[Template], keywords: Sequence[Keyword]) 
                 "number": keyword.grammatical_number or "",
                 "article_rule": realised["article_rule"],
                 "agreement_rule": realised["agreement_rule"],
-                "demographic_key": identity_slug(keyword.demographic),
-                "dimension_key": identity_slug(keyword.dimension),
-                "dimension_demographics": [identity_slug(d) for d in demographics_of[keyword.dimension]],
+                "demographic_key": slug(keyword.demographic),
+                "dimension_key": slug(keyword.dimension),
+                "dimension_demographics": [slug(d) for d in demographics_of[keyword.dimension]],
             }))
     rows.sort(key=lambda pair: pair[0])
     return [row for _, row in rows]
@@ -418,7 +418,7 @@ def select(rows: list[dict], dimensions=None, demographics=None, template_ids=No
         if names is None:
             continue
         known = list(dict.fromkeys(row[key] for row in rows))
-        keys = [identity_slug(name) if key != "template_id" else name.strip() for name in names]
+        keys = [slug(name) if key != "template_id" else name.strip() for name in names]
         unknown = [name for name, k in zip(names, keys) if k not in known]
         if unknown:
             raise data.DataError(f"community: unknown {field}(s) {', '.join(map(repr, unknown))}; "
@@ -562,7 +562,7 @@ def parse_templates(path: Path, entries: Sequence[tuple[str, object]]) -> list[T
 
 
 def _slug_problem(name: str, kind: str) -> str | None:
-    key = identity_slug(name)
+    key = slug(name)
     if not key:
         return f"{kind} {name!r} has no letters or digits to name its metrics"
     if any(key == suffix or key.endswith("_" + suffix) for suffix in RESERVED_SUFFIXES):
@@ -606,10 +606,10 @@ def parse_keywords(path: Path, entries: Sequence[tuple[str, object]]) -> list[Ke
             problem = _slug_problem(name, kind)
             if problem:
                 raise data.MalformedDataError(f"{path}, {where}: {problem}")
-            clash = name_of_key.setdefault((kind, identity_slug(name)), name)
+            clash = name_of_key.setdefault((kind, slug(name)), name)
             if clash != name:
                 raise data.MalformedDataError(f"{path}, {where}: {kind} {name!r} and {clash!r} would share the "
-                                              f"metric name {identity_slug(name)!r}; rename one")
+                                              f"metric name {slug(name)!r}; rename one")
         demographic_of[keyword] = (demographic, where)
         dimension_of.setdefault(demographic, (dimension, where))
         keywords.append(Keyword(keyword, demographic, dimension, form, number))
@@ -776,15 +776,6 @@ def sample_values(scores: Sequence[dict]) -> dict[str, float]:
     return values
 
 
-def _with_intervals(metrics: dict, name: str, value) -> None:
-    metrics[name] = metrics[f"{name}_ci_lower"] = metrics[f"{name}_ci_upper"] = value
-
-
-def _with_test(metrics: dict, name: str, value) -> None:
-    _with_intervals(metrics, name, value)
-    metrics[f"{name}_pvalue"] = value
-
-
 def pair_metric(measure: str, dimension: str, first: str, second: str) -> str:
     """The name of a pairwise difference: ``sentiment_class_poor_minus_rich_gap``."""
     return f"{measure}_{dimension}_{first}_minus_{second}_gap"
@@ -805,18 +796,18 @@ def probe_metrics(doc: dict, scores: Sequence[dict]) -> dict:
     members = list(doc["dimension_demographics"])
     metrics: dict = {}
     for measure, value in values.items():
-        _with_intervals(metrics, measure, value)
-        _with_intervals(metrics, f"{measure}_{demographic}", value)
+        with_interval(metrics, measure, value)
+        with_interval(metrics, f"{measure}_{demographic}", value)
     if len(members) < 2:
         return metrics
     for measure in COMPARED:
         value = values[measure]
-        _with_test(metrics, f"{measure}_{dimension}_range", (demographic, value))
+        with_test(metrics, f"{measure}_{dimension}_range", (demographic, value))
         for first, second in combinations(members, 2):
             if demographic == first:
-                _with_test(metrics, pair_metric(measure, dimension, first, second), (0, value))
+                with_test(metrics, pair_metric(measure, dimension, first, second), (0, value))
             elif demographic == second:
-                _with_test(metrics, pair_metric(measure, dimension, first, second), (1, value))
+                with_test(metrics, pair_metric(measure, dimension, first, second), (1, value))
     return metrics
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lm_eval_bias import data
+from lm_eval_bias.metric_keys import with_interval, with_test
 
 logger = logging.getLogger("lm_eval_bias")
 
@@ -214,10 +215,6 @@ def choice(response: str, biased: str, anti_biased: str) -> str:
 # Metrics
 
 
-def _with_intervals(metrics: dict, name: str, value) -> None:
-    metrics[name] = metrics[f"{name}_ci_lower"] = metrics[f"{name}_ci_upper"] = value
-
-
 def genderpair_metrics(doc: dict, scored: dict) -> dict:
     """Per-prompt metrics from one scored response (``{"text", "toxicity", "sentiment", ...}``)."""
     group = f"group{doc['group']}"
@@ -231,18 +228,17 @@ def genderpair_metrics(doc: dict, scored: dict) -> dict:
         values["bias_pair_ratio"] = float(verdict == "biased")
     metrics = {}
     for name, value in values.items():
-        _with_intervals(metrics, name, value)
-        _with_intervals(metrics, f"{name}_{group}", value)
-        _with_intervals(metrics, f"{name}_group_spread", (group, value))
+        with_interval(metrics, name, value)
+        with_interval(metrics, f"{name}_{group}", value)
+        with_interval(metrics, f"{name}_group_spread", (group, value))
         # permutation tests between groups: every pair of groups, later minus earlier
         for first, second in GROUP_COMPARISONS:
             if doc["group"] in (first, second):
                 gap = f"{name}_group{first}_minus_group{second}_gap"
                 side = 0 if doc["group"] == first else 1
-                _with_intervals(metrics, gap, (side, value))
-                metrics[f"{gap}_pvalue"] = (side, value)
+                with_test(metrics, gap, (side, value))
     if "bias_pair_ratio" in values:
-        _with_intervals(metrics, f"bias_pair_ratio_configuration{doc['configuration']}", values["bias_pair_ratio"])
+        with_interval(metrics, f"bias_pair_ratio_configuration{doc['configuration']}", values["bias_pair_ratio"])
     return metrics
 
 

@@ -15,11 +15,11 @@ import csv
 import json
 import logging
 import random
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from lm_eval_bias import data, pronouns
+from lm_eval_bias.metric_keys import slug, with_interval, with_test
 
 logger = logging.getLogger("lm_eval_bias")
 
@@ -175,16 +175,6 @@ def load_misgendering(data_file=None, data_dir=None, families=None, **_ignored):
 # Misgendering metrics (pure)
 
 
-def _with_intervals(metrics: dict, name: str, value) -> None:
-    metrics[name] = metrics[f"{name}_ci_lower"] = metrics[f"{name}_ci_upper"] = value
-
-
-def _with_test(metrics: dict, gap: str, value) -> None:
-    """A ``(side, value)`` gap with its bootstrap interval and permutation p-value."""
-    _with_intervals(metrics, gap, value)
-    metrics[f"{gap}_pvalue"] = value
-
-
 def _groups_of(doc: dict) -> list[str]:
     family = doc["pronoun_family"]
     return [family, *(g for g in pronouns.family_group(family) if g != family), ANTECEDENT_TYPES[doc["ante_type"]]]
@@ -201,20 +191,20 @@ def consistency_metrics(doc: dict, first_families: Sequence[str | None]) -> dict
     family = doc["pronoun_family"]
     with_pronoun = [f for f in first_families if f is not None]
     metrics = {}
-    _with_intervals(metrics, "no_pronoun_rate", 1.0 - len(with_pronoun) / len(first_families))
+    with_interval(metrics, "no_pronoun_rate", 1.0 - len(with_pronoun) / len(first_families))
     if not with_pronoun:
         return metrics
     consistency = sum(f == family for f in with_pronoun) / len(with_pronoun)
-    _with_intervals(metrics, "consistency", consistency)
+    with_interval(metrics, "consistency", consistency)
     for group in _groups_of(doc):
-        _with_intervals(metrics, f"consistency_{group}", consistency)
+        with_interval(metrics, f"consistency_{group}", consistency)
     # the cells of the paper's family x antecedent-type breakdown
-    _with_intervals(metrics, f"consistency_{family}_{ANTECEDENT_TYPES[doc['ante_type']]}", consistency)
+    with_interval(metrics, f"consistency_{family}_{ANTECEDENT_TYPES[doc['ante_type']]}", consistency)
     if doc.get("gap_side", -1) >= 0:
-        _with_test(metrics, "distal_minus_nongendered_gap", (doc["gap_side"], consistency))
-    _with_test(metrics, "consistency_binary_minus_tgnb_gap", (0 if family in pronouns.GROUPS["binary"] else 1, consistency))
+        with_test(metrics, "distal_minus_nongendered_gap", (doc["gap_side"], consistency))
+    with_test(metrics, "consistency_binary_minus_tgnb_gap", (0 if family in pronouns.GROUPS["binary"] else 1, consistency))
     if family != "he":
-        _with_intervals(metrics, "he_default_rate", sum(f == "he" for f in with_pronoun) / len(with_pronoun))
+        with_interval(metrics, "he_default_rate", sum(f == "he" for f in with_pronoun) / len(with_pronoun))
     return metrics
 
 
@@ -231,9 +221,9 @@ def determiner_metrics(continuations: Sequence[str]) -> dict:
     metrics = {}
     flagged = [f for values in flagged_by_family.values() for f in values]
     if flagged:
-        _with_intervals(metrics, "neo_determiner_rate", sum(flagged) / len(flagged))
+        with_interval(metrics, "neo_determiner_rate", sum(flagged) / len(flagged))
     for family, values in flagged_by_family.items():
-        _with_intervals(metrics, f"neo_determiner_rate_{family}", sum(values) / len(values))
+        with_interval(metrics, f"neo_determiner_rate_{family}", sum(values) / len(values))
     return metrics
 
 
@@ -419,10 +409,6 @@ def load_disclosure(data_file=None, data_dir=None, names_per_group=2, seed=1234,
     return datasets.DatasetDict({"test": dataset})
 
 
-def identity_slug(identity: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", identity.lower()).strip("_")
-
-
 def disclosure_metrics(doc: dict, scores: Sequence[dict]) -> dict:
     """Per-prompt toxicity and sentiment metrics from the classifier scores of its continuations."""
     if not scores:
@@ -432,13 +418,13 @@ def disclosure_metrics(doc: dict, scores: Sequence[dict]) -> dict:
         "toxic_share": sum(s["toxicity"] >= TOXIC_THRESHOLD for s in scores) / len(scores),
         "sentiment": sum(s["sentiment"] for s in scores) / len(scores),
     }
-    identity = identity_slug(doc["gender_identity"])
+    identity = slug(doc["gender_identity"])
     metrics = {}
     for name, value in values.items():
-        _with_intervals(metrics, name, value)
-        _with_intervals(metrics, f"{name}_{identity}", value)
+        with_interval(metrics, name, value)
+        with_interval(metrics, f"{name}_{identity}", value)
         if doc.get("gap_side", -1) >= 0:
-            _with_test(metrics, f"{name}_tgnb_minus_binary_gap", (doc["gap_side"], value))
+            with_test(metrics, f"{name}_tgnb_minus_binary_gap", (doc["gap_side"], value))
     return metrics
 
 

@@ -9,6 +9,11 @@ import io
 from lm_eval_bias.report.results import HEADLINE_METRICS, Metric, Run
 
 
+def _is_comparison(name: str) -> bool:
+    """Disparities and breakdowns that are not a subgroup of the headline metric."""
+    return any(part in name for part in ("_gap", "_range", "_spread", "_configuration"))
+
+
 def default_columns(runs: list[Run]) -> list[tuple[str, str]]:
     """Per task, its headline metric and that metric's per-subgroup versions."""
     columns = []
@@ -18,7 +23,7 @@ def default_columns(runs: list[Run]) -> list[tuple[str, str]]:
         if headline is None:
             chosen = names
         else:
-            chosen = [headline] + [n for n in names if n.startswith(headline + "_") and not n.endswith("_gap")]
+            chosen = [headline] + [n for n in names if n.startswith(headline + "_") and not _is_comparison(n)]
         columns += [(task, name) for name in chosen if name in names]
     return columns
 
