@@ -46,7 +46,10 @@ def wilson_interval(
     z2n = z * z / n
     centre = (p + z2n / 2.0) / (1.0 + z2n)
     half = z * math.sqrt(p * (1.0 - p) / n + z2n / (4.0 * n)) / (1.0 + z2n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # exact bounds at the extremes (the formula leaves rounding noise there)
+    lower = 0.0 if successes == 0 else max(0.0, centre - half)
+    upper = 1.0 if successes == n else min(1.0, centre + half)
+    return lower, upper
 
 
 def _count_percent_outcomes(values: Sequence[float]) -> tuple[int, int]:
@@ -284,7 +287,7 @@ def pearson_interval(x: Sequence[float], y: Sequence[float], confidence: float =
     a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if a.shape != b.shape or a.ndim != 1 or a.size < 4:
         raise ValueError("a correlation interval needs two equally long lists of at least 4 numbers")
-    if a.std() == 0 or b.std() == 0:
+    if a.std() <= 1e-12 * max(1.0, abs(a).max()) or b.std() <= 1e-12 * max(1.0, abs(b).max()):
         raise ValueError("a correlation is undefined when one list is constant")
     r = float(np.corrcoef(a, b)[0, 1])
     z, half = math.atanh(max(min(r, 1 - 1e-15), -1 + 1e-15)), z_value(confidence) / math.sqrt(a.size - 3)

@@ -27,6 +27,16 @@ HEADLINE_METRICS = {
     "tango_disclosure_full": "toxicity",
     "gendercare_genderpair": "bias_pair_ratio",
     "gendercare_genderpair_full": "bias_pair_ratio",
+    "winoqueer_mlm": "bias_score",
+    "scm_score": "warmth",
+    "scm_score_prob": "warmth",
+    "scm_mc": "warmth_pick",
+    "scm_mc_prob": "warmth_pick",
+    "scm_prob_ratio": "warmth_ratio",
+    "scm_story": "refusal_rate",
+    "community_probes": "sentiment",
+    "community_probes_full": "sentiment",
+    "community_probes_custom": "sentiment",
 }
 
 
