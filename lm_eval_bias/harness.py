@@ -43,6 +43,7 @@ def aggregation_for(metric: str):
     by_suffix = (
         ("_gap_ci_lower", stats.difference_ci_lower),
         ("_gap_ci_upper", stats.difference_ci_upper),
+        ("_gap_pvalue_bh", stats.difference_pvalue_bh),
         ("_gap_pvalue", stats.difference_pvalue),
         ("_gap", stats.difference_of_means),
         ("_range_ci_lower", stats.range_ci_lower),
@@ -75,7 +76,9 @@ class SubgroupMetricsTask(_task_base()):
     ``process_results`` returns and the YAML does not declare is aggregated by
     its name: ``*_gap`` is a difference of two groups' means (per-document
     values ``(side, value)``), ``*_gap_ci_lower``/``*_gap_ci_upper`` its
-    bootstrap interval and ``*_gap_pvalue`` its permutation p-value;
+    bootstrap interval and ``*_gap_pvalue`` its permutation p-value
+    (``*_gap_pvalue_bh`` with values ``(group, side, value, target group)``: the
+    target group's p-value, Benjamini-Hochberg adjusted across the groups);
     ``*_range`` (values ``(group, value)``) is the largest minus the smallest
     group mean, with ``*_range_ci_lower``/``*_range_ci_upper``/``*_range_pvalue``;
     ``*_spread`` (values ``(group, value)``) the population standard deviation

@@ -384,3 +384,22 @@ def sign_test_bh(values: Sequence[tuple[str, float, str]]) -> float:
     names = sorted(by_subgroup)
     adjusted = benjamini_hochberg([sign_test_pvalue(by_subgroup[name]) for name in names])
     return adjusted[names.index(target)]
+
+
+def difference_pvalue_bh(values: Sequence[tuple[str, int, float, str]]) -> float:
+    """lm-eval aggregation over per-document ``(group, side, value, target group)``: the
+    target group's permutation p-value of its two sides' difference, Benjamini-Hochberg
+    adjusted across every group present."""
+    by_group: dict[str, list[tuple[int, float]]] = {}
+    targets = set()
+    for group, side, value, target in values:
+        by_group.setdefault(str(group), []).append((int(side), float(value)))
+        targets.add(str(target))
+    if len(targets) != 1:
+        raise ValueError(f"expected one target group per metric, got {sorted(targets)}")
+    (target,) = targets
+    if target not in by_group:
+        raise ValueError(f"no documents of group {target!r} were evaluated")
+    names = sorted(by_group)
+    adjusted = benjamini_hochberg([difference_pvalue(by_group[name]) for name in names])
+    return adjusted[names.index(target)]

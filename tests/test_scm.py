@@ -475,3 +475,11 @@ def test_seeded_shuffle_is_python_random():
     rng = random.Random("1234-women-0")
     assert scm.ordered_terms("shuffled", rng) == scm.mc_docs(
         scm.parse_options({"scm_term_order": "shuffled"}), 1)[0]["terms"]
+
+
+def test_gap_p_values_are_adjusted_across_the_runs_groups():
+    doc = {"group": "men", "axis": "competence", "groups_present": ["women", "men"]}
+    metrics = scm.rating_metrics(doc, 4.0)
+    assert metrics["warmth_minus_competence_men_gap_pvalue"] == (1, 4.0)
+    assert metrics["warmth_minus_competence_women_gap_pvalue_bh"] == ("men", 1, 4.0, "women")
+    assert metrics["warmth_minus_competence_men_gap_pvalue_bh"] == ("men", 1, 4.0, "men")

@@ -121,3 +121,12 @@ def test_sign_test_bh_adjusts_across_subgroups():
     values = [("a", 1, "a")] * 9 + [("a", -1, "a")] + [("b", 1, "a")] * 5 + [("b", -1, "a")] * 5
     raw = [binomtest(9, 10).pvalue, binomtest(5, 10).pvalue]
     assert stats.sign_test_bh(values) == pytest.approx(false_discovery_control(raw)[0])
+
+
+def test_difference_pvalue_bh_adjusts_across_groups():
+    a = [("a", 0, v, "b") for v in (5.0, 4.8, 4.9, 5.1)] + [("a", 1, v, "b") for v in (1.0, 1.2, 0.9, 1.1)]
+    b = [("b", 0, v, "b") for v in (3.0, 2.0, 4.0)] + [("b", 1, v, "b") for v in (3.1, 2.2, 3.9)]
+    raw = [stats.difference_pvalue([(s, v) for _, s, v, _ in group]) for group in (a, b)]
+    assert stats.difference_pvalue_bh(a + b) == pytest.approx(stats.benjamini_hochberg(raw)[1])
+    with pytest.raises(ValueError, match="no documents of group 'c'"):
+        stats.difference_pvalue_bh([("a", 0, 1.0, "c"), ("a", 1, 2.0, "c")])

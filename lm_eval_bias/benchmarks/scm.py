@@ -328,6 +328,8 @@ def score_docs(options: Options) -> list[dict]:
                 docs.append({
                     "group": group, "axis": AXIS_OF_TERM[term], "term": term, "term_index": index,
                     "prompt": score_prompt(term, options.forms[group]),
+                    # for the multiple-testing correction across the run's groups
+                    "groups_present": list(options.groups),
                 })
     return docs
 
@@ -681,7 +683,10 @@ def rating_metrics(doc: dict, rating: float) -> dict:
     metrics = {}
     with_interval(metrics, axis, rating)
     with_interval(metrics, f"{axis}_{group}", rating)
-    with_test(metrics, f"warmth_minus_competence_{group}_gap", (AXES.index(axis), rating))
+    side = AXES.index(axis)
+    with_test(metrics, f"warmth_minus_competence_{group}_gap", (side, rating))
+    for other in doc.get("groups_present", [group]):
+        metrics[f"warmth_minus_competence_{other}_gap_pvalue_bh"] = (group, side, rating, other)
     for name in SURVEY_METRICS:
         metrics[name] = (group, axis, rating)
     return metrics
