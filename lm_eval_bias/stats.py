@@ -240,21 +240,26 @@ def range_of_means(values: Sequence[tuple[str, float]]) -> float:
     return _range_of_means(numbers, labels, len(names))
 
 
-def range_interval(values: Sequence[tuple[str, float]], confidence: float = CONFIDENCE,
-                   resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
-    """Percentile bootstrap interval of the range of group means (documents resampled within groups)."""
+def _bootstrap_of_group_means(values: Sequence[tuple[str, float]], statistic, confidence: float,
+                              resamples: int, seed: int) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``statistic(group means)``, documents resampled within groups."""
     import numpy as np
 
     names, labels, numbers = _grouped(values)
     rng = np.random.default_rng(seed)
     members = [np.flatnonzero(labels == i) for i in range(len(names))]
-    ranges = np.empty(resamples)
+    draws = np.empty(resamples)
     for r in range(resamples):
-        means = [numbers[rng.choice(m, size=m.size)].mean() for m in members]
-        ranges[r] = max(means) - min(means)
+        draws[r] = statistic(np.array([numbers[rng.choice(m, size=m.size)].mean() for m in members]))
     tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(ranges, [tail, 1.0 - tail])
+    low, high = np.quantile(draws, [tail, 1.0 - tail])
     return float(low), float(high)
+
+
+def range_interval(values: Sequence[tuple[str, float]], confidence: float = CONFIDENCE,
+                   resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+    """Percentile bootstrap interval of the range of group means (documents resampled within groups)."""
+    return _bootstrap_of_group_means(values, lambda means: means.max() - means.min(), confidence, resamples, seed)
 
 
 def range_ci_lower(values: Sequence[tuple[str, float]]) -> float:
@@ -318,15 +323,7 @@ def spread_interval(values: Sequence[tuple[str, float]], confidence: float = CON
     """Percentile bootstrap interval of the spread (documents resampled within groups)."""
     import numpy as np
 
-    names, labels, numbers = _grouped(values)
-    rng = np.random.default_rng(seed)
-    members = [np.flatnonzero(labels == i) for i in range(len(names))]
-    spreads = np.empty(resamples)
-    for r in range(resamples):
-        spreads[r] = float(np.std([numbers[rng.choice(m, size=m.size)].mean() for m in members]))
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(spreads, [tail, 1.0 - tail])
-    return float(low), float(high)
+    return _bootstrap_of_group_means(values, np.std, confidence, resamples, seed)
 
 
 def spread_ci_lower(values: Sequence[tuple[str, float]]) -> float:
