@@ -114,7 +114,7 @@ class SubgroupMetricsTask(_task_base()):
         def aggregate(values):
             try:
                 return aggregation(values)
-            except ValueError as error:
+            except (ValueError, ArithmeticError) as error:
                 logging.getLogger("lm_eval_bias").warning("%s: %s is not reported: %s", task, name, error)
                 return "N/A"
 

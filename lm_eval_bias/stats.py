@@ -222,6 +222,8 @@ def _grouped(values: Sequence[tuple[str, float]]):
     index = {name: i for i, name in enumerate(names)}
     labels = np.asarray([index[str(group)] for group, _ in values])
     numbers = np.asarray([float(value) for _, value in values])
+    if not np.isfinite(numbers).all():
+        raise ValueError("per-document values must be finite numbers")
     return names, labels, numbers
 
 
@@ -352,6 +354,22 @@ def sign_test_pvalue(signs: Sequence[float]) -> float:
     return float(binomtest(positive, positive + negative, 0.5).pvalue)
 
 
+def _adjusted_for(target: str, pvalue_of: dict, data_of: dict) -> float:
+    """The target's Benjamini-Hochberg adjusted p-value over the groups whose raw p-value can
+    be computed (a group with only ties, or one side, is left out of the family)."""
+    if target not in data_of:
+        raise ValueError(f"no documents of group {target!r} were evaluated")
+    raw = {}
+    for name in sorted(data_of):
+        try:
+            raw[name] = pvalue_of(data_of[name])
+        except ValueError:
+            if name == target:
+                raise
+    names = sorted(raw)
+    return benjamini_hochberg([raw[name] for name in names])[names.index(target)]
+
+
 def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
     """Benjamini-Hochberg adjusted p-values (false discovery rate), in the input order."""
     m = len(pvalues)
@@ -376,11 +394,7 @@ def sign_test_bh(values: Sequence[tuple[str, float, str]]) -> float:
     if len(targets) != 1:
         raise ValueError(f"expected one target subgroup per metric, got {sorted(targets)}")
     (target,) = targets
-    if target not in by_subgroup:
-        raise ValueError(f"no pairs of subgroup {target!r} were evaluated")
-    names = sorted(by_subgroup)
-    adjusted = benjamini_hochberg([sign_test_pvalue(by_subgroup[name]) for name in names])
-    return adjusted[names.index(target)]
+    return _adjusted_for(target, sign_test_pvalue, by_subgroup)
 
 
 def difference_pvalue_bh(values: Sequence[tuple[str, int, float, str]]) -> float:
@@ -395,8 +409,4 @@ def difference_pvalue_bh(values: Sequence[tuple[str, int, float, str]]) -> float
     if len(targets) != 1:
         raise ValueError(f"expected one target group per metric, got {sorted(targets)}")
     (target,) = targets
-    if target not in by_group:
-        raise ValueError(f"no documents of group {target!r} were evaluated")
-    names = sorted(by_group)
-    adjusted = benjamini_hochberg([difference_pvalue(by_group[name]) for name in names])
-    return adjusted[names.index(target)]
+    return _adjusted_for(target, difference_pvalue, by_group)

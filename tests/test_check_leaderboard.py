@@ -59,9 +59,15 @@ def test_results_are_read_with_their_intervals(two_models):
 def test_bad_files_give_clear_errors(tmp_path):
     with pytest.raises(results.ResultsError, match="no such file or folder"):
         results.load_runs([tmp_path / "missing.json"])
+    # a bare NaN is read as "not a number" for that metric, not as a broken file
     (tmp_path / "x.json").write_text('{"results": {"winoqueer": {"bias_score,none": NaN}}}')
-    with pytest.raises(results.ResultsError, match="not valid JSON: bare NaN"):
-        results.load_runs([tmp_path / "x.json"])
+    (nan_run,) = results.load_runs([tmp_path / "x.json"])
+    assert nan_run.metric("winoqueer").value == "NaN"
+    (outcome,) = check.evaluate([check.parse_rule("winoqueer<=65")], [nan_run])
+    assert not outcome.passed and "NaN" in outcome.message
+    (tmp_path / "z.json").write_text('{"results": ')
+    with pytest.raises(results.ResultsError, match="not valid JSON"):
+        results.load_runs([tmp_path / "z.json"])
     (tmp_path / "y.json").write_text('{"foo": 1}')
     with pytest.raises(results.ResultsError, match="not an lm-eval results file"):
         results.load_runs([tmp_path / "y.json"])

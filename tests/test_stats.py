@@ -130,3 +130,17 @@ def test_difference_pvalue_bh_adjusts_across_groups():
     assert stats.difference_pvalue_bh(a + b) == pytest.approx(stats.benjamini_hochberg(raw)[1])
     with pytest.raises(ValueError, match="no documents of group 'c'"):
         stats.difference_pvalue_bh([("a", 0, 1.0, "c"), ("a", 1, 2.0, "c")])
+
+
+def test_bh_leaves_out_groups_without_a_p_value():
+    from scipy.stats import binomtest
+
+    values = [("a", 1, "a")] * 6 + [("a", -1, "a")] + [("b", 0, "a")] * 3  # b: ties only
+    assert stats.sign_test_bh(values) == pytest.approx(binomtest(6, 7).pvalue)
+    with pytest.raises(ValueError, match="untied"):
+        stats.sign_test_bh([("b", 0, "b"), ("a", 1, "b")])
+
+
+def test_group_statistics_reject_non_finite_values():
+    with pytest.raises(ValueError, match="finite"):
+        stats.range_of_means([("a", float("nan")), ("b", 1.0)])

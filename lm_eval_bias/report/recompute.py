@@ -64,7 +64,7 @@ def recompute(samples_path: str | Path, task: str | None = None) -> dict:
         aggregation = declared.get(name) or harness.aggregation_for(name)
         try:
             results[f"{name},{filter_name}"] = aggregation(items)
-        except ValueError:
+        except (ValueError, ArithmeticError):
             results[f"{name},{filter_name}"] = "N/A"
         results[f"{name}_stderr,{filter_name}"] = (
             mean_stderr(items) if aggregation is mean and len(items) > 1 else "N/A")

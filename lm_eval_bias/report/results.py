@@ -93,8 +93,9 @@ def _number(value):
     return float(value) if math.isfinite(value) else None
 
 
-def _reject_nan(token):
-    raise ValueError(f"bare {token} (not valid JSON)")
+def _keep_as_text(token):
+    # lm-eval can write a bare NaN/Infinity; keep it as a non-number instead of refusing the file
+    return token
 
 
 def parse_run(path: Path, document: dict) -> Run:
@@ -151,7 +152,7 @@ def load_runs(paths) -> list[Run]:
     runs = []
     for path in results_files(paths):
         try:
-            document = json.loads(path.read_text(encoding="utf-8"), parse_constant=_reject_nan)
+            document = json.loads(path.read_text(encoding="utf-8"), parse_constant=_keep_as_text)
         except (ValueError, UnicodeDecodeError) as error:
             raise ResultsError(f"{path}: not valid JSON: {error}") from None
         runs.append(parse_run(path, document))
