@@ -162,9 +162,8 @@ def _check(argv: list[str]) -> int:
         prog="lm-eval-bias check",
         description="Gate on results files: exit 0 when every rule holds, 1 when one fails, "
         "2 when the files or rules cannot be read. A rule is TASK[:METRIC] OP VALUE; a task's "
-        "default metric is its headline one (winoqueer: bias_score, tango_misgender: consistency, "
-        "tango_disclosure: toxicity, gendercare_genderpair: bias_pair_ratio, scm_score: warmth, "
-        "scm_mc: warmth_pick, scm_prob_ratio: warmth_ratio, community_probes: sentiment).",
+        "default metric is its headline one ("
+        + ", ".join(f"{task}: {metric}" for task, metric in results.HEADLINE_METRICS.items()) + ").",
     )
     parser.add_argument("results", nargs="+", help="results_*.json files or folders holding them")
     parser.add_argument("--max", action="append", default=[], metavar="TASK[:METRIC]=VALUE",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 
+from lm_eval_bias.metric_keys import is_comparison
+
 _SUBGROUP_TASKS: set[str] = set()
 _COUNT_WARNING = "Metrics were not scored on the same number of documents"
 
@@ -130,7 +132,7 @@ class SubgroupMetricsTask(_task_base()):
 
     def _declared_direction(self, name: str) -> bool:
         # A disparity (gap, range, spread) is worse the larger it is, whatever its measure.
-        if any(part in name for part in ("_gap", "_range", "_spread")):
+        if is_comparison(name):
             return False
         declared = [m for m in self._higher_is_better if name.startswith(m)]
         return self._higher_is_better[max(declared, key=len)] if declared else False

@@ -23,3 +23,13 @@ def with_test(metrics: dict, name: str, value) -> None:
     """A group comparison (``_gap``/``_range``) with its interval and permutation p-value."""
     with_interval(metrics, name, value)
     metrics[f"{name}_pvalue"] = value
+
+
+# Metrics that compare groups (a difference, a range, a spread) rather than describe one group,
+# with or without an interval/p-value companion suffix.
+_COMPARISON = re.compile(r"_(gap|range|spread)(_ci_lower|_ci_upper|_pvalue|_pvalue_bh)?$")
+
+
+def is_comparison(name: str) -> bool:
+    """``toxicity_group3_minus_group1_gap`` (or its ``_ci_lower`` ...) compares groups."""
+    return _COMPARISON.search(name) is not None

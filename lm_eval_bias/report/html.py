@@ -30,11 +30,9 @@ from dataclasses import dataclass, field
 
 from lm_eval_bias.report import figures
 from lm_eval_bias.report.figures import Estimate, Point, Reference, Series
-from lm_eval_bias.metric_keys import slug
+from lm_eval_bias.metric_keys import is_comparison, slug
 from lm_eval_bias.report.results import HEADLINE_METRICS, Metric, ResultsError, Run
 
-# Metrics that compare groups rather than describe one: never drawn as a subgroup bar.
-DERIVED_SUFFIXES = ("_gap", "_range", "_spread")
 # More categories than this are drawn as horizontal bars, so that long names stay readable.
 HORIZONTAL_FROM = 12
 READING_NOTE = ("Intervals are 95%. \"N/A\" marks a metric the run could not compute. p-values are as the task "
@@ -124,7 +122,7 @@ def suffixes(entries: Sequence[Entry], prefix: str, known: Sequence[str] = (),
     found = {
         name[len(prefix) + 1:]
         for entry in entries for name in entry.metrics
-        if name.startswith(prefix + "_") and not name.endswith(DERIVED_SUFFIXES)
+        if name.startswith(prefix + "_") and not is_comparison(name)
     }
     found = {s for s in found if s and not exclude(s)}
     ordered = [s for s in known if s in found]

@@ -6,12 +6,13 @@ import csv
 import html
 import io
 
+from lm_eval_bias.metric_keys import is_comparison
 from lm_eval_bias.report.results import HEADLINE_METRICS, Metric, Run
 
 
 def _is_comparison(name: str) -> bool:
     """Disparities and breakdowns that are not a subgroup of the headline metric."""
-    return any(part in name for part in ("_gap", "_range", "_spread", "_configuration"))
+    return is_comparison(name) or "_configuration" in name
 
 
 def default_columns(runs: list[Run]) -> list[tuple[str, str]]:
