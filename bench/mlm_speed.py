@@ -27,6 +27,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "bench"))
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "winoqueer" / "winoqueer_gender_subset.csv"
 
 
@@ -54,10 +55,12 @@ def bert_base_dir() -> Path:
 
 
 def read_pairs(path: Path, n_pairs: int) -> list[dict]:
+    """The same fixed slice as bench/winoqueer_speed.py takes."""
+    from winoqueer_speed import stride
+
     with open(path, encoding="utf-8-sig", newline="") as handle:
         rows = list(csv.DictReader(handle))
-    step = max(1, len(rows) // n_pairs) | 1  # odd: both counterfactuals of a sentence can be drawn
-    return rows[::step][:n_pairs]
+    return rows[::stride(len(rows), n_pairs)][: n_pairs or None]
 
 
 def main() -> None:
