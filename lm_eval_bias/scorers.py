@@ -24,10 +24,17 @@ base model's config and tokenizer. Each Detoxify option is taken from, in order:
 
 1. an explicit argument (a filter's YAML keyword, or ``get_scorer``/``DetoxifyScorer``);
 2. process defaults set with :func:`configure` (a benchmark's dataset loader passes its
-   task metadata ``detoxify_model``, ``detoxify_checkpoint``, ``detoxify_config_dir``);
+   task metadata ``detoxify_model``, ``detoxify_checkpoint``, ``detoxify_config_dir``,
+   ``detoxify_dtype``);
 3. ``LM_EVAL_BIAS_DETOXIFY_MODEL``, ``LM_EVAL_BIAS_DETOXIFY_CHECKPOINT``,
-   ``LM_EVAL_BIAS_DETOXIFY_CONFIG_DIR``;
-4. Detoxify's own default (model ``original``, downloaded weights).
+   ``LM_EVAL_BIAS_DETOXIFY_CONFIG_DIR``, ``LM_EVAL_BIAS_DETOXIFY_DTYPE``;
+4. Detoxify's own default (model ``original``, downloaded weights, float32).
+
+Detoxify runs in float32 by default, exactly as Detoxify's own ``predict``. Option
+``dtype`` (``detoxify_dtype``, ``LM_EVAL_BIAS_DETOXIFY_DTYPE``) set to ``bfloat16``
+runs the model under bfloat16 autocast instead: scores move by about 1e-3, and on
+CPUs with native bfloat16 (AVX512-BF16, AMX) or recent GPUs it is several times
+faster. It is opt-in, because a leaderboard compares numbers across runs.
 
 A classifier that cannot be loaded or fails on a batch raises :class:`ScorerError`
 with the scorer, batch and text in the message: a failure is never scored as 0.
@@ -52,10 +59,14 @@ logger = logging.getLogger("lm_eval_bias")
 DETOXIFY_MODEL_ENV = "LM_EVAL_BIAS_DETOXIFY_MODEL"
 DETOXIFY_CHECKPOINT_ENV = "LM_EVAL_BIAS_DETOXIFY_CHECKPOINT"
 DETOXIFY_CONFIG_DIR_ENV = "LM_EVAL_BIAS_DETOXIFY_CONFIG_DIR"
+DETOXIFY_DTYPE_ENV = "LM_EVAL_BIAS_DETOXIFY_DTYPE"
 DETOXIFY_INSTALL = 'pip install "detoxify==0.5.4"  (name your torch, e.g. "torch==2.13.0", in the same command)'
 VADER_INSTALL = 'pip install "vaderSentiment==3.3.2"'
 DEFAULT_DETOXIFY_MODEL = "original"
 DEFAULT_BATCH_SIZE = 64
+# float32 is Detoxify's own predict(); bfloat16 is our opt-in autocast path.
+DETOXIFY_DTYPES = ("float32", "bfloat16")
+DEFAULT_DETOXIFY_DTYPE = "float32"
 
 # What Detoxify 0.5.4's predict() returns per model (after its own renaming of the
 # Jigsaw names toxic/severe_toxic/identity_hate). "unbiased" checkpoints have 16
@@ -111,6 +122,7 @@ _CONFIGURABLE = {
     "detoxify_model": DETOXIFY_MODEL_ENV,
     "detoxify_checkpoint": DETOXIFY_CHECKPOINT_ENV,
     "detoxify_config_dir": DETOXIFY_CONFIG_DIR_ENV,
+    "detoxify_dtype": DETOXIFY_DTYPE_ENV,
 }
 
 
@@ -118,8 +130,8 @@ def configure(**metadata: Any) -> dict[str, str]:
     """Set process-wide scorer defaults from task metadata; return the current defaults.
 
     Meant to be called by a benchmark's ``custom_dataset`` hook with all the metadata
-    it receives, so keys other than ``detoxify_model``, ``detoxify_checkpoint`` and
-    ``detoxify_config_dir`` are ignored, as are ``None`` and empty values (they mean
+    it receives, so keys other than ``detoxify_model``, ``detoxify_checkpoint``,
+    ``detoxify_config_dir`` and ``detoxify_dtype`` are ignored, as are ``None`` and empty values (they mean
     "not given", so a task without the key does not undo another's). The defaults
     apply to scorers created afterwards; lm-eval creates filters after every task is
     loaded, so with one ``--metadata`` per run all tasks see the same values.
@@ -150,20 +162,29 @@ def _pick(key: str, explicit: Any) -> tuple[str | None, str]:
 
 
 def resolve_detoxify_options(model_type: str | None = None, checkpoint: str | os.PathLike | None = None,
-                             config_dir: str | os.PathLike | None = None) -> dict[str, Any]:
+                             config_dir: str | os.PathLike | None = None,
+                             dtype: str | None = None) -> dict[str, Any]:
     """Fill unset Detoxify options from :func:`configure`, then the environment.
 
     Returns ``model_type``, ``checkpoint`` and ``config_dir`` (absolute paths or
-    ``None``) and ``origins``, naming where each came from.
+    ``None``), ``dtype`` (one of :data:`DETOXIFY_DTYPES`) and ``origins``, naming
+    where each came from. An unknown dtype raises :class:`ScorerError`.
     """
     model, model_origin = _pick("detoxify_model", model_type)
     ckpt, ckpt_origin = _pick("detoxify_checkpoint", checkpoint)
     cfg, cfg_origin = _pick("detoxify_config_dir", config_dir)
+    chosen_dtype, dtype_origin = _pick("detoxify_dtype", dtype)
+    chosen_dtype = chosen_dtype.lower() if chosen_dtype else DEFAULT_DETOXIFY_DTYPE
+    if chosen_dtype not in DETOXIFY_DTYPES:
+        raise ScorerError(f"detoxify: dtype {chosen_dtype!r} (from {dtype_origin}) is not one of "
+                          f"{', '.join(DETOXIFY_DTYPES)}; float32 gives Detoxify's own scores")
     return {
         "model_type": model or DEFAULT_DETOXIFY_MODEL,
         "checkpoint": str(Path(ckpt).expanduser().resolve()) if ckpt else None,
         "config_dir": str(Path(cfg).expanduser().resolve()) if cfg else None,
-        "origins": {"model_type": model_origin, "checkpoint": ckpt_origin, "config_dir": cfg_origin},
+        "dtype": chosen_dtype,
+        "origins": {"model_type": model_origin, "checkpoint": ckpt_origin, "config_dir": cfg_origin,
+                    "dtype": dtype_origin},
     }
 
 
@@ -415,35 +436,42 @@ class DetoxifyScorer:
     ``model_type``, ``checkpoint`` and ``config_dir`` left as ``None`` are taken from
     :func:`configure`, then the ``LM_EVAL_BIAS_DETOXIFY_*`` environment variables,
     then Detoxify's default (``original``, downloaded). ``device`` defaults to
-    ``cuda`` when available, else ``cpu``. Scoring runs through Detoxify's own
-    ``predict`` (which disables autograd), ``batch_size`` texts at a time, with texts
-    grouped by length so that batches carry little padding.
+    ``cuda`` when available, else ``cpu``. Scoring runs ``batch_size`` texts at a
+    time, with texts grouped by length so that batches carry little padding, through
+    Detoxify's own ``predict`` (``dtype="float32"``, the default), or, with
+    ``dtype="bfloat16"``, through the same tokenizer and model under bfloat16
+    autocast, with the sigmoid taken in float32.
     """
 
     name = "detoxify"
 
     def __init__(self, model_type: str | None = None, checkpoint: str | os.PathLike | None = None,
                  config_dir: str | os.PathLike | None = None, device: str | None = None,
-                 batch_size: int = DEFAULT_BATCH_SIZE) -> None:
+                 batch_size: int = DEFAULT_BATCH_SIZE, dtype: str | None = None) -> None:
         if int(batch_size) < 1:
             raise ValueError(f"detoxify: batch_size must be at least 1, got {batch_size!r}")
-        options = resolve_detoxify_options(model_type, checkpoint, config_dir)
+        options = resolve_detoxify_options(model_type, checkpoint, config_dir, dtype)
         self.model_type = options["model_type"]
         self.checkpoint = options["checkpoint"]
         self.config_dir = options["config_dir"]
+        self.dtype = options["dtype"]
         self.device = device or default_device()
         self.batch_size = int(batch_size)
+        if self.dtype == "bfloat16" and self.device == "cpu" and not _cpu_has_native_bfloat16():
+            logger.warning("detoxify: this CPU has no native bfloat16 (AVX512-BF16 or AMX), so dtype "
+                           "bfloat16 is emulated and likely slower than float32")
         started = time.perf_counter()
         self.detoxify = load_detoxify(self.model_type, self.checkpoint, self.config_dir, self.device,
                                       options["origins"])
         self.labels = tuple(self.detoxify.class_names)
-        logger.info("detoxify: loaded %r (%s) on %s in %.1f s; labels %s", self.model_type,
-                    self.checkpoint or "downloaded weights", self.device, time.perf_counter() - started,
-                    ", ".join(self.labels))
+        logger.info("detoxify: loaded %r (%s) on %s, %s, in %.1f s; labels %s", self.model_type,
+                    self.checkpoint or "downloaded weights", self.device, self.dtype,
+                    time.perf_counter() - started, ", ".join(self.labels))
 
     def __repr__(self) -> str:
         return (f"DetoxifyScorer(model_type={self.model_type!r}, checkpoint={self.checkpoint!r}, "
-                f"config_dir={self.config_dir!r}, device={self.device!r}, batch_size={self.batch_size})")
+                f"config_dir={self.config_dir!r}, device={self.device!r}, batch_size={self.batch_size}, "
+                f"dtype={self.dtype!r})")
 
     def score(self, texts: Sequence[str]) -> dict[str, list[float]]:
         from tqdm.auto import tqdm
@@ -467,10 +495,10 @@ class DetoxifyScorer:
 
     def _predict(self, indices: list[int], batch: list[str], number: int, total: int) -> dict[str, list[float]]:
         """One call of Detoxify's predict(), checked: every label, one finite value per text."""
-        context = (f"detoxify ({self.model_type}, {self.device}): batch {number + 1}/{total} "
+        context = (f"detoxify ({self.model_type}, {self.device}, {self.dtype}): batch {number + 1}/{total} "
                    f"({len(batch)} texts, e.g. text {indices[0]} {_snippet(batch[0])})")
         try:
-            raw = self.detoxify.predict(batch)
+            raw = self.detoxify.predict(batch) if self.dtype == "float32" else self._predict_autocast(batch)
         except Exception as error:
             raise ScorerError(f"{context} failed: {type(error).__name__}: {error}") from error
         checked = {}
@@ -486,6 +514,33 @@ class DetoxifyScorer:
             checked[label] = [float(value) for value in values]
         return checked
 
+    def _predict_autocast(self, batch: list[str]) -> dict[str, list[float]]:
+        """Detoxify's predict() with the model under autocast to ``self.dtype``.
+
+        Same tokenizer call and model as predict(); the logits are cast back to
+        float32 before the sigmoid, so scores are not rounded to bfloat16's 8-bit
+        mantissa (which alone would move a score near 0.5 by up to 2e-3).
+        """
+        import torch
+
+        detox = self.detoxify
+        detox.model.eval()
+        inputs = detox.tokenizer(batch, return_tensors="pt", truncation=True, padding=True).to(detox.model.device)
+        device_type = torch.device(self.device).type
+        with torch.inference_mode(), torch.autocast(device_type=device_type, dtype=getattr(torch, self.dtype)):
+            logits = detox.model(**inputs)[0]
+        scores = torch.sigmoid(logits.float()).cpu()
+        return {label: scores[:, column].tolist() for column, label in enumerate(detox.class_names)}
+
+
+def _cpu_has_native_bfloat16() -> bool:
+    import torch
+
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):  # a private probe: absent means "cannot tell"
+        return True
+
 
 # --------------------------------------------------------------------------
 # Registry
@@ -495,17 +550,18 @@ _scorer_cache: dict[tuple, Scorer] = {}
 
 
 def _detoxify_key(options: dict[str, Any]) -> tuple:
-    unknown = set(options) - {"model_type", "checkpoint", "config_dir", "device", "batch_size"}
+    unknown = set(options) - {"model_type", "checkpoint", "config_dir", "device", "batch_size", "dtype"}
     if unknown:
         raise TypeError(f"detoxify: unknown option(s) {', '.join(sorted(unknown))}")
     resolved = resolve_detoxify_options(options.get("model_type"), options.get("checkpoint"),
-                                        options.get("config_dir"))
+                                        options.get("config_dir"), options.get("dtype"))
     return (
         ("model_type", resolved["model_type"]),
         ("checkpoint", resolved["checkpoint"]),
         ("config_dir", resolved["config_dir"]),
         ("device", options.get("device") or default_device()),
         ("batch_size", int(options.get("batch_size") or DEFAULT_BATCH_SIZE)),
+        ("dtype", resolved["dtype"]),
     )
 
 
@@ -550,7 +606,8 @@ class ClassifierFilter(Filter):
 
     YAML keywords: ``scorers`` (names, default ``[detoxify, vader]``), and for
     Detoxify ``detoxify_model``, ``detoxify_checkpoint``, ``detoxify_config_dir``,
-    ``device``, ``batch_size`` (each wins over :func:`configure` and the environment).
+    ``detoxify_dtype``, ``device``, ``batch_size`` (each wins over :func:`configure`
+    and the environment).
 
     ``apply`` gets all of a task's generations at once, scores each distinct text
     once per scorer in batches, and puts, for each generation, the dict
@@ -569,7 +626,8 @@ class ClassifierFilter(Filter):
 
     def __init__(self, scorers: Iterable[str] | str = ("detoxify", "vader"), detoxify_model: str | None = None,
                  detoxify_checkpoint: str | None = None, detoxify_config_dir: str | None = None,
-                 device: str | None = None, batch_size: int | None = None) -> None:
+                 device: str | None = None, batch_size: int | None = None,
+                 detoxify_dtype: str | None = None) -> None:
         super().__init__()
         names = [scorers] if isinstance(scorers, str) else list(scorers)
         if not names:
@@ -581,7 +639,8 @@ class ClassifierFilter(Filter):
         self.scorer_names = list(dict.fromkeys(names))
         self.options = {
             "detoxify": {"model_type": detoxify_model, "checkpoint": detoxify_checkpoint,
-                         "config_dir": detoxify_config_dir, "device": device, "batch_size": batch_size},
+                         "config_dir": detoxify_config_dir, "device": device, "batch_size": batch_size,
+                         "dtype": detoxify_dtype},
             "vader": {},
         }
 

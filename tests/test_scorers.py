@@ -18,7 +18,8 @@ from lm_eval_bias import scorers
 from lm_eval_bias.data import DataError
 from tiny_models import build_tiny_detoxify
 
-ENV_VARS = (scorers.DETOXIFY_MODEL_ENV, scorers.DETOXIFY_CHECKPOINT_ENV, scorers.DETOXIFY_CONFIG_DIR_ENV)
+ENV_VARS = (scorers.DETOXIFY_MODEL_ENV, scorers.DETOXIFY_CHECKPOINT_ENV, scorers.DETOXIFY_CONFIG_DIR_ENV,
+            scorers.DETOXIFY_DTYPE_ENV)
 
 # Compound scores measured offline with vaderSentiment 3.3.2 (reference/offline-feasibility.md).
 VADER_KNOWN = {
@@ -160,6 +161,73 @@ def test_a_classifier_failure_raises_with_context_never_scores_zero(tiny_detoxif
         scorer.score(TEXTS)
 
 
+@pytest.mark.parametrize("flavour", ["original", "unbiased"])
+def test_bfloat16_runs_the_same_model_in_bfloat16_close_to_float32(tiny_detoxify, flavour):
+    exact = detoxify_scorer(tiny_detoxify, flavour, batch_size=3)
+    fast = detoxify_scorer(tiny_detoxify, flavour, batch_size=3, dtype="bfloat16")
+    assert (exact.dtype, fast.dtype) == ("float32", "bfloat16")
+    assert "dtype='bfloat16'" in repr(fast)
+    result = fast.score(TEXTS)
+    reference = exact.score(TEXTS)
+    assert list(result) == list(reference)
+    differences = [abs(a - b) for label in reference for a, b in zip(result[label], reference[label])]
+    assert all(0.0 <= v <= 1.0 for values in result.values() for v in values)
+    # bfloat16 moves the scores (so it did run in bfloat16), but not far. The
+    # fixture's widely initialised 32-wide weights amplify rounding (up to 0.075,
+    # mean 0.011 over repeated builds); a bert-base-size model moves by about
+    # 1e-3 (bench/classifier_speed.py). A swapped label or a missing sigmoid
+    # would move them by far more.
+    assert max(differences) > 1e-4
+    assert max(differences) <= 0.15 and sum(differences) / len(differences) <= 0.02
+    # Sigmoid in float32: scores are not bfloat16 numbers (8-bit mantissa), which
+    # all would be if the sigmoid ran under autocast too.
+    assert any(torch.tensor(v).bfloat16().float().item() != v for values in result.values() for v in values)
+    # A batch of one still gives a list per label; batch shapes change bfloat16's
+    # rounding a little (float32 agrees to 1e-5, see above).
+    singles = [fast.score([text]) for text in TEXTS]
+    assert all(len(single[label]) == 1 for single in singles for label in single)
+    assert_close(result, {label: [s[label][0] for s in singles] for label in result}, tolerance=0.05)
+
+
+def test_the_dtype_comes_from_argument_metadata_or_environment_and_is_checked(tiny_detoxify, monkeypatch):
+    assert scorers.resolve_detoxify_options()["dtype"] == "float32"
+    monkeypatch.setenv(scorers.DETOXIFY_DTYPE_ENV, "BFloat16")
+    resolved = scorers.resolve_detoxify_options()
+    assert (resolved["dtype"], resolved["origins"]["dtype"]) == ("bfloat16", scorers.DETOXIFY_DTYPE_ENV)
+    scorers.configure(detoxify_dtype="float32")
+    assert scorers.resolve_detoxify_options()["dtype"] == "float32"
+    assert scorers.resolve_detoxify_options(dtype="bfloat16")["dtype"] == "bfloat16"
+    monkeypatch.setenv(scorers.DETOXIFY_DTYPE_ENV, "fp16")
+    scorers.reset()
+    with pytest.raises(scorers.ScorerError,
+                       match=rf"dtype 'fp16' \(from {scorers.DETOXIFY_DTYPE_ENV}\) is not one of float32, bfloat16"):
+        scorers.get_scorer("detoxify")
+    checkpoint, config_dir = tiny_detoxify["original"]
+    with pytest.raises(scorers.ScorerError, match=r"dtype 'half' \(from argument\)"):
+        scorers.ClassifierFilter(scorers=["detoxify"], detoxify_checkpoint=str(checkpoint),
+                                 detoxify_config_dir=str(config_dir), detoxify_dtype="half").apply([["x"]], [{}])
+    monkeypatch.delenv(scorers.DETOXIFY_DTYPE_ENV)
+    # One loaded model per dtype; the filter's keyword reaches the scorer.
+    exact = scorers.get_scorer("detoxify", checkpoint=checkpoint, config_dir=config_dir)
+    fast = scorers.get_scorer("detoxify", checkpoint=checkpoint, config_dir=config_dir, dtype="bfloat16")
+    assert fast is not exact and fast.dtype == "bfloat16"
+    out = scorers.ClassifierFilter(scorers=["detoxify"], detoxify_checkpoint=str(checkpoint),
+                                   detoxify_config_dir=str(config_dir), detoxify_dtype="bfloat16",
+                                   batch_size=len(TEXTS)).apply([[text] for text in TEXTS], [{}] * len(TEXTS))
+    filtered = [row[0]["toxicity"] for row in out]
+    assert filtered == fast.score(TEXTS)["toxicity"]
+    assert filtered != exact.score(TEXTS)["toxicity"]
+
+
+def test_bfloat16_on_a_cpu_without_it_warns_that_it_is_slower(tiny_detoxify, monkeypatch, caplog):
+    monkeypatch.setattr(scorers, "_cpu_has_native_bfloat16", lambda: False)
+    with caplog.at_level("WARNING", logger="lm_eval_bias"):
+        detoxify_scorer(tiny_detoxify, dtype="float32")
+        assert "bfloat16" not in caplog.text
+        detoxify_scorer(tiny_detoxify, dtype="bfloat16")
+    assert "no native bfloat16" in caplog.text and "slower than float32" in caplog.text
+
+
 # --------------------------------------------------------------------------
 # Loading errors
 
@@ -246,7 +314,8 @@ def test_option_precedence_explicit_then_configure_then_environment(monkeypatch,
     assert resolved["checkpoint"] == str(tmp_path / "meta.ckpt")
     assert resolved["config_dir"] is None
     assert resolved["origins"] == {"model_type": scorers.DETOXIFY_MODEL_ENV,
-                                   "checkpoint": "task metadata detoxify_checkpoint", "config_dir": "default"}
+                                   "checkpoint": "task metadata detoxify_checkpoint", "config_dir": "default",
+                                   "dtype": "default"}
     explicit = scorers.resolve_detoxify_options("original", tmp_path / "arg.ckpt")
     assert (explicit["model_type"], explicit["checkpoint"]) == ("original", str(tmp_path / "arg.ckpt"))
     # A later configure() without the key keeps the earlier value.

@@ -715,8 +715,8 @@ def load_probes(prompt_set="paper", probe_dimensions=None, probe_demographics=No
     ``prompt_set``: ``paper`` (266 prompts, default) or ``grammatical`` (310).
     ``probe_dimensions``, ``probe_demographics``, ``probe_templates``: optional
     subsets (comma-separated). Detoxify options in the metadata
-    (``detoxify_model``, ``detoxify_checkpoint``, ``detoxify_config_dir``) go
-    to the scorers.
+    (``detoxify_model``, ``detoxify_checkpoint``, ``detoxify_config_dir``,
+    ``detoxify_dtype``) go to the scorers.
     """
     from lm_eval_bias import scorers
 

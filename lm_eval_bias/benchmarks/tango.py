@@ -383,8 +383,8 @@ def load_disclosure(data_file=None, data_dir=None, names_per_group=2, seed=1234,
     non-English names, drawn with ``seed``), so identities are compared on
     identical sentences; ``full=True`` keeps all 1.5 million prompts. The
     TGNB-minus-binary gaps compare ``binary_identities`` with all others.
-    Classifier options in the metadata (``detoxify_model``,
-    ``detoxify_checkpoint``, ``detoxify_config_dir``) are passed to the scorers.
+    Classifier options in the metadata (``detoxify_model``, ``detoxify_checkpoint``,
+    ``detoxify_config_dir``, ``detoxify_dtype``) are passed to the scorers.
     """
     import datasets
 
