@@ -33,8 +33,9 @@ base model's config and tokenizer. Each Detoxify option is taken from, in order:
 Detoxify runs in float32 by default, exactly as Detoxify's own ``predict``. Option
 ``dtype`` (``detoxify_dtype``, ``LM_EVAL_BIAS_DETOXIFY_DTYPE``) set to ``bfloat16``
 runs the model under bfloat16 autocast instead: scores move by about 1e-3, and on
-CPUs with native bfloat16 (AVX512-BF16, AMX) or recent GPUs it is several times
-faster. It is opt-in, because a leaderboard compares numbers across runs.
+CPUs with native bfloat16 (AVX512-BF16, AMX) it is about 3x faster (GPUs with
+bfloat16 should gain too; not measured). It is opt-in, because a leaderboard
+compares numbers across runs.
 
 A classifier that cannot be loaded or fails on a batch raises :class:`ScorerError`
 with the scorer, batch and text in the message: a failure is never scored as 0.
@@ -131,8 +132,9 @@ def configure(**metadata: Any) -> dict[str, str]:
 
     Meant to be called by a benchmark's ``custom_dataset`` hook with all the metadata
     it receives, so keys other than ``detoxify_model``, ``detoxify_checkpoint``,
-    ``detoxify_config_dir`` and ``detoxify_dtype`` are ignored, as are ``None`` and empty values (they mean
-    "not given", so a task without the key does not undo another's). The defaults
+    ``detoxify_config_dir`` and ``detoxify_dtype`` are ignored, as are ``None`` and
+    empty values (they mean "not given", so a task without the key does not undo
+    another's). The defaults
     apply to scorers created afterwards; lm-eval creates filters after every task is
     loaded, so with one ``--metadata`` per run all tasks see the same values.
     """
