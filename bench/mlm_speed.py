@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import csv
 import importlib.util
-import os
 import shlex
 import sys
 import time
@@ -28,6 +27,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "bench"))
+from models import load_average  # noqa: E402 (bench/models.py)
+
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "winoqueer" / "winoqueer_gender_subset.csv"
 
 
@@ -87,7 +88,7 @@ def main() -> None:
     model, tokenizer = backend.model, AutoTokenizer.from_pretrained(model_dir)
     requests = [Instance(request_type="loglikelihood", doc={}, arguments=a, idx=i)
                 for i, p in enumerate(pairs) for a in ((p["sent_y"], p["sent_x"]), (p["sent_x"], p["sent_y"]))]
-    load_before = os.getloadavg()
+    load_before = load_average()
 
     started = time.perf_counter()
     batched = [ll for ll, _ in backend.loglikelihood(requests)]
@@ -112,7 +113,7 @@ def main() -> None:
     print(f"{'one forward pass per token (authors)':<38} {reference_s:>8.2f} {passes:>15} {passes:>7}")
     print(f"one-pass-per-token / batched time = {reference_s / batched_s:.1f}x")
     print(f"pair outcomes agree: {agree}/{len(pairs)}; largest score difference {largest:.2e}")
-    print(f"load average before {load_before}, after {os.getloadavg()}")
+    print(f"load average before {load_before}, after {load_average()}")
     print("reproduce: " + shlex.join(["python", "bench/mlm_speed.py", "--pairs", str(args.pairs),
                                        "--batch-size", str(args.batch_size), "--threads", str(args.threads)]))
 

@@ -104,6 +104,37 @@ def smollm2_dir() -> Path:
     return out_dir
 
 
+def add_model_arguments(parser, default: str) -> None:
+    """``--model {smollm2,tiny}`` (``default`` when neither is given) or ``--model-dir``."""
+    choices = {"smollm2": "SmolLM2-135M-Instruct fp32 (bench/models.py)",
+               "tiny": "a random 2-layer GPT-2 built on the fly"}
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--model", choices=tuple(choices), default=default,
+                        help="; ".join(f"{name}: {what}" + (" (default)" if name == default else "")
+                                       for name, what in choices.items()))
+    source.add_argument("--model-dir", type=Path, help="a local Hugging Face causal LM folder")
+
+
+def model_dir_for(args, scratch: Path) -> tuple[Path, str]:
+    """Folder of the model :func:`add_model_arguments` chose, and a label for the report.
+
+    The tiny model is built under ``scratch`` (tests/ must be on ``sys.path``).
+    """
+    if args.model_dir:
+        return args.model_dir, str(args.model_dir)
+    if args.model == "smollm2":
+        return smollm2_dir(), "SmolLM2-135M-Instruct (GGUF Q4_1 dequantized to fp32)"
+    from tiny_models import build_tiny_gpt2, winoqueer_sentences  # tests/tiny_models.py
+
+    path = build_tiny_gpt2(scratch / "tiny-gpt2", winoqueer_sentences())
+    return path, "tiny random GPT-2 (tests/tiny_models.py)"
+
+
+def load_average() -> tuple[float, ...]:
+    """The machine's 1, 5 and 15 minute load averages, rounded, for a benchmark's report."""
+    return tuple(round(value, 2) for value in os.getloadavg())
+
+
 def main() -> None:
     from transformers import AutoTokenizer
 

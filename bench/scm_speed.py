@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import sys
 import tempfile
@@ -43,15 +42,12 @@ for _helpers in (REPO_ROOT / "bench", REPO_ROOT / "tests"):
     if str(_helpers) not in sys.path:
         sys.path.insert(1, str(_helpers))
 
+from models import add_model_arguments, load_average, model_dir_for  # noqa: E402 (bench/models.py)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument("--model", choices=("smollm2", "tiny"), default="smollm2",
-                        help="smollm2: SmolLM2-135M-Instruct fp32 (bench/models.py, default); "
-                             "tiny: a random 2-layer GPT-2 built on the fly")
-    source.add_argument("--model-dir", type=Path, help="a local Hugging Face causal LM folder")
+    add_model_arguments(parser, default="smollm2")
     parser.add_argument("--prompts", type=int, default=154,
                         help="score prompts (lm-eval --limit; the task's order covers every group and "
                              "both axes first; default all 154)")
@@ -81,19 +77,6 @@ def reproduce_command(args: argparse.Namespace) -> str:
     return f"cd {shlex.quote(str(REPO_ROOT))} && HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 {shlex.join(parts)}"
 
 
-def model_dir_for(args: argparse.Namespace, scratch: Path) -> tuple[Path, str]:
-    """Folder of the model to load, and a label for the report."""
-    if args.model_dir:
-        return args.model_dir, str(args.model_dir)
-    if args.model == "smollm2":
-        from models import smollm2_dir  # bench/models.py
-
-        return smollm2_dir(), "SmolLM2-135M-Instruct (GGUF Q4_1 dequantized to fp32)"
-    from tiny_models import build_tiny_gpt2, winoqueer_sentences
-
-    return build_tiny_gpt2(scratch / "tiny-gpt2", winoqueer_sentences()), "tiny random GPT-2 (tests/tiny_models.py)"
-
-
 def sampled_task_dir(scratch: Path, repeats: int) -> Path:
     """A task folder with ``scm_score`` at another repeat count (lm-eval has no flag for it):
     a YAML that includes ours and changes only ``repeats``."""
@@ -105,10 +88,6 @@ def sampled_task_dir(scratch: Path, repeats: int) -> Path:
     (folder / "scm_score_bench.yaml").write_text(
         f"include: {base}\ntask: scm_score_bench\ntag: []\nrepeats: {repeats}\n", encoding="utf-8")
     return folder
-
-
-def load_average() -> tuple[float, ...]:
-    return tuple(round(value, 2) for value in os.getloadavg())
 
 
 def group_means(results: dict, filter_name: str) -> dict[tuple[str, str], float]:

@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import shlex
 import sys
 import tempfile
@@ -52,6 +51,8 @@ for _helpers in (REPO_ROOT / "bench", REPO_ROOT / "tests"):
     if str(_helpers) not in sys.path:
         sys.path.insert(1, str(_helpers))
 
+from models import add_model_arguments, load_average, model_dir_for  # noqa: E402 (bench/models.py)
+
 
 # --------------------------------------------------------------------------
 # Arguments and data
@@ -59,11 +60,7 @@ for _helpers in (REPO_ROOT / "bench", REPO_ROOT / "tests"):
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument("--model", choices=("smollm2", "tiny"), default="tiny",
-                        help="smollm2: SmolLM2-135M-Instruct fp32 (bench/models.py); "
-                             "tiny: a random 2-layer GPT-2 built on the fly (default)")
-    source.add_argument("--model-dir", type=Path, help="a local Hugging Face causal LM folder")
+    add_model_arguments(parser, default="tiny")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
                         help="WinoQueer CSV (default: %(default)s)")
     parser.add_argument("--pairs", type=int, default=200,
@@ -121,20 +118,6 @@ def write_csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
 
 # --------------------------------------------------------------------------
 # Model
-
-
-def model_dir_for(args: argparse.Namespace, scratch: Path) -> tuple[Path, str]:
-    """Folder of the model to load, and a label for the report."""
-    if args.model_dir:
-        return args.model_dir, str(args.model_dir)
-    if args.model == "smollm2":
-        from models import smollm2_dir  # bench/models.py
-
-        return smollm2_dir(), "SmolLM2-135M-Instruct (GGUF Q4_1 dequantized to fp32)"
-    from tiny_models import build_tiny_gpt2, winoqueer_sentences
-
-    path = build_tiny_gpt2(scratch / "tiny-gpt2", winoqueer_sentences())
-    return path, "tiny random GPT-2 (tests/tiny_models.py)"
 
 
 def load_model(path: Path):
@@ -334,10 +317,6 @@ def compare(tokenizer, pairs: list[dict], samples: list[dict], reference: Refere
 
 # --------------------------------------------------------------------------
 # Report
-
-
-def load_average() -> tuple[float, float, float]:
-    return tuple(round(value, 2) for value in os.getloadavg())
 
 
 def metric(metrics: dict, name: str):
