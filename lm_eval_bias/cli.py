@@ -141,14 +141,13 @@ def _tango_agreement(argv: list[str]) -> int:
     parser.add_argument("probability_samples", type=Path, help="samples_tango_misgender_prob_*.jsonl")
     args = parser.parse_args(argv)
     from lm_eval_bias.benchmarks import tango
+    from lm_eval_bias.report.recompute import read_samples
+    from lm_eval_bias.report.results import ResultsError
 
     try:
-        loaded = [
-            [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-            for path in (args.generation_samples, args.probability_samples)
-        ]
+        loaded = [read_samples(path) for path in (args.generation_samples, args.probability_samples)]
         agreement = tango.method_agreement(*loaded)
-    except (OSError, ValueError, KeyError) as error:
+    except (ResultsError, ValueError, KeyError) as error:
         print(f"lm-eval-bias tango-agreement: {error}", file=sys.stderr)
         return 1
     print(json.dumps(agreement, indent=2))

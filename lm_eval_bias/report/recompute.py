@@ -25,6 +25,15 @@ def task_name_of(path: Path) -> str:
     return match["task"]
 
 
+def read_samples(path: str | Path) -> list[dict]:
+    """The records of an lm-eval ``samples_*.jsonl`` file (blank lines skipped)."""
+    path = Path(path)
+    try:
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except (OSError, ValueError) as error:
+        raise ResultsError(f"{path}: cannot read the samples: {error}") from None
+
+
 def declared_aggregations(task: str) -> dict:
     """metric -> aggregation function, from the task's YAML in this package."""
     from lm_eval.api.registry import get_aggregation
@@ -46,10 +55,7 @@ def recompute(samples_path: str | Path, task: str | None = None) -> dict:
     from lm_eval.api.metrics import mean, mean_stderr
 
     path = Path(samples_path)
-    try:
-        samples = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    except (OSError, ValueError) as error:
-        raise ResultsError(f"{path}: cannot read the samples: {error}") from None
+    samples = read_samples(path)
     if not samples:
         raise ResultsError(f"{path}: no samples")
     declared = declared_aggregations(task or task_name_of(path))
