@@ -112,47 +112,26 @@ TANGO_DISCLOSURE = DataSource(
     n_rows=1532160,
 )
 
-GENDERCARE_GROUP1 = DataSource(
-    name="gendercare_group1",
-    benchmark="gendercare",
-    file_name="group1_pairset.json",
-    urls=(
-        "https://raw.githubusercontent.com/kstanghere/GenderCARE-ccs24/main/Datasets/Assess_Gender_Bias/"
-        "Our_Benchmark_GenderPair/pair_sets/group1/group1_pairset.json",
-    ),
-    license="MIT",
-    homepage="https://github.com/kstanghere/GenderCARE-ccs24",
-    sha256="687aaeced86d35abd3246aefa3c32ec6225d4c5e01fd46a372d36a2886fea181",
-    n_rows=64,  # gender targets
-)
+def _genderpair_pair_set(group: int, sha256: str, n_targets: int) -> DataSource:
+    """GenderPair's released pair set of one gender group (1, 2 or 3)."""
+    return DataSource(
+        name=f"gendercare_group{group}",
+        benchmark="gendercare",
+        file_name=f"group{group}_pairset.json",
+        urls=(
+            "https://raw.githubusercontent.com/kstanghere/GenderCARE-ccs24/main/Datasets/Assess_Gender_Bias/"
+            f"Our_Benchmark_GenderPair/pair_sets/group{group}/group{group}_pairset.json",
+        ),
+        license="MIT",
+        homepage="https://github.com/kstanghere/GenderCARE-ccs24",
+        sha256=sha256,
+        n_rows=n_targets,
+    )
 
-GENDERCARE_GROUP2 = DataSource(
-    name="gendercare_group2",
-    benchmark="gendercare",
-    file_name="group2_pairset.json",
-    urls=(
-        "https://raw.githubusercontent.com/kstanghere/GenderCARE-ccs24/main/Datasets/Assess_Gender_Bias/"
-        "Our_Benchmark_GenderPair/pair_sets/group2/group2_pairset.json",
-    ),
-    license="MIT",
-    homepage="https://github.com/kstanghere/GenderCARE-ccs24",
-    sha256="8b6d952ea2390009722b4fa4d758896b687f2caf320b46c26256b9af964babd3",
-    n_rows=64,  # gender targets
-)
 
-GENDERCARE_GROUP3 = DataSource(
-    name="gendercare_group3",
-    benchmark="gendercare",
-    file_name="group3_pairset.json",
-    urls=(
-        "https://raw.githubusercontent.com/kstanghere/GenderCARE-ccs24/main/Datasets/Assess_Gender_Bias/"
-        "Our_Benchmark_GenderPair/pair_sets/group3/group3_pairset.json",
-    ),
-    license="MIT",
-    homepage="https://github.com/kstanghere/GenderCARE-ccs24",
-    sha256="7af0ffbbef668f4b0cd32bb20da7681590609cb0bb9e9ab58d15dc22d5b54b48",
-    n_rows=79,  # gender targets
-)
+GENDERCARE_GROUP1 = _genderpair_pair_set(1, "687aaeced86d35abd3246aefa3c32ec6225d4c5e01fd46a372d36a2886fea181", 64)
+GENDERCARE_GROUP2 = _genderpair_pair_set(2, "8b6d952ea2390009722b4fa4d758896b687f2caf320b46c26256b9af964babd3", 64)
+GENDERCARE_GROUP3 = _genderpair_pair_set(3, "7af0ffbbef668f4b0cd32bb20da7681590609cb0bb9e9ab58d15dc22d5b54b48", 79)
 
 SOURCES: dict[str, DataSource] = {
     source.name: source
