@@ -26,6 +26,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+# Re-exported: benchmarks raise them as data.DataError etc.
+from lm_eval_bias.errors import DataError, DataNotFoundError, MalformedDataError  # noqa: F401
+
 logger = logging.getLogger("lm_eval_bias")
 
 DATA_DIR_ENV = "LM_EVAL_BIAS_DATA_DIR"
@@ -38,18 +41,6 @@ OFFLINE_ENVS = (
 )
 DOWNLOAD_TIMEOUT_S = 60
 _LFS_POINTER_PREFIX = b"version https://git-lfs.github.com/spec/"
-
-
-class DataError(RuntimeError):
-    """A benchmark's data could not be used; the message says how to fix it."""
-
-
-class DataNotFoundError(DataError, FileNotFoundError):
-    """The data file is missing everywhere it was looked for."""
-
-
-class MalformedDataError(DataError, ValueError):
-    """The data file exists but its content is not what the benchmark needs."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,51 @@
+"""The errors lm-eval-bias raises for problems a user can fix.
+
+Every one of them carries one readable message that says what is wrong, where
+(a file and line, an option, a task, a backend) and how to fix it. The
+``lm-eval-bias`` command prints that message alone (no traceback) and exits
+with :data:`EXIT_BAD_INPUT`; a Python caller catches :class:`LmEvalBiasError`.
+
+Exit codes of every ``lm-eval-bias`` subcommand: 0 everything went well; 1 a gate
+rule failed (``check``); 2 bad input or configuration (nothing was evaluated or
+written).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+EXIT_OK = 0
+EXIT_GATE_FAILED = 1  # `lm-eval-bias check`: a rule does not hold
+EXIT_BAD_INPUT = 2  # bad input or configuration: nothing was evaluated or written
+
+
+class LmEvalBiasError(RuntimeError):
+    """A problem the user can fix; the message says what, where and how."""
+
+
+class DataError(LmEvalBiasError):
+    """A benchmark's data could not be used."""
+
+
+class DataNotFoundError(DataError, FileNotFoundError):
+    """The data file is missing everywhere it was looked for."""
+
+
+class MalformedDataError(DataError, ValueError):
+    """The data file exists but its content is not what the benchmark needs."""
+
+
+class ConfigurationError(LmEvalBiasError, ValueError):
+    """An option, a task or a backend is set up wrongly (a misspelt or mistyped option,
+    a task the chosen model backend cannot score, ``--limit 0``)."""
+
+
+class PreflightError(LmEvalBiasError):
+    """Several problems found before the model ran, reported together."""
+
+    def __init__(self, problems: Sequence[str]):
+        self.problems = list(problems)
+        count = len(self.problems)
+        heading = "1 problem" if count == 1 else f"{count} problems"
+        super().__init__(f"{heading} found before the evaluation started:\n"
+                         + "\n".join(f"- {problem}" for problem in self.problems))
