@@ -12,7 +12,13 @@ legacy flag-only form, a user's own ``--include_path``), plus:
 - ``lm-eval-bias check RESULTS... --max winoqueer=65 ...``: exit 0/1 gate for CI;
 - ``lm-eval-bias leaderboard RESULTS...``: models side by side (markdown, CSV, HTML);
 - ``lm-eval-bias recompute SAMPLES.jsonl``: a task's results again from its
-  ``--log_samples`` file, without the model.
+  ``--log_samples`` file, without the model;
+- ``lm-eval-bias report RESULTS...``: an HTML (and Markdown) report with figures.
+
+Every one of these subcommands reports bad input or configuration the same way:
+one message, ``lm-eval-bias <subcommand>: <what, where, fix>``, on stderr and
+exit code 2; ``check`` exits 1 when a rule fails; 0 otherwise (see
+:mod:`lm_eval_bias.errors`). Output files are written whole or not at all.
 
 ``--use_cache PATH`` is made model-specific: lm-eval's cache key is the request
 alone, so one cache shared by two models silently returns the first model's
@@ -22,14 +28,17 @@ log-likelihoods for the second.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import logging
+import math
 import re
 import sys
 from pathlib import Path
 
 from lm_eval_bias import data, models, tasks_dir
+from lm_eval_bias.errors import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_OK, ConfigurationError, LmEvalBiasError
 
 logger = logging.getLogger("lm_eval_bias")
 
@@ -84,11 +93,15 @@ def _install_task_manager_shim() -> None:
     lm_eval_tasks.TaskManager = TaskManagerWithBiasTasks
 
 
-def _install_cache_path_shim() -> None:
+def _install_evaluate_shim() -> None:
+    """Make the ``simple_evaluate`` that lm-eval's CLI calls ours: every task is built and
+    checked before the model loads (``preflight.simple_evaluate``), and ``--use_cache`` is
+    made model-specific."""
     import lm_eval
 
-    evaluate = lm_eval.simple_evaluate
-    if getattr(evaluate, "_lm_eval_bias_shim", False):
+    from lm_eval_bias import preflight
+
+    if getattr(lm_eval.__dict__.get("simple_evaluate"), "_lm_eval_bias_shim", False):
         return
 
     def simple_evaluate(*args, **kwargs):
@@ -98,14 +111,60 @@ def _install_cache_path_shim() -> None:
             )
             logger.info("lm-eval-bias: --use_cache %s -> %s (model-specific)", kwargs["use_cache"], path)
             kwargs["use_cache"] = path
-        return evaluate(*args, **kwargs)
+        return preflight.simple_evaluate(*args, **kwargs)
 
     simple_evaluate._lm_eval_bias_shim = True
     lm_eval.simple_evaluate = simple_evaluate
 
 
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse with one-line errors: a usage mistake is reported like every other bad input
+    (``lm-eval-bias <command>: <message>``, exit code 2), not as argparse's usage block."""
+
+    def error(self, message: str):
+        raise ConfigurationError(f"{message}; see {self.prog} --help")
+
+
+def _subcommand(name: str):
+    """Run a subcommand with the exit codes every one shares (:mod:`lm_eval_bias.errors`): our own
+    errors (bad input or configuration) print one message, ``lm-eval-bias <name>: ...``, and give
+    exit code 2. Anything else is a bug and keeps its traceback."""
+
+    def decorate(command):
+        @functools.wraps(command)
+        def run(argv: list[str]) -> int:
+            try:
+                return command(argv)
+            except LmEvalBiasError as error:
+                print(f"lm-eval-bias {name}: {error}", file=sys.stderr)
+                return EXIT_BAD_INPUT
+
+        return run
+
+    return decorate
+
+
+def _write(outputs: list[tuple[str, str]]) -> None:
+    """Write the rendered (path, text) outputs, all or none, and say so."""
+    from lm_eval_bias.report.outputs import write_all
+
+    write_all(outputs)
+    for target, _ in outputs:
+        print(f"wrote {target}")
+
+
+@_subcommand("tasks-dir")
+def _tasks_dir(argv: list[str]) -> int:
+    parser = _ArgumentParser(prog="lm-eval-bias tasks-dir",
+                             description="Print the folder of lm-eval-bias's task YAMLs, for --include_path.")
+    parser.parse_args(argv)
+    print(tasks_dir())
+    return EXIT_OK
+
+
+@_subcommand("download")
 def _download(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
+    parser = _ArgumentParser(
         prog="lm-eval-bias download",
         description="Fetch the benchmarks' public data into DIR/<benchmark>/<file>, "
         f"the layout {data.DATA_DIR_ENV} and --metadata data_dir expect.",
@@ -122,17 +181,23 @@ def _download(argv: list[str]) -> int:
     dest = args.to or data.cache_dir()
     try:
         paths = data.fetch_all(dest, args.sources or None)
-    except data.DataError as error:
-        print(f"lm-eval-bias download: {error}", file=sys.stderr)
-        return 1
+    except OSError as error:  # downloads failing are DataErrors; this is the destination
+        from lm_eval_bias.report.outputs import OutputError
+
+        raise OutputError(f"cannot write {error.filename or dest}: {error.strerror or error}; choose a "
+                          "writable folder with --to") from None
     for path in paths:
         print(path)
     print(f"Done. Offline use: export {data.DATA_DIR_ENV}={Path(dest).resolve()}")
-    return 0
+    return EXIT_OK
 
 
+@_subcommand("tango-agreement")
 def _tango_agreement(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
+    from lm_eval_bias.report import agreement
+    from lm_eval_bias.report.outputs import strict_json
+
+    parser = _ArgumentParser(
         prog="lm-eval-bias tango-agreement",
         description="Agreement between tango_misgender (generation) and tango_misgender_prob "
         "(next-pronoun probability), from the samples_*.jsonl files --log_samples wrote.",
@@ -140,29 +205,22 @@ def _tango_agreement(argv: list[str]) -> int:
     parser.add_argument("generation_samples", type=Path, help="samples_tango_misgender_*.jsonl")
     parser.add_argument("probability_samples", type=Path, help="samples_tango_misgender_prob_*.jsonl")
     args = parser.parse_args(argv)
-    from lm_eval_bias.benchmarks import tango
-    from lm_eval_bias.report.recompute import read_samples
-    from lm_eval_bias.report.results import ResultsError
-
-    try:
-        loaded = [read_samples(path) for path in (args.generation_samples, args.probability_samples)]
-        agreement = tango.method_agreement(*loaded)
-    except (ResultsError, ValueError, KeyError) as error:
-        print(f"lm-eval-bias tango-agreement: {error}", file=sys.stderr)
-        return 1
-    print(json.dumps(agreement, indent=2))
-    return 0
+    print(strict_json(agreement.agreement(args.generation_samples, args.probability_samples), indent=2))
+    return EXIT_OK
 
 
+@_subcommand("check")
 def _check(argv: list[str]) -> int:
     from lm_eval_bias.report import check, results
 
-    parser = argparse.ArgumentParser(
+    parser = _ArgumentParser(
         prog="lm-eval-bias check",
         description="Gate on results files: exit 0 when every rule holds, 1 when one fails, "
         "2 when the files or rules cannot be read. A rule is TASK[:METRIC] OP VALUE; a task's "
         "default metric is its headline one ("
-        + ", ".join(f"{task}: {metric}" for task, metric in results.HEADLINE_METRICS.items()) + ").",
+        + ", ".join(f"{task}: {metric}" for task, metric in results.HEADLINE_METRICS.items()) + "). "
+        "Each checked number is shown with the documents it rests on (N); a partial run "
+        "(--limit, a non-official data file, a subgroup selection) gets a note.",
     )
     parser.add_argument("results", nargs="+", help="results_*.json files or folders holding them")
     parser.add_argument("--max", action="append", default=[], metavar="TASK[:METRIC]=VALUE",
@@ -176,32 +234,44 @@ def _check(argv: list[str]) -> int:
                         help="estimate (default): check point estimates; interval: a rule must hold "
                         "for the whole 95%% interval (upper bound for <=, lower bound for >=)")
     args = parser.parse_args(argv)
-    try:
-        rules = [check.parse_rule(r, "<=") for r in args.max] + [check.parse_rule(r, ">=") for r in args.min]
-        rules += [check.parse_rule(r) for r in args.require]
-        gate = args.gate
-        if args.policy:
-            policy_rules, policy_gate = check.load_policy(args.policy)
-            rules += policy_rules
-            gate = gate or policy_gate
-        if not rules:
-            parser.error("no rule given: use --max, --min, --require or --policy")
-        gate = gate or "estimate"
-        outcomes = check.evaluate(rules, results.load_runs(args.results), gate)
-    except results.ResultsError as error:
-        print(f"lm-eval-bias check: {error}", file=sys.stderr)
-        return 2
+    rules = [check.parse_rule(r, "<=") for r in args.max] + [check.parse_rule(r, ">=") for r in args.min]
+    rules += [check.parse_rule(r) for r in args.require]
+    gate = args.gate
+    if args.policy:
+        policy_rules, policy_gate = check.load_policy(args.policy)
+        rules += policy_rules
+        gate = gate or policy_gate
+    if not rules:
+        parser.error("no rule given: use --max, --min, --require or --policy")
+    gate = gate or "estimate"
+    outcomes = check.evaluate(rules, results.load_runs(args.results), gate)
     print(check.summary(outcomes, gate))
-    return 0 if all(o.passed for o in outcomes) else 1
+    return EXIT_OK if all(o.passed for o in outcomes) else EXIT_GATE_FAILED
 
 
+def _metric_columns(given: list[str]) -> list[tuple[str, str]] | None:
+    """``--metric TASK:METRIC`` options as (task, metric) columns; None for the default columns."""
+    columns = []
+    for text in given:
+        task, colon, metric = text.partition(":")
+        if not colon or not task or not metric:
+            raise ConfigurationError(f"--metric {text}: write TASK:METRIC, e.g. winoqueer:bias_score")
+        columns.append((task, metric))
+    return columns or None
+
+
+@_subcommand("leaderboard")
 def _leaderboard(argv: list[str]) -> int:
     from lm_eval_bias.report import leaderboard, results
+    from lm_eval_bias.report.outputs import text_line
 
-    parser = argparse.ArgumentParser(
+    parser = _ArgumentParser(
         prog="lm-eval-bias leaderboard",
         description="Models side by side: one row per model, per task its headline metric and "
-        "per-subgroup metrics, with 95%% intervals. Prints markdown unless told to write files.",
+        "per-subgroup metrics, with 95%% intervals and the documents each rests on (N). Where a model "
+        "has a task in several results files, a complete run is used before a partial one, then the "
+        "one with more documents, then the newest; every run used and skipped is listed (Runs). "
+        "Prints markdown unless told to write files.",
     )
     parser.add_argument("results", nargs="+", help="results_*.json files or folders holding them")
     parser.add_argument("--markdown", metavar="FILE")
@@ -210,63 +280,67 @@ def _leaderboard(argv: list[str]) -> int:
     parser.add_argument("--metric", action="append", default=[], metavar="TASK:METRIC",
                         help="columns to show instead of the default ones (repeatable)")
     args = parser.parse_args(argv)
-    try:
-        runs = results.load_runs(args.results)
-        columns = [tuple(c.split(":", 1)) for c in args.metric] or None
-        if columns and any(len(c) != 2 for c in columns):
-            raise results.ResultsError("--metric takes TASK:METRIC")
-    except results.ResultsError as error:
-        print(f"lm-eval-bias leaderboard: {error}", file=sys.stderr)
-        return 2
-    outputs = {"markdown": leaderboard.to_markdown, "csv": leaderboard.to_csv, "html": leaderboard.to_html}
-    wrote = False
-    for kind, render in outputs.items():
-        target = getattr(args, kind)
-        if target:
-            Path(target).write_text(render(runs, columns), encoding="utf-8")
-            print(f"wrote {target}")
-            wrote = True
-    if not wrote:
+    columns = _metric_columns(args.metric)
+    runs = results.load_runs(args.results)
+    renderers = {"markdown": leaderboard.to_markdown, "csv": leaderboard.to_csv, "html": leaderboard.to_html}
+    # Render everything before writing anything, so that a bad input leaves no half output.
+    rendered = [(getattr(args, kind), render(runs, columns)) for kind, render in renderers.items()
+                if getattr(args, kind)]
+    if rendered:
+        _write(rendered)
+    else:
         print(leaderboard.to_markdown(runs, columns), end="")
-    return 0
+    for choice in leaderboard.skipped_runs(leaderboard.choose_runs(runs)):
+        print(text_line(f"lm-eval-bias leaderboard: note: skipped {choice.run.path} ({choice.base.status}) for "
+                        f"{choice.model}, {choice.task}: {choice.reason}"), file=sys.stderr)
+    return EXIT_OK
 
 
+def _number_text(value, digits: int) -> str:
+    """A recomputed number for the terminal: N/A for what is not a finite number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "N/A"
+    return f"{value:.{digits}g}" if isinstance(value, float) else str(value)
+
+
+@_subcommand("recompute")
 def _recompute(argv: list[str]) -> int:
-    from lm_eval_bias.report import recompute, results
+    from lm_eval_bias.report import recompute
+    from lm_eval_bias.report.outputs import strict_json, text_line
 
-    parser = argparse.ArgumentParser(
+    parser = _ArgumentParser(
         prog="lm-eval-bias recompute",
         description="Aggregate a --log_samples file again with the task's own aggregations "
         "(same intervals, tests and seeds as the run), e.g. after editing or filtering samples.",
     )
     parser.add_argument("samples", type=Path, help="samples_<task>_<date>.jsonl")
     parser.add_argument("--task", help="the task, when the file name does not say it")
-    parser.add_argument("--json", metavar="FILE", help="also write the numbers as JSON")
+    parser.add_argument("--json", metavar="FILE", help="also write the numbers as JSON (non-numbers as \"N/A\")")
     args = parser.parse_args(argv)
-    try:
-        numbers = recompute.recompute(args.samples, args.task)
-    except results.ResultsError as error:
-        print(f"lm-eval-bias recompute: {error}", file=sys.stderr)
-        return 2
+    numbers = recompute.recompute(args.samples, args.task)
+    if args.json:
+        _write([(args.json, strict_json(numbers, indent=2) + "\n")])
     for key in sorted(numbers):
         name, _, filter_name = key.partition(",")
         if not name.endswith("_stderr"):
             stderr = numbers[f"{name}_stderr,{filter_name}"]
-            shown = f"{numbers[key]:.6g}" if isinstance(numbers[key], float) else numbers[key]
-            print(f"{name:<48} {filter_name:<8} {shown:>14}  ± {stderr if stderr == 'N/A' else f'{stderr:.4g}'}")
-    if args.json:
-        Path(args.json).write_text(json.dumps(numbers, indent=2), encoding="utf-8")
-    return 0
+            print(text_line(f"{name:<48} {filter_name:<8} {_number_text(numbers[key], 6):>14}  "
+                            f"± {_number_text(stderr, 4)}"))
+    return EXIT_OK
 
 
+@_subcommand("report")
 def _report(argv: list[str]) -> int:
     from lm_eval_bias.report import html as report_html
     from lm_eval_bias.report import results
 
-    parser = argparse.ArgumentParser(
+    parser = _ArgumentParser(
         prog="lm-eval-bias report",
         description="A report of one or more runs: per benchmark, the figure its paper uses (with 95%% "
-        "intervals and a caption saying what the reference line means) and tables of every metric. "
+        "intervals and a caption saying what the reference line means) and tables of every metric with "
+        "the documents it rests on (N); partial runs are marked with the reason. "
         "--html writes one self-contained file (inline SVG, no script, nothing fetched); --markdown "
         "the same tables without figures. With neither, the Markdown goes to stdout.",
     )
@@ -275,27 +349,19 @@ def _report(argv: list[str]) -> int:
     parser.add_argument("--markdown", metavar="FILE", help="write the Markdown tables here")
     parser.add_argument("--title", default="lm-eval-bias report", help="the report's heading")
     args = parser.parse_args(argv)
-    try:
-        runs = results.load_runs(args.results)
-        # Render everything before writing anything, so that a bad input leaves no half report.
-        rendered = {target: render(runs, args.title) for target, render in
-                    ((args.html, report_html.to_html), (args.markdown, report_html.to_markdown)) if target}
-        if not rendered:
-            rendered = {None: report_html.to_markdown(runs, args.title)}
-    except results.ResultsError as error:
-        print(f"lm-eval-bias report: {error}", file=sys.stderr)
-        return 2
-    for target, text in rendered.items():
-        if target is None:
-            print(text, end="")
-            continue
-        try:
-            Path(target).write_text(text, encoding="utf-8")
-        except OSError as error:
-            print(f"lm-eval-bias report: cannot write {target}: {error}", file=sys.stderr)
-            return 2
-        print(f"wrote {target}")
-    return 0
+    runs = results.load_runs(args.results)
+    # Render everything before writing anything, so that a bad input leaves no half report.
+    rendered = [(target, render(runs, args.title)) for target, render in
+                ((args.html, report_html.to_html), (args.markdown, report_html.to_markdown)) if target]
+    if rendered:
+        _write(rendered)
+    else:
+        print(report_html.to_markdown(runs, args.title), end="")
+    return EXIT_OK
+
+
+OWN_COMMANDS = {"tasks-dir": _tasks_dir, "download": _download, "tango-agreement": _tango_agreement,
+                "check": _check, "leaderboard": _leaderboard, "recompute": _recompute, "report": _report}
 
 
 def _show_our_logs() -> None:
@@ -311,21 +377,20 @@ def _show_our_logs() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "tasks-dir":
-        print(tasks_dir())
-        return
-    own_commands = {"download": _download, "tango-agreement": _tango_agreement,
-                    "check": _check, "leaderboard": _leaderboard, "recompute": _recompute,
-                    "report": _report}
-    if argv and argv[0] in own_commands:
+    if argv and argv[0] in OWN_COMMANDS:
         _show_our_logs()
-        sys.exit(own_commands[argv[0]](argv[1:]))
+        sys.exit(OWN_COMMANDS[argv[0]](argv[1:]))
 
     _show_our_logs()
     models.register()
     _install_task_manager_shim()
-    _install_cache_path_shim()
+    _install_evaluate_shim()
     from lm_eval.__main__ import cli_evaluate
 
     sys.argv = ["lm-eval-bias", *argv]
-    cli_evaluate()
+    try:
+        cli_evaluate()
+    except LmEvalBiasError as error:
+        # Our errors say what, where and the fix: the traceback would only bury that.
+        print(f"lm-eval-bias: error: {error}", file=sys.stderr)
+        sys.exit(EXIT_BAD_INPUT)

@@ -25,7 +25,9 @@ def test_cache_path_inside_an_existing_directory(tmp_path):
 
 
 def test_tasks_dir_command(capsys):
-    cli.main(["tasks-dir"])
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["tasks-dir"])
+    assert exit_.value.code == 0
     assert (Path(capsys.readouterr().out.strip()) / "winoqueer" / "winoqueer.yaml").is_file()
 
 
@@ -55,5 +57,5 @@ def test_tango_agreement_command(tmp_path, capsys):
         "prompts_compared": 2, "verdict_agreement": 0.5, "family_agreement": 0.5}
     with pytest.raises(SystemExit) as exit_:
         cli.main(["tango-agreement", str(generation), str(tmp_path / "missing.jsonl")])
-    assert exit_.value.code == 1
-    assert "missing.jsonl" in capsys.readouterr().err
+    assert exit_.value.code == 2  # bad input, as for every subcommand
+    assert capsys.readouterr().err == f"lm-eval-bias tango-agreement: {tmp_path / 'missing.jsonl'}: no such file\n"

@@ -76,7 +76,7 @@ class VariedLM(LM):
 
 
 def data_dir(root: Path, shared: Path) -> Path:
-    """A data directory with a 242-pair WinoQueer slice (8 subgroups, no Gay), TANGO, GenderPair and a
+    """A data directory with a 241-pair WinoQueer slice (8 subgroups, no Gay), TANGO, GenderPair and a
     16-prompt disclosure file."""
     from test_tango import disclosure_rows
 
@@ -85,6 +85,8 @@ def data_dir(root: Path, shared: Path) -> Path:
         rows += list(csv.DictReader(f))
     with open(shared / "winoqueer" / "winoqueer_gender_subset.csv", encoding="utf-8-sig", newline="") as f:
         rows += list(csv.DictReader(f))[::80][:200]
+    # The two samples share a pair; a file other than the official one may not repeat a pair.
+    rows = list({(r["Gender_ID_x"], r["Gender_ID_y"], r["sent_x"], r["sent_y"]): r for r in rows}.values())
     (root / "winoqueer").mkdir(parents=True)
     with open(root / "winoqueer" / "winoqueer_final.csv", "w", encoding="utf-8", newline="") as f:
         writer = csv.writer(f)
@@ -136,6 +138,9 @@ def scm_and_community_results(path: Path) -> Path:
     community_metrics = {}
     for index, name in enumerate(community.metric_names(community.paper_prompts())):
         if name.endswith(("_ci_lower", "_ci_upper", "_pvalue")):
+            continue
+        if name.endswith(("_n", "_n_samples")):  # how many prompts (and generations) a number rests on
+            community_metrics[name] = 96 if name.endswith("_n") else 480
             continue
         value = ((index % 7) - 3) / 10 if name.startswith("sentiment") else (index % 5) / 50
         community_metrics[name] = value
@@ -232,7 +237,7 @@ def test_markdown_tables_hold_the_results_numbers(result_files, report):
                            f"[{fmt(winoqueer[f'{name}_ci_lower,none'])}, {fmt(winoqueer[f'{name}_ci_upper,none'])}]",
                            f"{winoqueer[f'{name}_stderr,none']:.2g}")
             assert expected in markdown  # followed by the p-value column
-        assert f"| bias_score_gay |" not in markdown  # no Gay pairs in the slice: absent, not 0
+        assert "| bias_score_gay |" not in markdown  # no Gay pairs in the slice: absent, not 0
         cell = results_of["tango_misgender"]["consistency_she_feminine_name,none"]
         assert f"| consistency_she_feminine_name | {label} | {fmt(cell)} |" in markdown
     genderpair = a["gendercare_genderpair"]
@@ -245,6 +250,23 @@ def test_markdown_tables_hold_the_results_numbers(result_files, report):
     pvalue = a["winoqueer"]["bias_score_lgbtq_pvalue_bh,none"]
     assert next(line for line in markdown.splitlines()
                 if line.startswith("| bias_score_lgbtq | org/model-a")).endswith(f"| {pvalue:.3g} |")
+
+
+def test_numbers_show_their_base_and_partial_runs_say_why(result_files, report):
+    """N comes from lm-eval's ``_n`` companions; the 241-pair WinoQueer slice is not the official file."""
+    document = json.loads(result_files["a"].read_text())
+    winoqueer = document["results"]["winoqueer"]
+    (data_file,) = document["configs"]["winoqueer"]["metadata"]["lm_eval_bias_data"]["files"]
+    name = "bias_score_transgender"
+    expected = row(name, "org/model-a", fmt(winoqueer[f"{name},none"]),
+                   f"[{fmt(winoqueer[f'{name}_ci_lower,none'])}, {fmt(winoqueer[f'{name}_ci_upper,none'])}]",
+                   f"{winoqueer[f'{name}_stderr,none']:.2g}", f"{winoqueer[f'{name}_n,none']:,}")
+    assert expected in report["markdown"]
+    assert winoqueer[f"{name}_n,none"] < document["n-samples"]["winoqueer"]["effective"] == 241
+    partial = f"non-official data file {data_file['path']} (241 rows; the official file has 45,540)"
+    assert f"- org/model-a: **partial**: {partial}\n" in report["markdown"]
+    assert f"<li>org/model-a: <span class=partial>partial</span>: {partial}</li>" in report["html"]
+    assert "- org/model-a: complete, 2,880 prompts\n" in report["markdown"]  # TANGO's official file
 
 
 def test_html_tables_match_markdown(report):

@@ -1,1 +1,9 @@
-"""Reading results files: reports, leaderboards and CI gates."""
+"""Reading results files: reports, leaderboards and CI gates.
+
+- :mod:`.results`: the one reader of lm-eval results files (strict about what would make a
+  number wrong), what each number rests on (N) and whether a run is partial and why;
+- :mod:`.check`, :mod:`.leaderboard`, :mod:`.html` (with :mod:`.figures`): the gate, the
+  side-by-side table and the report;
+- :mod:`.recompute` and :mod:`.agreement`: numbers again from ``--log_samples`` files;
+- :mod:`.outputs`: one escaping rule per output format, strict JSON, files written whole.
+"""

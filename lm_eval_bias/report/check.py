@@ -5,6 +5,10 @@ A rule is ``TASK[:METRIC] OP VALUE`` with OP one of ``<=``, ``>=``, ``<``,
 With ``gate="interval"`` a rule must hold for the whole 95% interval: a
 ``<=``/``<`` rule is checked on the interval's upper bound, a ``>=``/``>`` rule
 on its lower bound, so a pass means "demonstrably within the limit".
+
+Each checked number is printed with the documents it rests on (N), and a run
+that is partial (``--limit``, a non-official data file, a subgroup selection)
+gets a note saying so; a note never changes a rule's outcome.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from lm_eval_bias.report.results import Metric, ResultsError, Run
+from lm_eval_bias.report.outputs import text_line
+from lm_eval_bias.report.results import Metric, ResultsError, Run, read_text
 
 GATES = ("estimate", "interval")
 _OPERATORS = {"<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt}
@@ -38,13 +43,15 @@ class Outcome:
     model: str
     passed: bool
     message: str
+    note: str = ""  # e.g. that the run is partial; said beside the outcome, never changes it
 
 
 def parse_rule(text: str, bare_equals: str | None = None) -> Rule:
     """``"winoqueer:bias_score<=65"``; with ``bare_equals="<="``, ``"winoqueer=65"`` too."""
     match = _RULE.match(text)
     if not match:
-        raise ResultsError(f"cannot read the rule {text!r}; write TASK[:METRIC] OP VALUE, e.g. winoqueer:bias_score<=65")
+        raise ResultsError(f"cannot read the rule {text!r}; write TASK[:METRIC] OP VALUE, "
+                           "e.g. winoqueer:bias_score<=65")
     op = match["op"]
     if op == "=":
         if bare_equals is None:
@@ -69,8 +76,8 @@ def load_policy(path: str | Path) -> tuple[list[Rule], str | None]:
 
     path = Path(path)
     try:
-        policy = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as error:
+        policy = yaml.safe_load(read_text(path, "policy"))
+    except yaml.YAMLError as error:
         raise ResultsError(f"{path}: cannot read the policy: {error}") from None
     if not isinstance(policy, dict) or not isinstance(policy.get("rules"), list) or not policy["rules"]:
         raise ResultsError(f"{path}: a policy needs a non-empty 'rules' list")
@@ -84,15 +91,16 @@ def _observed(metric: Metric, rule: Rule, gate: str) -> tuple[float | None, str]
     """The number the rule is checked on, and how to describe it."""
     interval = (f" [{metric.ci_lower:g}, {metric.ci_upper:g}]"
                 if metric.ci_lower is not None and metric.ci_upper is not None else "")
+    base = f"N={metric.base}"
     if not isinstance(metric.value, float):
-        return None, f"{metric.value}"
+        return None, f"{metric.value}, {base}"
     if gate == "estimate":
-        return metric.value, f"{metric.value:g}{interval}"
+        return metric.value, f"{metric.value:g}{interval}, {base}"
     bound = metric.ci_upper if rule.op in ("<=", "<") else metric.ci_lower
     if bound is None:
-        return None, f"{metric.value:g} (no interval, so the interval gate cannot decide)"
+        return None, f"{metric.value:g}, {base} (no interval, so the interval gate cannot decide)"
     side = "upper" if rule.op in ("<=", "<") else "lower"
-    return bound, f"{metric.value:g}{interval}, {side} bound {bound:g}"
+    return bound, f"{metric.value:g}{interval}, {base}, {side} bound {bound:g}"
 
 
 def evaluate(rules: list[Rule], runs: list[Run], gate: str = "estimate") -> list[Outcome]:
@@ -112,11 +120,13 @@ def evaluate(rules: list[Rule], runs: list[Run], gate: str = "estimate") -> list
                 outcomes.append(Outcome(rule, run.model, False, str(error)))
                 continue
             observed, described = _observed(metric, rule, gate)
+            base = run.base(rule.task)
+            note = f"partial run ({run.path}): {'; '.join(base.partial)}" if base.is_partial else ""
             if observed is None:
-                outcomes.append(Outcome(rule, run.model, False, f"{metric.key} is {described}: not a number"))
+                outcomes.append(Outcome(rule, run.model, False, f"{metric.key} is {described}: not a number", note))
                 continue
             passed = _OPERATORS[rule.op](observed, rule.threshold)
-            outcomes.append(Outcome(rule, run.model, passed, f"{metric.key} = {described}"))
+            outcomes.append(Outcome(rule, run.model, passed, f"{metric.key} = {described}", note))
     return outcomes
 
 
@@ -124,7 +134,9 @@ def summary(outcomes: list[Outcome], gate: str) -> str:
     lines = [f"lm-eval-bias check ({'point estimates' if gate == 'estimate' else '95% interval bounds'})"]
     for outcome in outcomes:
         verdict = "PASS" if outcome.passed else "FAIL"
-        lines.append(f"  {verdict}  {outcome.rule}   [{outcome.model}]  {outcome.message}")
+        lines.append(text_line(f"  {verdict}  {outcome.rule}   [{outcome.model}]  {outcome.message}"))
+        if outcome.note:
+            lines.append(text_line(f"        note: {outcome.note}"))
     failed = sum(not o.passed for o in outcomes)
     lines.append(f"{len(outcomes) - failed} passed, {failed} failed")
     return "\n".join(lines)

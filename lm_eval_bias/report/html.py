@@ -13,14 +13,21 @@ subgroup by subgroup. Where a figure already uses colour or both axes for the
 benchmark's own dimensions (TANGO's pronoun family x antecedent type, the SCM
 warmth-competence plane), each run gets its own figure.
 
+Every number shows its base: the tables have an N column (the documents a
+number rests on, and the generations where a document has several), and each
+section says, per run, how many documents were evaluated and whether the run is
+partial (``--limit``, a non-official data file, a subgroup selection) and why;
+figure captions repeat the partial runs.
+
 The page has no script and loads nothing: a Content-Security-Policy forbids
 every fetch, so a mistake would show as a browser console error (which the
-tests check for) rather than a silent network request.
+tests check for) rather than a silent network request. Every text taken from
+the results files is escaped, in HTML and in Markdown
+(:func:`lm_eval_bias.report.outputs.markdown_cell`).
 """
 
 from __future__ import annotations
 
-import datetime
 import html
 import itertools
 import math
@@ -31,12 +38,17 @@ from dataclasses import dataclass, field
 from lm_eval_bias.report import figures
 from lm_eval_bias.report.figures import Estimate, Point, Reference, Series
 from lm_eval_bias.metric_keys import is_comparison, slug
-from lm_eval_bias.report.results import HEADLINE_METRICS, Metric, ResultsError, Run
+from lm_eval_bias.report.outputs import markdown_cell
+from lm_eval_bias.report.results import HEADLINE_METRICS, Metric, ResultsError, Run, TaskBase, date_text
 
 # More categories than this are drawn as horizontal bars, so that long names stay readable.
 HORIZONTAL_FROM = 12
 READING_NOTE = ("Intervals are 95%. \"N/A\" marks a metric the run could not compute. p-values are as the task "
-                "reports them: Benjamini-Hochberg adjusted across subgroups where the task gives an adjusted one.")
+                "reports them: Benjamini-Hochberg adjusted across subgroups where the task gives an adjusted one. "
+                "N: the documents a number rests on (with the generations behind it where a document has several); "
+                "\"task total\" marks an older results file without per-metric counts, where N is the task's "
+                "evaluated documents, of which a subgroup's number uses only its own. A partial run (--limit, a "
+                "non-official data file, a subgroup selection) is marked in its task's section with the reason.")
 
 
 @dataclass(frozen=True)
@@ -46,6 +58,7 @@ class Entry:
     label: str
     colour: str
     metrics: dict[str, Metric]
+    base: TaskBase  # what the run's numbers of this task rest on, and whether it is partial
 
 
 @dataclass(frozen=True)
@@ -394,7 +407,8 @@ def _scm_planes(section: Section, groups: list[str], survey: dict) -> None:
             f"{entry.label}. Each filled point is a group at its mean warmth (x) and competence (y) rating on the "
             "thesis's 1-5 scale (1: not at all, 5: extremely), averaged over the 11 key terms of each axis; the "
             "cross shows both 95% intervals. Hollow grey points, joined to the group's point by a dotted line: the "
-            "thesis's survey of 97 people (how society is seen to view each group). Dashed lines at 3: the scale midpoint. There is no single ideal point: the "
+            "thesis's survey of 97 people (how society is seen to view each group). Dashed lines at 3: the scale "
+            "midpoint. There is no single ideal point: the "
             "closer to the survey, the more the model reproduces society's stereotypes; groups spread apart mean "
             "the model rates them differently." if ratings else
             f"{entry.label}. Each point is a group at its warmth (x) and competence (y) value; the cross shows both "
@@ -446,7 +460,7 @@ def build_sections(runs: Sequence[Run]) -> list[Section]:
                    key=lambda t: (next((i for i, b in enumerate(BENCHMARKS) if b[0](t)), len(BENCHMARKS)), t))
     sections = []
     for task in tasks:
-        entries = [Entry(label, colours[label], run.tasks[task]) for run, label in zip(runs, labels)
+        entries = [Entry(label, colours[label], run.tasks[task], run.base(task)) for run, label in zip(runs, labels)
                    if task in run.tasks]
         known = benchmark_of(task)
         if known is None:
@@ -464,7 +478,7 @@ def format_value(value) -> str:
 
 
 def table_rows(section: Section, names: Sequence[str]) -> tuple[list[str], list[list[str]]]:
-    """Header and rows: metric, (model,) value, 95% CI, stderr, p-value (only when some metric has one).
+    """Header and rows: metric, (model,) value, 95% CI, stderr, N, p-value (only when some metric has one).
 
     Rows are metric-major, so models sit next to each other on each metric.
     """
@@ -472,13 +486,15 @@ def table_rows(section: Section, names: Sequence[str]) -> tuple[list[str], list[
     metrics = [(name, entry, entry.metrics[name]) for name in names for entry in section.entries
                if name in entry.metrics]
     with_p = any(m.pvalue is not None for _, _, m in metrics)
-    header = ["metric"] + (["model"] if several else []) + ["value", "95% CI", "stderr"] + (["p-value"] if with_p else [])
+    header = ["metric"] + (["model"] if several else []) + ["value", "95% CI", "stderr", "N"]
+    header += ["p-value"] if with_p else []
     rows = []
     for name, entry, metric in metrics:
         interval = (f"[{figures.format_number(metric.ci_lower)}, {figures.format_number(metric.ci_upper)}]"
                     if metric.ci_lower is not None and metric.ci_upper is not None else "")
         row = [name] + ([entry.label] if several else []) + [
-            format_value(metric.value), interval, f"{metric.stderr:.2g}" if metric.stderr is not None else ""]
+            format_value(metric.value), interval, f"{metric.stderr:.2g}" if metric.stderr is not None else "",
+            metric.base]
         if with_p:
             row.append(f"{metric.pvalue:.3g}" if metric.pvalue is not None else "")
         rows.append(row)
@@ -494,15 +510,26 @@ def other_metrics(section: Section) -> list[str]:
 
 
 def _run_rows(runs: Sequence[Run]) -> list[tuple[str, str, str, str, str]]:
-    """(label, colour, file, date, tasks) per run."""
+    """(label, colour, file, date, tasks) per run; a partial task is marked "(partial)"."""
     labels = run_labels(runs)
     colours = label_colours(labels)
     rows = []
     for run, label in zip(runs, labels):
-        date = (datetime.datetime.fromtimestamp(run.date, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-                if run.date else "")
-        rows.append((label, colours[label], str(run.path), date, ", ".join(sorted(run.tasks))))
+        tasks = ", ".join(task + (" (partial)" if run.base(task).is_partial else "") for task in sorted(run.tasks))
+        rows.append((label, colours[label], str(run.path), date_text(run.date), tasks))
     return rows
+
+
+def base_lines(section: Section) -> list[tuple[str, str]]:
+    """Per run of the section: (label, "complete, 242 pairs") or (label, the reasons it is partial)."""
+    return [(entry.label, "; ".join(entry.base.partial) if entry.base.is_partial else entry.base.status)
+            for entry in section.entries]
+
+
+def partial_note(section: Section) -> str:
+    """A sentence for figure captions naming the section's partial runs, or ``""``."""
+    partial = [f"{entry.label} ({'; '.join(entry.base.partial)})" for entry in section.entries if entry.base.is_partial]
+    return f" Partial run{'s' if len(partial) > 1 else ''}: {', '.join(partial)}." if partial else ""
 
 
 # --------------------------------------------------------------------------
@@ -518,6 +545,7 @@ figure{margin:16px 0 24px}figcaption{font-size:0.9em;color:#333;max-width:900px;
 svg{max-width:100%;height:auto;display:block}
 .swatch{display:inline-block;width:12px;height:12px;margin-right:6px;vertical-align:-1px}
 .note{color:#555;font-style:italic}details{margin:8px 0 16px}summary{cursor:pointer}
+.partial{color:#a40000;font-weight:bold}
 """
 # Nothing may be fetched: inline styles only. A violation would surface as a console error.
 CSP = "default-src 'none'; style-src 'unsafe-inline'"
@@ -537,10 +565,15 @@ def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 def _html_section(section: Section) -> str:
     parts = [f'<section id="{section.anchor}"><h2>{html.escape(section.title)}</h2>',
              f"<p>{html.escape(section.about)}</p>"]
+    parts.append('<ul class="base">' + "".join(
+        f"<li>{html.escape(label)}: <span class=partial>partial</span>: {html.escape(text)}</li>"
+        if entry.base.is_partial else f"<li>{html.escape(label)}: {html.escape(text)}</li>"
+        for entry, (label, text) in zip(section.entries, base_lines(section))) + "</ul>")
     if section.note:
         parts.append(f'<p class="note">{html.escape(section.note)}</p>')
     for figure in section.figures:
-        parts.append(f"<figure>{figure.svg}<figcaption>{html.escape(figure.caption)}</figcaption></figure>")
+        caption = figure.caption + partial_note(section)
+        parts.append(f"<figure>{figure.svg}<figcaption>{html.escape(caption)}</figcaption></figure>")
     if section.plotted:
         parts.append("<h3>Plotted values</h3>" + _html_table(*table_rows(section, section.plotted)))
         others = other_metrics(section)
@@ -581,30 +614,28 @@ def to_html(runs: Sequence[Run], title: str = "lm-eval-bias report") -> str:
 # Markdown
 
 
-def _markdown_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     if not rows:
         return "*No metrics.*\n"
-    lines = ["| " + " | ".join(map(_markdown_cell, header)) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(map(_markdown_cell, row)) + " |" for row in rows]
+    lines = ["| " + " | ".join(map(markdown_cell, header)) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(map(markdown_cell, row)) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
 
 def to_markdown(runs: Sequence[Run], title: str = "lm-eval-bias report") -> str:
     """The report's tables as Markdown; the figures are only in the HTML version."""
     sections = build_sections(runs)
-    out = [f"# {title}\n\n",
+    out = [f"# {markdown_cell(title)}\n\n",
            f"{READING_NOTE} Figures (with captions explaining each reference line) are in the HTML report: "
            "`lm-eval-bias report ... --html report.html`.\n\n",
            _markdown_table(["run", "results file", "date", "tasks"],
                            [[label, path, date, tasks] for label, _, path, date, tasks in _run_rows(runs)])]
     for section in sections:
-        out.append(f"\n## {section.title}\n\n{section.about}\n")
+        out.append(f"\n## {markdown_cell(section.title)}\n\n{markdown_cell(section.about)}\n\n")
+        out += [f"- {markdown_cell(label)}: {'**partial**: ' if entry.base.is_partial else ''}{markdown_cell(text)}\n"
+                for entry, (label, text) in zip(section.entries, base_lines(section))]
         if section.note:
-            out.append(f"\n*{section.note}*\n")
+            out.append(f"\n*{markdown_cell(section.note)}*\n")
         if section.plotted:
             out.append(f"\n### Plotted values ({len(section.figures)} figure"
                        f"{'' if len(section.figures) == 1 else 's'} in the HTML report)\n\n"

@@ -1,18 +1,131 @@
-"""Several models' results side by side: one row per model, one column per metric."""
+"""Several models' results side by side: one row per model, one column per metric.
+
+Where a model has the same task in several results files, one run is used:
+a complete run before a partial one (``--limit``, a non-official data file, a
+subgroup selection), then the one with more documents, then the newest, then
+the first by file path (so that equal runs give the same table every time).
+Every run used and every run skipped, with the reason, is listed under the
+table ("Runs"), and in the CSV each task names the results file it came from.
+Each number shows the documents it rests on (N), and cells of a partial run
+say "partial".
+"""
 
 from __future__ import annotations
 
 import csv
 import html
 import io
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from lm_eval_bias.metric_keys import is_comparison
-from lm_eval_bias.report.results import HEADLINE_METRICS, Metric, Run
+from lm_eval_bias.report.outputs import csv_cell, markdown_cell
+from lm_eval_bias.report.results import (HEADLINE_METRICS, Metric, ResultsError, Run, TaskBase, date_text,
+                                         document_unit)
 
 
 def _is_comparison(name: str) -> bool:
     """Disparities and breakdowns that are not a subgroup of the headline metric."""
     return is_comparison(name) or "_configuration" in name
+
+
+# --------------------------------------------------------------------------
+# Which run of a model and task is used
+
+
+@dataclass(frozen=True)
+class RunChoice:
+    """One run of one (model, task): used, or skipped and why."""
+
+    model: str
+    task: str
+    run: Run
+    used: bool
+    reason: str = ""  # why it was skipped
+
+    @property
+    def base(self) -> TaskBase:
+        return self.run.base(self.task)
+
+
+def documents(run: Run, task: str) -> int | None:
+    """The documents a run of a task evaluated: lm-eval's n-samples, else the headline metric's N."""
+    base = run.base(task)
+    if base.evaluated is not None:
+        return base.evaluated
+    headline = run.tasks.get(task, {}).get(HEADLINE_METRICS.get(task, ""))
+    return headline.n if headline is not None and not headline.n_is_task_total else None
+
+
+def _rank(run: Run, task: str) -> tuple:
+    """Sort key, best first: complete, then more documents (unknown last)."""
+    count = documents(run, task)
+    return (run.base(task).is_partial, count is None, -(count or 0))
+
+
+def _skipped_because(run: Run, chosen: Run, task: str) -> str:
+    """Why ``run`` lost to ``chosen`` for ``task``: the first criterion that tells them apart."""
+    base, best = run.base(task), chosen.base(task)
+    if base.is_partial and not best.is_partial:
+        return "partial; a complete run is used"
+    count, best_count = documents(run, task), documents(chosen, task)
+    unit = document_unit(task)
+    if count != best_count:
+        if count is None:
+            return f"number of {unit} unknown; a run with {best_count:,} is used"
+        return f"fewer {unit} ({count:,} vs {best_count:,})"
+    if run.date != chosen.date:
+        return f"older ({date_text(run.date)} vs {date_text(chosen.date)})"
+    return "the same status, size and date as the run used, which comes first by file path"
+
+
+def _order_by_date(model: str, task: str, tied: list[Run]) -> list[Run]:
+    """Equally complete runs of the same size: the newest first, a path breaking a tie."""
+    if len(tied) > 1:
+        undated = next((run for run in tied if run.date is None), None)
+        if undated is not None:
+            other = next(run for run in tied if run is not undated)
+            raise ResultsError(
+                f"{model}, task {task}: cannot tell which of {undated.path} and {other.path} to use: both are "
+                f"{'partial' if undated.base(task).is_partial else 'complete'} with the same number of "
+                f"{document_unit(task)}, and {undated.path} has no 'date' to tell the newer; add the run's "
+                "'date' (seconds since 1970) or pass only one of the files")
+    return sorted(tied, key=lambda run: (-run.date if run.date is not None else 0.0, str(run.path)))
+
+
+def choose_runs(runs: Sequence[Run]) -> list[RunChoice]:
+    """Per (model, task), the run used and every run skipped, sorted by model, task, used first."""
+    candidates: dict[tuple[str, str], list[Run]] = {}
+    for run in runs:
+        for task in run.tasks:
+            candidates.setdefault((run.model, task), []).append(run)
+    choices = []
+    for (model, task), found in sorted(candidates.items()):
+        ranked = sorted(found, key=lambda run: _rank(run, task))
+        tied = [run for run in ranked if _rank(run, task) == _rank(ranked[0], task)]
+        ordered = _order_by_date(model, task, tied) + ranked[len(tied):]
+        chosen = ordered[0]
+        choices.append(RunChoice(model, task, chosen, True))
+        skipped = sorted(ordered[1:], key=lambda run: str(run.path))
+        choices += [RunChoice(model, task, run, False, _skipped_because(run, chosen, task)) for run in skipped]
+    return choices
+
+
+def used_runs(choices: Sequence[RunChoice]) -> dict[str, dict[str, RunChoice]]:
+    """model -> task -> the choice used."""
+    table: dict[str, dict[str, RunChoice]] = {}
+    for choice in choices:
+        if choice.used:
+            table.setdefault(choice.model, {})[choice.task] = choice
+    return table
+
+
+def skipped_runs(choices: Sequence[RunChoice]) -> list[RunChoice]:
+    return [choice for choice in choices if not choice.used]
+
+
+# --------------------------------------------------------------------------
+# Columns and cells
 
 
 def default_columns(runs: list[Run]) -> list[tuple[str, str]]:
@@ -29,73 +142,146 @@ def default_columns(runs: list[Run]) -> list[tuple[str, str]]:
     return columns
 
 
-def latest_per_model(runs: list[Run]) -> dict[str, dict[str, dict[str, Metric]]]:
-    """model -> task -> metrics, the newest run winning where a model has the same task twice."""
-    table: dict[str, dict[str, dict[str, Metric]]] = {}
-    for run in sorted(runs, key=lambda r: r.date):
-        for task, metrics in run.tasks.items():
-            table.setdefault(run.model, {})[task] = metrics
-    return table
+def checked_columns(runs: Sequence[Run], columns) -> list[tuple[str, str]]:
+    """The columns asked for, each of which some run must have (else a misspelling goes unnoticed)."""
+    if not columns:
+        return default_columns(list(runs))
+    for task, name in columns:
+        if not any(name in run.tasks.get(task, {}) for run in runs):
+            have = sorted({n for run in runs for n in run.tasks.get(task, {})})
+            close = [n for n in have if name in n or n in name][:8]
+            raise ResultsError(
+                f"--metric {task}:{name}: no results file has it; "
+                + (f"similar: {', '.join(close)}" if close else
+                   f"{task} has {len(have)} metrics" if have else
+                   f"no file has task {task!r}; tasks: {', '.join(sorted({t for r in runs for t in r.tasks}))}"))
+    return list(columns)
 
 
-def cell(metric: Metric | None) -> str:
+def cell(metric: Metric | None, base: TaskBase | None = None) -> str:
+    """``62 [60, 64], N=1,234``, with ``, partial`` when the run is partial; ``""`` when absent."""
     if metric is None:
         return ""
     if not isinstance(metric.value, float):
-        return str(metric.value)
-    if metric.ci_lower is not None and metric.ci_upper is not None:
-        return f"{metric.value:.4g} [{metric.ci_lower:.4g}, {metric.ci_upper:.4g}]"
-    if metric.stderr is not None:
-        return f"{metric.value:.4g} ± {metric.stderr:.2g}"
-    return f"{metric.value:.4g}"
+        text = str(metric.value)
+    elif metric.ci_lower is not None and metric.ci_upper is not None:
+        text = f"{metric.value:.4g} [{metric.ci_lower:.4g}, {metric.ci_upper:.4g}]"
+    elif metric.stderr is not None:
+        text = f"{metric.value:.4g} ± {metric.stderr:.2g}"
+    else:
+        text = f"{metric.value:.4g}"
+    text += f", N={metric.base}"
+    return text + (", partial" if base is not None and base.is_partial else "")
 
 
-def _grid(runs: list[Run], columns):
-    table = latest_per_model(runs)
-    return [(model, [tasks.get(task, {}).get(name) for task, name in columns]) for model, tasks in table.items()]
+def _grid(choices: Sequence[RunChoice], columns) -> list[tuple[str, list[str]]]:
+    """(model, cell per column) per model, models by name."""
+    table = used_runs(choices)
+    rows = []
+    for model in sorted(table):
+        cells = []
+        for task, name in columns:
+            choice = table[model].get(task)
+            metric = choice.run.tasks[task].get(name) if choice is not None else None
+            cells.append(cell(metric, choice.base if choice is not None else None))
+        rows.append((model, cells))
+    return rows
+
+
+RUN_HEADER = ["model", "task", "run", "results file", "date", "status", "why skipped"]
+
+
+def run_rows(choices: Sequence[RunChoice]) -> list[list[str]]:
+    """The "Runs" table: every run of every (model, task), used or skipped, and why."""
+    return [[c.model, c.task, "used" if c.used else "skipped", str(c.run.path), date_text(c.run.date),
+             c.base.status, c.reason] for c in choices]
+
+
+def _tasks_in_order(columns) -> list[str]:
+    return list(dict.fromkeys(task for task, _ in columns))
+
+
+# --------------------------------------------------------------------------
+# Formats
+
+
+def _markdown_row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(markdown_cell(c) for c in cells) + " |"
 
 
 def to_markdown(runs: list[Run], columns=None) -> str:
-    columns = columns or default_columns(runs)
+    """The table, then the "Runs" table saying which results file each row's numbers come from."""
+    columns = checked_columns(runs, columns)
+    choices = choose_runs(runs)
     header = ["model"] + [f"{task}:{name}" for task, name in columns]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for model, metrics in _grid(runs, columns):
-        lines.append("| " + " | ".join([model] + [cell(m) for m in metrics]) + " |")
+    lines = [_markdown_row(header), "|" + "---|" * len(header)]
+    lines += [_markdown_row([model] + cells) for model, cells in _grid(choices, columns)]
+    lines += ["", "Values with 95% intervals in brackets; N: the documents each number rests on.", "",
+              "### Runs", "", _markdown_row(RUN_HEADER), "|" + "---|" * len(RUN_HEADER)]
+    lines += [_markdown_row(row) for row in run_rows(choices)]
     return "\n".join(lines) + "\n"
 
 
+CSV_METRIC_FIELDS = ("ci_lower", "ci_upper", "stderr", "n", "n_samples")
+CSV_TASK_FIELDS = ("results_file", "documents", "partial")
+
+
 def to_csv(runs: list[Run], columns=None) -> str:
-    """One row per model; each metric as value, ci_lower, ci_upper, stderr columns."""
-    columns = columns or default_columns(runs)
+    """One row per model. Per task: the results file used, its documents, why it is partial (empty
+    when complete); per metric: value, ci_lower, ci_upper, stderr, n (documents; empty in an older
+    file without per-metric counts) and n_samples."""
+    columns = checked_columns(runs, columns)
+    choices = choose_runs(runs)
+    table = used_runs(choices)
+    tasks = _tasks_in_order(columns)
+    header = ["model"]
+    for task in tasks:
+        header += [f"{task}:{field}" for field in CSV_TASK_FIELDS]
+        header += [f"{task}:{name}{suffix}" for t, name in columns if t == task
+                   for suffix in ("", *(f":{field}" for field in CSV_METRIC_FIELDS))]
     out = io.StringIO()
     writer = csv.writer(out)
-    header = ["model"]
-    for task, name in columns:
-        header += [f"{task}:{name}", f"{task}:{name}:ci_lower", f"{task}:{name}:ci_upper", f"{task}:{name}:stderr"]
-    writer.writerow(header)
-    for model, metrics in _grid(runs, columns):
+    writer.writerow([csv_cell(h) for h in header])
+    for model in sorted(table):
         row = [model]
-        for metric in metrics:
-            row += ["", "", "", ""] if metric is None else [
-                metric.value, metric.ci_lower if metric.ci_lower is not None else "",
-                metric.ci_upper if metric.ci_upper is not None else "",
-                metric.stderr if metric.stderr is not None else ""]
-        writer.writerow(row)
+        for task in tasks:
+            choice = table[model].get(task)
+            row += ([str(choice.run.path), choice.base.evaluated, "; ".join(choice.base.partial)]
+                    if choice is not None else ["", "", ""])
+            for t, name in columns:
+                if t != task:
+                    continue
+                metric = choice.run.tasks[task].get(name) if choice is not None else None
+                row += [""] * (1 + len(CSV_METRIC_FIELDS)) if metric is None else [
+                    metric.value, metric.ci_lower, metric.ci_upper, metric.stderr,
+                    None if metric.n_is_task_total else metric.n, metric.n_samples]
+        writer.writerow([csv_cell(value) for value in row])
     return out.getvalue()
 
 
-def to_html(runs: list[Run], columns=None) -> str:
-    columns = columns or default_columns(runs)
-    head = "".join(f"<th>{html.escape(f'{t}:{n}')}</th>" for t, n in columns)
+def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]], first_is_heading: bool) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "".join(
-        "<tr><th>" + html.escape(model) + "</th>"
-        + "".join(f"<td>{html.escape(cell(m))}</td>" for m in metrics) + "</tr>"
-        for model, metrics in _grid(runs, columns)
-    )
+        "<tr>" + "".join(f"<th>{html.escape(c)}</th>" if first_is_heading and i == 0 else f"<td>{html.escape(c)}</td>"
+                         for i, c in enumerate(row)) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+# Nothing may be fetched: the page is safe to open from a CI artefact.
+CSP = "default-src 'none'; style-src 'unsafe-inline'"
+
+
+def to_html(runs: list[Run], columns=None) -> str:
+    columns = checked_columns(runs, columns)
+    choices = choose_runs(runs)
+    main = _html_table(["model"] + [f"{t}:{n}" for t, n in columns],
+                       [[model] + cells for model, cells in _grid(choices, columns)], True)
     return (
-        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>lm-eval-bias leaderboard</title>"
-        "<style>body{font-family:sans-serif}table{border-collapse:collapse}"
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>"
+        f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\"><title>lm-eval-bias leaderboard</title>"
+        "<style>body{font-family:sans-serif}table{border-collapse:collapse;margin-bottom:16px}"
         "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}</style></head><body>"
-        "<h1>lm-eval-bias leaderboard</h1><p>Values with 95% intervals in brackets.</p>"
-        f"<table><tr><th>model</th>{head}</tr>{body}</table></body></html>\n"
+        "<h1>lm-eval-bias leaderboard</h1><p>Values with 95% intervals in brackets; N: the documents each "
+        "number rests on.</p>"
+        f"{main}<h2>Runs</h2>{_html_table(RUN_HEADER, run_rows(choices), False)}</body></html>\n"
     )

@@ -2,20 +2,37 @@
 
 lm-eval writes ``results_<date>.json`` with, per task, ``"<metric>,<filter>"``
 values, ``"<metric>_stderr,<filter>"`` standard errors, and (for our tasks)
-``"<metric>_ci_lower,<filter>"`` / ``"<metric>_ci_upper,<filter>"`` intervals.
+companions of each metric: ``_ci_lower``/``_ci_upper`` (a 95% interval),
+``_pvalue``/``_pvalue_bh``, ``_n`` (the documents the metric rests on) and
+``_n_samples`` (the generations behind it, for tasks with several per
+document). Beside the results: ``n-samples`` (per task, the documents there
+were and the documents evaluated), ``config.limit``, and per task ``configs``
+(``repeats``; ``metadata.lm_eval_bias_data``: the data's provenance).
+
+The reader is strict about what would make a number wrong (a value that is
+neither a number nor ``"N/A"``, an interval whose lower end is above its upper
+end, a date that is not a number) and tolerant of what lm-eval really writes
+(a bare ``NaN``, a numpy number written as text): every problem is a
+:class:`ResultsError` naming the file, the task, the key and the fix.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from lm_eval_bias.data import DataError
+from lm_eval_bias.errors import DataError
+
+NOT_AVAILABLE = "N/A"  # lm-eval's own marker for a number it could not compute
 
 # Suffixes of companion numbers; a metric is any key without one of them.
 _COMPANIONS = ("_stderr", "_ci_lower", "_ci_upper", "_pvalue", "_pvalue_bh")
+# Counts are companions only beside the metric they count, so that a metric that merely
+# ends in "_n" (a subgroup slug, say) is not taken for one.
+_COUNTS = ("_n_samples", "_n")
 
 # The number a task is gated and ranked on when no metric is named.
 HEADLINE_METRICS = {
@@ -39,9 +56,17 @@ HEADLINE_METRICS = {
     "community_probes_custom": "sentiment",
 }
 
+# What one document of a task is, for messages such as "20 of 45,540 pairs".
+_DOCUMENT_UNITS = (("winoqueer", "pairs"), ("tango_", "prompts"))
+
 
 class ResultsError(DataError):
-    """A results file is missing, malformed, or lacks what was asked for."""
+    """A results, samples or policy file is missing, malformed, or lacks what was asked for."""
+
+
+def document_unit(task: str) -> str:
+    """``"pairs"`` for WinoQueer, ``"prompts"`` for TANGO, else ``"documents"``."""
+    return next((unit for prefix, unit in _DOCUMENT_UNITS if task.startswith(prefix)), "documents")
 
 
 @dataclass(frozen=True)
@@ -49,16 +74,106 @@ class Metric:
     task: str
     name: str
     filter: str
-    value: float | str
+    value: float | str  # a finite number, or "N/A"
     stderr: float | None
     ci_lower: float | None
     ci_upper: float | None
     pvalue: float | None = None
     higher_is_better: bool | None = None
+    n: int | None = None  # documents the value rests on
+    n_samples: int | None = None  # generations behind it, where a document has several
+    n_is_task_total: bool = False  # an older file without ``_n``: n is the task's document count
 
     @property
     def key(self) -> str:
         return f"{self.task}:{self.name}"
+
+    @property
+    def base(self) -> str:
+        """What the number rests on, for display: see :func:`base_text`."""
+        return base_text(self)
+
+
+def base_text(metric: Metric) -> str:
+    """``"1,234"`` documents, ``"300 (1,500 samples)"``, ``"242 (task total)"`` or ``"unknown"``.
+
+    "task total" marks an older results file without per-metric counts: the
+    number is the task's evaluated documents, of which a subgroup's metric uses
+    only its own.
+    """
+    if metric.n is None:
+        return "unknown"
+    text = f"{metric.n:,}"
+    if metric.n_is_task_total:
+        return f"{text} (task total)"
+    if metric.n_samples is not None and metric.n_samples != metric.n:
+        text += f" ({metric.n_samples:,} samples)"
+    return text
+
+
+@dataclass(frozen=True)
+class TaskBase:
+    """What one run's numbers of one task rest on, and whether the run is partial (and why)."""
+
+    task: str
+    evaluated: int | None = None  # documents evaluated (lm-eval's n-samples "effective")
+    available: int | None = None  # documents the task has (n-samples "original")
+    limit: float | None = None  # config.limit
+    repeats: int | None = None  # samples per document
+    provenance: dict | None = None  # configs[task].metadata.lm_eval_bias_data
+    partial: tuple[str, ...] = ()  # the reasons the run is partial; empty: complete
+
+    @property
+    def is_partial(self) -> bool:
+        return bool(self.partial)
+
+    @property
+    def status(self) -> str:
+        """``"complete, 45,540 pairs"`` or ``"partial: --limit 20 (20 of 45,540 pairs)"``."""
+        if self.partial:
+            return "partial: " + "; ".join(self.partial)
+        if self.evaluated is None:
+            return f"complete, number of {document_unit(self.task)} unknown"
+        return f"complete, {self.evaluated:,} {document_unit(self.task)}"
+
+
+def partial_reasons(task: str, limit: float | None, evaluated: int | None, available: int | None,
+                    provenance: dict | None) -> tuple[str, ...]:
+    """Why a run of ``task`` is partial; empty when it is complete. The one rule for it.
+
+    A run is partial when ``--limit`` was set, when fewer documents were
+    evaluated than the task has (n-samples effective < original), when a data
+    file it read is not the official one, or when an option narrowed the
+    documents (``provenance["selection"]``).
+    """
+    unit = document_unit(task)
+    counted = (f"{evaluated:,} of {available:,} {unit}"
+               if evaluated is not None and available is not None else None)
+    reasons = []
+    if limit is not None:
+        reasons.append(f"--limit {limit:g}" + (f" ({counted})" if counted else ""))
+    elif counted and evaluated < available:
+        reasons.append(f"{counted} evaluated")
+    provenance = provenance or {}
+    unofficial = [f for f in provenance.get("files", []) if f.get("official") is False]
+    for record in unofficial:
+        where = record.get("path") or record.get("name") or "?"
+        rows, official_rows = record.get("rows"), record.get("official_rows")
+        sizes = (f" ({rows:,} rows; the official file has {official_rows:,})"
+                 if rows is not None and official_rows is not None and rows != official_rows else "")
+        reasons.append(f"non-official data file {where}{sizes}")
+    if provenance.get("official") is False and not unofficial:
+        reasons.append("non-official data")
+    selection = provenance.get("selection") or {}
+    if selection:
+        reasons.append(", ".join(f"{option}={_option_text(value)}" for option, value in selection.items()))
+    return tuple(reasons)
+
+
+def _option_text(value) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(str, value))
+    return str(value)
 
 
 @dataclass
@@ -67,8 +182,12 @@ class Run:
 
     path: Path
     model: str
-    date: float
+    date: float | None  # seconds since 1970; None when the file has none
     tasks: dict[str, dict[str, Metric]]  # task -> metric name -> Metric
+    bases: dict[str, TaskBase] = field(default_factory=dict)  # task -> what its numbers rest on
+
+    def base(self, task: str) -> TaskBase:
+        return self.bases.get(task) or TaskBase(task)
 
     def metric(self, task: str, name: str | None = None) -> Metric:
         """A metric by task and name (the task's headline metric when no name is given)."""
@@ -87,47 +206,227 @@ class Run:
         return metrics[name]
 
 
-def _number(value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+def date_text(date: float | None) -> str:
+    """``"2026-01-02 10:00 UTC"``, or ``""`` without a date."""
+    if date is None:
+        return ""
+    return datetime.datetime.fromtimestamp(date, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+# --------------------------------------------------------------------------
+# Reading
+
+
+def read_text(path: str | Path, what: str) -> str:
+    """A file's text, UTF-8 (a byte-order mark is allowed); ``what`` names it in messages."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: no such file") from None
+    except OSError as error:
+        raise ResultsError(f"{path}: cannot read the {what}: {error.strerror or error}") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        raise ResultsError(f"{path}, line {line}: byte 0x{raw[error.start]:02x} is not UTF-8; "
+                           f"save the {what} as UTF-8 (lm-eval writes UTF-8)") from None
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _value(path: Path, task: str, key: str, raw) -> float | str:
+    """A finite number, or "N/A" for lm-eval's marker and for non-finite numbers (a bare NaN)."""
+    if isinstance(raw, str) and raw != NOT_AVAILABLE:
+        # lm-eval writes a numpy number it cannot serialise as its text ("0.25", "nan").
+        try:
+            raw = float(raw)
+        except ValueError:
+            pass
+    if _is_number(raw):
+        return float(raw) if math.isfinite(raw) else NOT_AVAILABLE
+    if raw == NOT_AVAILABLE:
+        return NOT_AVAILABLE
+    raise ResultsError(f'{path}: task {task}, {key}: {_shown(raw)} is neither a number nor "N/A"; '
+                       "correct the value or re-run the evaluation")
+
+
+def _count(path: Path, task: str, key: str, raw) -> int | None:
+    """A document or sample count: a whole number >= 0, or None for "N/A"."""
+    value = _value(path, task, key, raw)
+    if value == NOT_AVAILABLE:
         return None
-    return float(value) if math.isfinite(value) else None
+    if value < 0 or value != int(value):
+        raise ResultsError(f"{path}: task {task}, {key}: {_shown(raw)} is not a count (a whole number >= 0); "
+                           "correct the value or re-run the evaluation")
+    return int(value)
 
 
-def _keep_as_text(token):
-    # lm-eval can write a bare NaN/Infinity; keep it as a non-number instead of refusing the file
-    return token
+def _metric_keys(entries: dict) -> list[tuple[str, str]]:
+    """(metric name, filter) of every key that is a metric rather than a companion."""
+    metrics = []
+    for key in entries:
+        name, comma, filter_name = key.partition(",")
+        if not comma or name.endswith(_COMPANIONS):
+            continue
+        if any(name.endswith(s) and f"{name[:-len(s)]},{filter_name}" in entries for s in _COUNTS):
+            continue
+        metrics.append((name, filter_name))
+    return metrics
+
+
+def _parse_task(path: Path, task: str, entries: dict, higher: dict, base: TaskBase) -> dict[str, Metric]:
+    for key, raw in entries.items():  # every number, companions included, must be readable
+        if "," in key:
+            _value(path, task, key, raw)
+    return {name: _parse_metric(path, task, entries, name, filter_name, higher, base)
+            for name, filter_name in _metric_keys(entries)}
+
+
+def _parse_metric(path: Path, task: str, entries: dict, name: str, filter_name: str, higher: dict,
+                  base: TaskBase) -> Metric:
+    """One metric with its companions; without an ``_n`` companion (an older file), N is the task's count."""
+    def key(suffix: str) -> str:
+        return f"{name}{suffix},{filter_name}"
+
+    def companion(suffix: str) -> float | None:
+        value = _value(path, task, key(suffix), entries[key(suffix)]) if key(suffix) in entries else None
+        return None if value == NOT_AVAILABLE else value
+
+    def count(suffix: str) -> int | None:
+        return _count(path, task, key(suffix), entries[key(suffix)]) if key(suffix) in entries else None
+
+    lower, upper = companion("_ci_lower"), companion("_ci_upper")
+    if lower is not None and upper is not None and lower > upper:
+        raise ResultsError(
+            f"{path}: task {task}, metric {name} ({filter_name}): ci_lower {lower:g} is above ci_upper "
+            f"{upper:g}, so the file is inconsistent; re-run the evaluation, or recompute the task from its "
+            "samples file (lm-eval-bias recompute)")
+    has_count = key("_n") in entries
+    n = count("_n") if has_count else base.evaluated
+    pvalue_bh = companion("_pvalue_bh")
+    return Metric(
+        task, name, filter_name, _value(path, task, key(""), entries[key("")]),
+        companion("_stderr"), lower, upper,
+        pvalue_bh if pvalue_bh is not None else companion("_pvalue"),
+        higher.get(name) if isinstance(higher, dict) else None,
+        n, count("_n_samples"), n_is_task_total=not has_count and n is not None,
+    )
+
+
+def _parse_date(path: Path, document: dict) -> float | None:
+    raw = document.get("date")
+    if raw is None:
+        return None
+    if not _is_number(raw) or not math.isfinite(raw):
+        raise ResultsError(f"{path}: 'date' is {_shown(raw)}, not a number (lm-eval writes the run's start "
+                           "time in seconds since 1970); correct it or remove it")
+    return float(raw)
+
+
+def _parse_limit(path: Path, document: dict) -> float | None:
+    config = document.get("config")
+    raw = config.get("limit") if isinstance(config, dict) else None
+    if raw is None:
+        return None
+    if not _is_number(raw) or not math.isfinite(raw) or raw <= 0:
+        raise ResultsError(f"{path}: config.limit is {_shown(raw)}, not a positive number or null; "
+                           "correct it or re-run the evaluation")
+    return float(raw)
+
+
+def _parse_document_counts(path: Path, document: dict, task: str) -> tuple[int | None, int | None]:
+    """(evaluated, available) documents of a task, from lm-eval's ``n-samples``."""
+    counts = (document.get("n-samples") or {}).get(task) if isinstance(document.get("n-samples"), dict) else None
+    if counts is None:
+        return None, None
+    original = counts.get("original") if isinstance(counts, dict) else None
+    effective = counts.get("effective") if isinstance(counts, dict) else None
+    if not all(_is_number(v) and v >= 0 and v == int(v) for v in (original, effective)) or effective > original:
+        raise ResultsError(f'{path}: n-samples of task {task} is {_shown(counts)}; expected {{"original": N, '
+                           '"effective": M} with whole numbers, M <= N; correct it or re-run the evaluation')
+    return int(effective), int(original)
+
+
+def _parse_task_config(path: Path, document: dict, task: str) -> tuple[int | None, dict | None]:
+    """(repeats, provenance) of a task, from ``configs``."""
+    configs = document.get("configs")
+    config = configs.get(task) if isinstance(configs, dict) else None
+    if not isinstance(config, dict):
+        return None, None
+    repeats = config.get("repeats")
+    if repeats is not None and not (_is_number(repeats) and repeats >= 1 and repeats == int(repeats)):
+        raise ResultsError(f"{path}: configs.{task}.repeats is {_shown(repeats)}, not a whole number >= 1; "
+                           "correct it or re-run the evaluation")
+    metadata = config.get("metadata")
+    provenance = metadata.get("lm_eval_bias_data") if isinstance(metadata, dict) else None
+    return (int(repeats) if repeats is not None else None), _checked_provenance(path, task, provenance)
+
+
+def _checked_provenance(path: Path, task: str, provenance) -> dict | None:
+    """The data's provenance as lm-eval-bias writes it, or an error saying what is off."""
+    if provenance is None:
+        return None
+    where = f"{path}: configs.{task}.metadata.lm_eval_bias_data"
+
+    def wrong(part: str, value, expected: str):
+        return ResultsError(f"{where}{part} is {_shown(value)}; expected {expected}; correct it or re-run "
+                            "the evaluation")
+
+    if not isinstance(provenance, dict):
+        raise wrong("", provenance, 'an object {"official": ..., "files": [...], "selection": {...}}')
+    if provenance.get("official") not in (True, False, None):
+        raise wrong(".official", provenance.get("official"), "true, false or null")
+    files = provenance.get("files") or []
+    if not isinstance(files, list):
+        raise wrong(".files", files, "a list of files")
+    for index, record in enumerate(files):
+        if not isinstance(record, dict) or record.get("official") not in (True, False):
+            raise wrong(f".files[{index}]", record, 'an object with "path" and "official": true or false')
+        for count in ("rows", "official_rows"):
+            value = record.get(count)
+            if value is not None and not (_is_number(value) and value >= 0 and value == int(value)):
+                raise wrong(f".files[{index}].{count}", value, "a whole number or null")
+    selection = provenance.get("selection") or {}
+    if not isinstance(selection, dict):
+        raise wrong(".selection", selection, "an object {option: value}")
+    return {**provenance, "files": files, "selection": selection}
+
+
+def _model_name(document: dict) -> str:
+    config = document.get("config") if isinstance(document.get("config"), dict) else {}
+    model_args = config.get("model_args")
+    pretrained = model_args.get("pretrained") if isinstance(model_args, dict) else None
+    return str(document.get("model_name") or pretrained or config.get("model") or "unknown model")
 
 
 def parse_run(path: Path, document: dict) -> Run:
+    """A results document as a :class:`Run`; a :class:`ResultsError` for anything inconsistent."""
     if not isinstance(document, dict) or not isinstance(document.get("results"), dict):
         raise ResultsError(f"{path}: not an lm-eval results file (no 'results' object)")
-    higher = document.get("higher_is_better") or {}
+    higher = document.get("higher_is_better") if isinstance(document.get("higher_is_better"), dict) else {}
+    date = _parse_date(path, document)
+    limit = _parse_limit(path, document)
     tasks: dict[str, dict[str, Metric]] = {}
+    bases: dict[str, TaskBase] = {}
     for task, entries in document["results"].items():
         if not isinstance(entries, dict):
             raise ResultsError(f"{path}: results[{task!r}] is not an object")
-        metrics = {}
-        for key, value in entries.items():
-            name, comma, filter_name = key.partition(",")
-            if not comma or name.endswith(_COMPANIONS):
-                continue
-
-            def companion(suffix):
-                return _number(entries.get(f"{name}{suffix},{filter_name}"))
-
-            metrics[name] = Metric(
-                task, name, filter_name,
-                _number(value) if _number(value) is not None else str(value),
-                companion("_stderr"), companion("_ci_lower"), companion("_ci_upper"),
-                companion("_pvalue_bh") if companion("_pvalue_bh") is not None else companion("_pvalue"),
-                (higher.get(task) or {}).get(name),
-            )
-        tasks[task] = metrics
-    config = document.get("config") or {}
-    model_args = config.get("model_args")
-    pretrained = model_args.get("pretrained") if isinstance(model_args, dict) else None
-    model = document.get("model_name") or pretrained or str(config.get("model", "unknown model"))
-    return Run(path, str(model), float(document.get("date") or 0.0), tasks)
+        evaluated, available = _parse_document_counts(path, document, task)
+        repeats, provenance = _parse_task_config(path, document, task)
+        base = TaskBase(task, evaluated, available, limit, repeats, provenance,
+                        partial_reasons(task, limit, evaluated, available, provenance))
+        bases[task] = base
+        tasks[task] = _parse_task(path, task, entries, higher.get(task) or {}, base)
+    return Run(path, _model_name(document), date, tasks, bases)
 
 
 def results_files(paths) -> list[Path]:
@@ -144,16 +443,27 @@ def results_files(paths) -> list[Path]:
             found.append(path)
         else:
             raise ResultsError(f"{path}: no such file or folder")
-    return found
+    # A file named and also found in a folder named is one run, not two.
+    unique = {}
+    for path in found:
+        unique.setdefault(path.resolve(), path)
+    return list(unique.values())
+
+
+def _non_finite(token: str) -> float:
+    # lm-eval writes a bare NaN/Infinity for a number it could not compute; read it as one,
+    # which the reader then shows as "N/A".
+    return float(token)
 
 
 def load_runs(paths) -> list[Run]:
     """Every results file named (or found in the folders named), parsed."""
     runs = []
     for path in results_files(paths):
+        text = read_text(path, "results file")
         try:
-            document = json.loads(path.read_text(encoding="utf-8"), parse_constant=_keep_as_text)
-        except (ValueError, UnicodeDecodeError) as error:
+            document = json.loads(text, parse_constant=_non_finite)
+        except ValueError as error:
             raise ResultsError(f"{path}: not valid JSON: {error}") from None
         runs.append(parse_run(path, document))
     return runs

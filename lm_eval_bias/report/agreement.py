@@ -1,0 +1,120 @@
+"""``lm-eval-bias tango-agreement``: the two TANGO samples files checked before they are compared.
+
+The generation method (``tango_misgender``, ``tango_misgender_sampled``) logs
+each prompt's continuation as text; the probability method
+(``tango_misgender_prob``) logs one ``[log-likelihood, is-greedy]`` pair per
+pronoun family. Each line of both files must be a sample whose ``doc`` has
+``template_idx``, ``ante`` and ``pronoun_family``, with ``filtered_resps`` of
+its method's shape; anything else is an error naming the file, the line and
+what was expected, and two files given the wrong way round are recognised as
+such.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from lm_eval_bias import pronouns
+from lm_eval_bias.errors import LmEvalBiasError
+from lm_eval_bias.report.recompute import read_sample_lines
+from lm_eval_bias.report.results import ResultsError
+
+DOC_KEYS = ("template_idx", "ante", "pronoun_family")
+GENERATION = "generation"
+PROBABILITY = "probability"
+USAGE = ("lm-eval-bias tango-agreement samples_tango_misgender_<date>.jsonl "
+         "samples_tango_misgender_prob_<date>.jsonl")
+EXPECTED = {
+    GENERATION: "the generated text (a list holding one string, or one list of strings), as tango_misgender logs it",
+    PROBABILITY: (f"{len(pronouns.FAMILIES)} [log-likelihood, is-greedy] pairs, one per pronoun family "
+                  f"({', '.join(pronouns.FAMILIES)}), as tango_misgender_prob logs it"),
+}
+
+
+def _is_generation(responses) -> bool:
+    # One request per prompt, so one response: its text, or a list of texts with repeats.
+    if not isinstance(responses, list) or len(responses) != 1:
+        return False
+    (first,) = responses
+    return isinstance(first, str) or (isinstance(first, list) and bool(first)
+                                      and all(isinstance(text, str) for text in first))
+
+
+def _is_loglik(value) -> bool:
+    if isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _is_probability(responses) -> bool:
+    return (isinstance(responses, list) and len(responses) == len(pronouns.FAMILIES)
+            and all(isinstance(pair, list) and len(pair) == 2 and _is_loglik(pair[0]) for pair in responses))
+
+
+SHAPES = {GENERATION: _is_generation, PROBABILITY: _is_probability}
+
+
+def _shown(value) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _method_of(samples: list[tuple[int, dict]]) -> str | None:
+    """Which method's samples these look like, from the first one."""
+    _, first = samples[0]
+    responses = first.get("filtered_resps")
+    return next((method for method, looks_like in SHAPES.items() if looks_like(responses)), None)
+
+
+def check_samples(path: Path, samples: list[tuple[int, dict]], method: str) -> None:
+    """Every sample must be a TANGO misgendering sample of ``method``'s shape."""
+    for line, sample in samples:
+        doc = sample.get("doc")
+        if not isinstance(doc, dict) or "filtered_resps" not in sample:
+            raise ResultsError(f"{path}, line {line}: not an lm-eval sample (no 'doc' object and "
+                               f"'filtered_resps'); pass the files --log_samples wrote: {USAGE}")
+        missing = [key for key in DOC_KEYS if key not in doc]
+        if missing:
+            raise ResultsError(f"{path}, line {line}: the sample's doc has no {', '.join(missing)}, so these are "
+                               f"not TANGO misgendering samples; pass: {USAGE}")
+        unusable = [key for key in DOC_KEYS if not isinstance(doc[key], (str, int)) or isinstance(doc[key], bool)]
+        if unusable:
+            raise ResultsError(f"{path}, line {line}: the doc's {', '.join(unusable)} should be text or a "
+                               f"number, got {_shown([doc[key] for key in unusable])}; use the file --log_samples "
+                               "wrote")
+        responses = sample["filtered_resps"]
+        if not SHAPES[method](responses):
+            other = PROBABILITY if method == GENERATION else GENERATION
+            hint = (f"; these are {other} samples: pass the generation samples first, the probability samples "
+                    f"second: {USAGE}" if SHAPES[other](responses) else "")
+            raise ResultsError(f"{path}, line {line}: filtered_resps should be {EXPECTED[method]}; got "
+                               f"{_shown(responses)}{hint}")
+
+
+def read_pair(generation_path: Path, probability_path: Path) -> tuple[list[dict], list[dict]]:
+    """Both files' samples, checked; a :class:`ResultsError` saying what is wrong, and where."""
+    generation = read_sample_lines(generation_path)
+    probability = read_sample_lines(probability_path)
+    if _method_of(generation) == PROBABILITY and _method_of(probability) == GENERATION:
+        raise ResultsError(f"{generation_path} holds probability samples and {probability_path} generation "
+                           f"samples: the two files are swapped; pass the generation samples first: {USAGE}")
+    check_samples(generation_path, generation, GENERATION)
+    check_samples(probability_path, probability, PROBABILITY)
+    return [sample for _, sample in generation], [sample for _, sample in probability]
+
+
+def agreement(generation_path: Path, probability_path: Path) -> dict:
+    """How often the two methods agree (:func:`lm_eval_bias.benchmarks.tango.method_agreement`)."""
+    from lm_eval_bias.benchmarks import tango
+
+    generation, probability = read_pair(generation_path, probability_path)
+    try:
+        return tango.method_agreement(generation, probability)
+    except ValueError as error:  # no prompt in common: the files are of different runs or selections
+        raise LmEvalBiasError(f"{generation_path} and {probability_path}: {error}; pass the samples of runs on "
+                              "the same prompts") from None

@@ -1,0 +1,132 @@
+"""Everything the report commands write is safe to open: one escaping rule per format, and files
+written whole or not at all.
+
+- CSV: a cell a spreadsheet would run as a formula (text starting with ``=``,
+  ``+``, ``-``, ``@``, a tab or a carriage return) gets a leading single quote,
+  the OWASP rule; numbers stay numbers, negative ones included.
+- Markdown: ``|``, backslashes and HTML (``<``, ``>``, ``&``) are escaped and
+  line breaks become spaces, so that a name from a results file can neither
+  break a table nor inject markup.
+- JSON: strict (no bare ``NaN``): a non-finite number is written as ``"N/A"``,
+  lm-eval's own marker.
+- HTML: :func:`html.escape` wherever input text goes (in the renderers).
+- Plain text (``check``'s summary, notes on stderr): a name from the input
+  stays on its line, so that it cannot forge a line such as ``PASS ...``.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import os
+import re
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from lm_eval_bias.errors import LmEvalBiasError
+
+NOT_AVAILABLE = "N/A"
+# What a spreadsheet reads as the start of a formula (OWASP, "CSV injection").
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+class OutputError(LmEvalBiasError):
+    """An output file cannot be written."""
+
+
+def csv_cell(value):
+    """A CSV cell: numbers as numbers, text that a spreadsheet would execute neutralised."""
+    if value is None:
+        return ""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value if math.isfinite(value) else NOT_AVAILABLE
+    text = str(value)
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+
+def markdown_cell(text) -> str:
+    """Text for a Markdown table cell or heading: no markup, no table break, one line."""
+    escaped = str(text).replace("\\", "\\\\")
+    escaped = html.escape(escaped, quote=False).replace("|", "\\|")
+    return _LINE_BREAK.sub(" ", escaped)
+
+
+def text_line(text) -> str:
+    """Text for one line of plain-text output: line breaks become spaces."""
+    return _LINE_BREAK.sub(" ", str(text))
+
+
+def json_safe(value):
+    """``value`` with every non-finite number replaced by ``"N/A"`` (lists, tuples and dicts walked)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return NOT_AVAILABLE
+    if isinstance(value, Mapping):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(item) for item in value]
+    return value
+
+
+def strict_json(value, **kwargs) -> str:
+    """JSON that every parser accepts: never a bare NaN or Infinity."""
+    return json.dumps(json_safe(value), allow_nan=False, **kwargs)
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or str(error)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _cannot_write(target: Path, error: OSError) -> OutputError:
+    """The operating system's reason, and what it means where that is not obvious."""
+    folder = target.parent
+    if not folder.exists():
+        detail = f" (the folder {folder} does not exist)"
+    elif not folder.is_dir():
+        detail = f" ({folder} is a file, not a folder)"
+    else:
+        detail = ""
+    return OutputError(f"cannot write {target}: {_reason(error)}{detail}")
+
+
+def write_all(outputs: Sequence[tuple[str | Path, str]]) -> None:
+    """Write every (path, text) or none: each goes to a temporary file beside its path first, and
+    only when all of them are written are they moved into place. An :class:`OutputError` names the
+    path and the operating system's reason."""
+    targets = [Path(target) for target, _ in outputs]
+    for index, target in enumerate(targets):
+        if any(target.resolve() == other.resolve() for other in targets[:index]):
+            raise OutputError(f"{target} is given for two outputs; give each its own file")
+        if target.is_dir():
+            raise OutputError(f"cannot write {target}: it is a folder; give a file name")
+    written: list[tuple[str, Path]] = []
+    try:
+        for target, (_, text) in zip(targets, outputs):
+            try:
+                handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+            except OSError as error:
+                raise _cannot_write(target, error) from None
+            written.append((temporary, target))
+            try:
+                with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+                    out.write(text)
+                os.chmod(temporary, 0o666 & ~_umask())  # mkstemp's files are private; outputs are not
+            except OSError as error:
+                raise _cannot_write(target, error) from None
+        for temporary, target in written:
+            try:
+                os.replace(temporary, target)
+            except OSError as error:
+                raise _cannot_write(target, error) from None
+    finally:
+        for temporary, _ in written:
+            if os.path.exists(temporary):
+                os.remove(temporary)

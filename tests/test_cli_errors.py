@@ -1,0 +1,305 @@
+"""One error style for every subcommand: ``lm-eval-bias <subcommand>: <message>`` on stderr, exit code 2 for
+bad input or configuration, 1 only for a failed gate rule, no traceback; and the checks that
+``recompute`` and ``tango-agreement`` make on their samples files."""
+
+import json
+
+import pytest
+
+from lm_eval_bias import cli
+from lm_eval_bias.benchmarks import winoqueer
+from lm_eval_bias.errors import LmEvalBiasError
+from test_report_inputs import run_cli, winoqueer_results, write
+
+WINOQUEER_SAMPLES = "samples_winoqueer_2026-01-01T00-00-00.123456.jsonl"
+USAGE = ("lm-eval-bias tango-agreement samples_tango_misgender_<date>.jsonl "
+         "samples_tango_misgender_prob_<date>.jsonl")
+
+
+# --------------------------------------------------------------------------
+# Exit codes and the message format
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["tasks-dir", "extra"], "lm-eval-bias tasks-dir: unrecognized arguments: extra; see lm-eval-bias tasks-dir "
+                             "--help"),
+    (["check"], "lm-eval-bias check: the following arguments are required: results; see lm-eval-bias check --help"),
+    (["check", "x.json", "--gate", "loose"], "lm-eval-bias check: argument --gate: invalid choice: 'loose' (choose "
+                                             "from 'estimate', 'interval'); see lm-eval-bias check --help"),
+    (["leaderboard", "--csv"], "lm-eval-bias leaderboard: argument --csv: expected one argument; see lm-eval-bias "
+                               "leaderboard --help"),
+    (["recompute"], "lm-eval-bias recompute: the following arguments are required: samples; see lm-eval-bias "
+                    "recompute --help"),
+    (["report", "--bogus"], "lm-eval-bias report: the following arguments are required: results; see lm-eval-bias "
+                            "report --help"),
+    (["tango-agreement", "one.jsonl"], "lm-eval-bias tango-agreement: the following arguments are required: "
+                                       "probability_samples; see lm-eval-bias tango-agreement --help"),
+    (["download", "nope"], "lm-eval-bias download: unknown data source 'nope'; known: gendercare_group1, "
+                           "gendercare_group2, gendercare_group3, tango_disclosure, tango_misgendering, winoqueer"),
+])
+def test_usage_and_input_errors_are_one_line_with_exit_code_2(argv, message, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(argv, capsys)
+    assert (code, out, err) == (2, "", message + "\n")
+
+
+def test_check_without_rules_is_a_usage_error(tmp_path, capsys):
+    path = write(tmp_path / "results_a.json", winoqueer_results())
+    code, out, err = run_cli(["check", path], capsys)
+    assert (code, out, err) == (2, "", "lm-eval-bias check: no rule given: use --max, --min, --require or --policy; "
+                                       "see lm-eval-bias check --help\n")
+
+
+def test_download_into_a_folder_that_cannot_be_made_is_exit_2(tmp_path, capsys):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    code, out, err = run_cli(["download", "winoqueer", "--to", blocker], capsys)
+    assert (code, out) == (2, "")
+    # the message is the data module's own; the command gives it its prefix and exit code
+    assert err.startswith("lm-eval-bias download: ") and str(blocker / "winoqueer") in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_tasks_dir_and_help_exit_0(capsys):
+    code, out, err = run_cli(["tasks-dir"], capsys)
+    assert (code, err) == (0, "") and out.strip().endswith("tasks")
+    code, out, err = run_cli(["leaderboard", "--help"], capsys)
+    assert code == 0 and out.startswith("usage: lm-eval-bias leaderboard")
+
+
+def test_a_bug_keeps_its_traceback(monkeypatch, tmp_path):
+    """Only our own errors are turned into messages: anything else is a bug and must show where it is."""
+    from lm_eval_bias.report import results
+
+    def broken(paths):
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(results, "load_runs", broken)
+    with pytest.raises(KeyError):
+        cli.main(["report", str(tmp_path)])
+
+
+def test_our_errors_all_share_one_base():
+    from lm_eval_bias.report.outputs import OutputError
+    from lm_eval_bias.report.results import ResultsError
+
+    assert issubclass(ResultsError, LmEvalBiasError) and issubclass(OutputError, LmEvalBiasError)
+
+
+# --------------------------------------------------------------------------
+# recompute
+
+
+def winoqueer_sample_lines(count=6) -> list[str]:
+    """Samples as lm-eval logs them for winoqueer, with the task's own per-pair metrics."""
+    lines = []
+    for index in range(count):
+        subgroup = ("LGBTQ", "Gay")[index % 2]
+        doc = {"subgroup": subgroup, "subgroups_present": ["LGBTQ", "Gay"], "sent_x": "x", "sent_y": "y"}
+        metrics = winoqueer.pair_metrics(doc, -10.0 - index % 3, -11.0)
+        lines.append(json.dumps({"doc_id": index, "doc": doc, "filter": "none", "metrics": list(metrics),
+                                 **metrics}))
+    return lines
+
+
+def test_recompute_writes_strict_json(tmp_path, capsys):
+    samples = tmp_path / WINOQUEER_SAMPLES
+    samples.write_text("\n".join(winoqueer_sample_lines()) + "\n")
+    out = tmp_path / "numbers.json"
+    code, printed, err = run_cli(["recompute", samples, "--json", out], capsys)
+    assert code == 0
+    assert printed.startswith(f"wrote {out}\n")
+
+    def refuse(token):
+        raise AssertionError(f"bare {token} in JSON")
+
+    numbers = json.loads(out.read_text(), parse_constant=refuse)
+    assert numbers["bias_score,none"] == pytest.approx(100 / 3)  # pairs 0 and 3 of 6 are stereotyped
+    assert numbers["bias_score_n,none"] == 6
+    assert all(isinstance(v, (int, float)) or v == "N/A" for v in numbers.values())
+
+
+def test_recompute_turns_a_non_finite_number_into_na(tmp_path, capsys):
+    lines = [json.loads(line) for line in winoqueer_sample_lines()]
+    lines[0]["sent_x_score"] = float("nan")  # lm-eval's json writes a bare NaN
+    samples = tmp_path / WINOQUEER_SAMPLES
+    samples.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    out = tmp_path / "numbers.json"
+    code, printed, err = run_cli(["recompute", samples, "--json", out], capsys)
+    assert code == 0
+    assert "NaN" not in out.read_text()
+    assert json.loads(out.read_text())["sent_x_score,none"] == "N/A"
+    assert next(line for line in printed.splitlines() if line.startswith("sent_x_score ")).split()[2] == "N/A"
+
+
+def test_recompute_of_another_tasks_samples_is_exit_2(tmp_path, capsys):
+    from lm_eval_bias.report.recompute import declared_aggregations
+
+    samples = tmp_path / "samples_winoqueer_2026-01-01T00-00-00.jsonl"
+    foreign = {"doc": {}, "filter": "none", "metrics": ["acc", "f1"], "acc": 1.0, "f1": 0.5}
+    samples.write_text(json.dumps(foreign) + "\n")
+    code, out, err = run_cli(["recompute", samples], capsys)
+    assert (code, out) == (2, "")
+    declared = len(declared_aggregations("winoqueer"))  # the task's YAML, which other work may extend
+    assert err == (f"lm-eval-bias recompute: {samples}: these are not samples of winoqueer: they hold the metrics "
+                   "acc, f1, and winoqueer reports bias_score, bias_score_asexual, bias_score_asexual_ci_lower, "
+                   "bias_score_asexual_ci_upper, bias_score_asexual_pvalue, bias_score_asexual_pvalue_bh, "
+                   f"bias_score_bisexual, bias_score_bisexual_ci_lower ... ({declared} in all); pass the task the "
+                   "samples are of with --task\n")
+
+
+def test_recompute_with_a_task_the_file_name_contradicts_is_exit_2(tmp_path, capsys):
+    samples = tmp_path / WINOQUEER_SAMPLES
+    samples.write_text("\n".join(winoqueer_sample_lines()) + "\n")
+    code, out, err = run_cli(["recompute", samples, "--task", "tango_misgender"], capsys)
+    assert (code, out, err) == (2, "", f"lm-eval-bias recompute: {samples}: the file name says these are samples of "
+                                       "winoqueer, but --task says tango_misgender; drop --task, or pass --task "
+                                       "winoqueer\n")
+
+
+def test_recompute_of_samples_named_otherwise_with_the_wrong_task_is_exit_2(tmp_path, capsys):
+    samples = tmp_path / "my_samples.jsonl"
+    samples.write_text("\n".join(winoqueer_sample_lines()) + "\n")
+    code, out, err = run_cli(["recompute", samples], capsys)
+    assert (code, err) == (2, f"lm-eval-bias recompute: {samples}: not named like lm-eval's "
+                              "samples_<task>_<date>.jsonl; pass --task\n")
+    code, out, err = run_cli(["recompute", samples, "--task", "tango_misgender_prob"], capsys)
+    assert code == 2
+    assert err.startswith(f"lm-eval-bias recompute: {samples}: these are not samples of tango_misgender_prob: they "
+                          "hold the metrics bias_score, bias_score_ci_lower, ")
+    assert run_cli(["recompute", samples, "--task", "winoqueer"], capsys)[0] == 0
+
+
+def test_an_aggregation_that_fails_on_foreign_values_names_the_metric(tmp_path, capsys):
+    lines = [json.loads(line) for line in winoqueer_sample_lines()]
+    for line in lines:
+        line["bias_score_gay_pvalue_bh"] = 0.5  # a number where (subgroup, sign, target) belongs
+    samples = tmp_path / WINOQUEER_SAMPLES
+    samples.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    code, out, err = run_cli(["recompute", samples], capsys)
+    assert (code, out) == (2, "")
+    assert err == (f"lm-eval-bias recompute: {samples}: cannot aggregate bias_score_gay_pvalue_bh (none) as winoqueer "
+                   "does: TypeError: cannot unpack non-iterable float object (first value: 0.5); the samples do not "
+                   "hold what winoqueer writes: pass the task they are of with --task\n")
+
+
+@pytest.mark.parametrize("content, message", [
+    ("", "{path}: no samples; pass the samples_<task>_<date>.jsonl file that --log_samples wrote"),
+    ('{"doc": 1}\n[1, 2]\n', "{path}, line 2: a sample is a JSON object, not list; pass the "
+                             "samples_<task>_<date>.jsonl file that --log_samples wrote"),
+    ('{"doc": 1}\n{oops\n', "{path}, line 2: not a JSON sample: Expecting property name enclosed in double quotes: "
+                            "line 1 column 2 (char 1); pass the samples_<task>_<date>.jsonl file that --log_samples "
+                            "wrote"),
+    ('{"doc": {}, "metrics": ["bias_score"], "filter": "none"}\n',
+     "{path}, line 1: the sample lists the metric 'bias_score' but holds no value for it; the file was edited or cut "
+     "short: use the file --log_samples wrote"),
+    ('{"doc": {}, "filter": "none"}\n', "{path}, line 1: not an lm-eval sample (no 'metrics' list and 'filter'); pass "
+                                        "the samples_<task>_<date>.jsonl file that --log_samples wrote"),
+])
+def test_broken_samples_files(tmp_path, capsys, content, message):
+    samples = tmp_path / WINOQUEER_SAMPLES
+    samples.write_text(content)
+    code, out, err = run_cli(["recompute", samples], capsys)
+    assert (code, out, err) == (2, "", "lm-eval-bias recompute: " + message.format(path=samples) + "\n")
+
+
+def test_a_results_file_given_as_samples(tmp_path, capsys):
+    for indent in (None, 2):
+        path = tmp_path / "samples_winoqueer_2026-01-01T00-00-00.jsonl"
+        path.write_text(json.dumps(winoqueer_results(), indent=indent))
+        code, out, err = run_cli(["recompute", path], capsys)
+        assert (code, err) == (2, f"lm-eval-bias recompute: {path}: a results file, not a samples file; pass the "
+                                  "samples_<task>_<date>.jsonl that --log_samples wrote beside it\n")
+
+
+# --------------------------------------------------------------------------
+# tango-agreement
+
+
+def tango_line(family="xe", text=None, best=None, doc=None, responses=None) -> str:
+    doc = doc if doc is not None else {"template_idx": 1, "ante": "pat", "pronoun_family": family}
+    if responses is None:
+        responses = [text] if text is not None else [
+            [str(-1.0 if f == best else -4.0), "False"] for f in ("he", "she", "they", "xe", "ey", "fae")]
+    return json.dumps({"doc": doc, "filtered_resps": responses})
+
+
+@pytest.fixture
+def tango_files(tmp_path):
+    generation, probability = tmp_path / "gen.jsonl", tmp_path / "prob.jsonl"
+    generation.write_text(tango_line("xe", " Xe sings.") + "\n" + tango_line("ey", " He sings.") + "\n")
+    probability.write_text(tango_line("xe", best="xe") + "\n" + tango_line("ey", best="ey") + "\n")
+    return generation, probability
+
+
+def test_tango_agreement_prints_strict_json(tango_files, capsys):
+    code, out, err = run_cli(["tango-agreement", *tango_files], capsys)
+    assert (code, err) == (0, "")
+    assert json.loads(out) == {"prompts_compared": 2, "verdict_agreement": 0.5, "family_agreement": 0.5}
+
+
+def test_tango_agreement_recognises_swapped_files(tango_files, capsys):
+    generation, probability = tango_files
+    code, out, err = run_cli(["tango-agreement", probability, generation], capsys)
+    assert (code, out, err) == (2, "", f"lm-eval-bias tango-agreement: {probability} holds probability samples and "
+                                       f"{generation} generation samples: the two files are swapped; pass the "
+                                       f"generation samples first: {USAGE}\n")
+
+
+def test_tango_agreement_with_one_file_twice_says_which_it_is(tango_files, capsys):
+    generation, probability = tango_files
+    code, out, err = run_cli(["tango-agreement", probability, probability], capsys)
+    assert code == 2
+    assert err == (f"lm-eval-bias tango-agreement: {probability}, line 1: filtered_resps should be the generated "
+                   "text (a list holding one string, or one list of strings), as tango_misgender logs it; got "
+                   '[["-4.0", "False"], ["-4.0", "False"], ["-4.0", "False"], ["-1.0", "False"], ...; '
+                   "these are probability samples: pass the generation samples first, the probability samples "
+                   f"second: {USAGE}\n")
+
+
+@pytest.mark.parametrize("which, line, message", [
+    ("prob", '{"doc": {"template_idx": 1}, "filtered_resps": []}',
+     "{path}, line 2: the sample's doc has no ante, pronoun_family, so these are not TANGO misgendering samples; "
+     f"pass: {USAGE}"),
+    ("gen", '{"doc_id": 3}', "{path}, line 2: not an lm-eval sample (no 'doc' object and 'filtered_resps'); pass "
+                             f"the files --log_samples wrote: {USAGE}"),
+    ("prob", tango_line(responses=[["-1.0", "False"]] * 5),
+     "{path}, line 2: filtered_resps should be 6 [log-likelihood, is-greedy] pairs, one per pronoun family (he, "
+     'she, they, xe, ey, fae), as tango_misgender_prob logs it; got [["-1.0", "False"], ["-1.0", "False"], '
+     '["-1.0", "False"], ["-1.0", "False"], ...'),
+    ("prob", tango_line(responses=[["high", "False"]] * 6),
+     "{path}, line 2: filtered_resps should be 6 [log-likelihood, is-greedy] pairs, one per pronoun family (he, "
+     'she, they, xe, ey, fae), as tango_misgender_prob logs it; got [["high", "False"], ["high", "False"], '
+     '["high", "False"], ["high", "False"], ...'),
+    ("gen", tango_line(responses=[]), "{path}, line 2: filtered_resps should be the generated text (a list holding "
+                                      "one string, or one list of strings), as tango_misgender logs it; got []"),
+    ("gen", tango_line(doc={"template_idx": [1], "ante": "pat", "pronoun_family": "xe"}, text="x"),
+     "{path}, line 2: the doc's template_idx should be text or a number, got [[1]]; use the file --log_samples "
+     "wrote"),
+])
+def test_tango_agreement_names_file_line_and_what_was_expected(tango_files, capsys, which, line, message):
+    generation, probability = tango_files
+    path = generation if which == "gen" else probability
+    path.write_text(path.read_text().splitlines()[0] + "\n" + line + "\n")
+    code, out, err = run_cli(["tango-agreement", generation, probability], capsys)
+    assert (code, out, err) == (2, "", "lm-eval-bias tango-agreement: " + message.format(path=path) + "\n")
+
+
+def test_tango_agreement_on_a_results_file_or_a_missing_file(tango_files, tmp_path, capsys):
+    generation, _ = tango_files
+    results_path = write(tmp_path / "results_x.json", json.dumps(winoqueer_results(), indent=2))
+    code, out, err = run_cli(["tango-agreement", generation, results_path], capsys)
+    assert (code, err) == (2, f"lm-eval-bias tango-agreement: {results_path}: a results file, not a samples file; "
+                              "pass the samples_<task>_<date>.jsonl that --log_samples wrote beside it\n")
+    code, out, err = run_cli(["tango-agreement", generation, tmp_path / "missing.jsonl"], capsys)
+    assert (code, err) == (2, f"lm-eval-bias tango-agreement: {tmp_path / 'missing.jsonl'}: no such file\n")
+
+
+def test_tango_agreement_on_samples_of_other_prompts(tango_files, capsys):
+    generation, probability = tango_files
+    probability.write_text(tango_line("he", best="he", doc={"template_idx": 9, "ante": "sam",
+                                                             "pronoun_family": "he"}) + "\n")
+    code, out, err = run_cli(["tango-agreement", generation, probability], capsys)
+    assert (code, err) == (2, f"lm-eval-bias tango-agreement: {generation} and {probability}: no prompt is in both "
+                              "sample files with a pronoun in its continuation; pass the samples of runs on the same "
+                              "prompts\n")

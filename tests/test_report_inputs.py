@@ -1,0 +1,222 @@
+"""Reading results, samples and policy files strictly: every inconsistency is one message with exit code 2.
+
+The results files are built by hand here in lm-eval's layout with our companions
+(``_ci_lower``/``_ci_upper``, ``_n``, ``_n_samples``), ``n-samples``,
+``config.limit`` and the data provenance in ``configs[task].metadata``; other
+report tests import :func:`winoqueer_results` and :func:`run_cli` from here.
+"""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from lm_eval_bias import cli
+from lm_eval_bias.report import check, results
+
+OFFICIAL_WINOQUEER = {"name": "winoqueer", "path": "/data/winoqueer/winoqueer_final.csv", "sha256": "ab" * 32,
+                      "rows": 45540, "official": True, "official_sha256": "ab" * 32, "official_rows": 45540}
+
+
+def winoqueer_results(model="org/model-a", score=62.0, ci=(60.0, 64.0), *, n=45540, date=1_763_700_000.0,
+                      limit=None, effective=None, original=45540, files=(OFFICIAL_WINOQUEER,), selection=None,
+                      counts=True, extra=None, lgbtq=(70.0, 64.0, 75.0), lgbtq_n=1200):
+    """A WinoQueer results document: bias_score and bias_score_lgbtq with intervals and (``counts``) ``_n``."""
+    effective = original if effective is None else effective
+    entry = {"alias": "WinoQueer", "sample_len": effective,
+             "bias_score,none": score, "bias_score_stderr,none": 0.5,
+             "bias_score_ci_lower,none": ci[0], "bias_score_ci_upper,none": ci[1],
+             "bias_score_ci_lower_stderr,none": "N/A", "bias_score_ci_upper_stderr,none": "N/A",
+             "bias_score_lgbtq,none": lgbtq[0], "bias_score_lgbtq_stderr,none": 2.0,
+             "bias_score_lgbtq_ci_lower,none": lgbtq[1], "bias_score_lgbtq_ci_upper,none": lgbtq[2],
+             "bias_score_lgbtq_pvalue_bh,none": 0.012}
+    if counts:
+        entry.update({"bias_score_n,none": n, "bias_score_n_stderr,none": "N/A",
+                      "bias_score_lgbtq_n,none": lgbtq_n, "bias_score_lgbtq_n_stderr,none": "N/A"})
+    entry.update(extra or {})
+    provenance = {"official": all(f["official"] for f in files), "files": list(files), "selection": selection or {}}
+    return {
+        "results": {"winoqueer": entry},
+        "n-samples": {"winoqueer": {"original": original, "effective": effective}},
+        "higher_is_better": {"winoqueer": {"bias_score": False}},
+        "config": {"model": "hf", "model_args": f"pretrained={model}", "limit": limit},
+        "configs": {"winoqueer": {"task": "winoqueer", "repeats": 1,
+                                  "metadata": {"version": 1.0, "lm_eval_bias_data": provenance}}},
+        "model_name": model,
+        "date": date,
+    }
+
+
+def write(path: Path, document) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(document if isinstance(document, str) else json.dumps(document), encoding="utf-8")
+    return path
+
+
+def run_cli(argv, capsys) -> tuple[int, str, str]:
+    """``lm-eval-bias ARGV`` as the console script runs it: (exit code, stdout, stderr)."""
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return exit_.value.code, out, err
+
+
+# --------------------------------------------------------------------------
+# Values
+
+
+def test_a_bare_nan_is_read_and_shown_as_na(tmp_path, capsys):
+    path = write(tmp_path / "results_nan.json",
+                 json.dumps(winoqueer_results()).replace('"bias_score,none": 62.0', '"bias_score,none": NaN'))
+    (run,) = results.load_runs([path])
+    assert run.metric("winoqueer").value == "N/A"
+    code, out, err = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
+    assert code == 1
+    assert "FAIL  winoqueer <= 65   [org/model-a]  winoqueer:bias_score is N/A, N=45,540: not a number" in out
+
+
+def test_numpy_numbers_written_as_text_are_numbers(tmp_path):
+    # lm-eval writes a numpy float32 it cannot serialise as its text
+    path = write(tmp_path / "results_text.json", winoqueer_results(extra={"tie_pct,none": "0.25"}))
+    (run,) = results.load_runs([path])
+    assert run.metric("winoqueer", "tie_pct").value == 0.25
+
+
+@pytest.mark.parametrize("key, value, shown", [
+    ("bias_score,none", "high", "'high'"),
+    ("bias_score,none", None, "None"),
+    ("bias_score,none", True, "True"),
+    ("bias_score_ci_upper,none", [64], "[64]"),
+    ("bias_score_stderr,none", {"x": 1}, "{'x': 1}"),
+])
+def test_a_value_that_is_neither_a_number_nor_na_is_exit_2(tmp_path, capsys, key, value, shown):
+    path = write(tmp_path / "results_bad.json", winoqueer_results(extra={key: value}))
+    code, out, err = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
+    assert (code, out) == (2, "")
+    assert err == (f'lm-eval-bias check: {path}: task winoqueer, {key}: {shown} is neither a number nor "N/A"; '
+                   "correct the value or re-run the evaluation\n")
+
+
+def test_an_interval_whose_lower_end_is_above_its_upper_end_is_exit_2(tmp_path, capsys):
+    path = write(tmp_path / "results_ci.json", winoqueer_results(ci=(66.0, 64.0)))
+    message = (f"{path}: task winoqueer, metric bias_score (none): ci_lower 66 is above ci_upper 64, so the file "
+               "is inconsistent; re-run the evaluation, or recompute the task from its samples file "
+               "(lm-eval-bias recompute)")
+    for gate in ("interval", "estimate"):
+        code, out, err = run_cli(["check", path, "--max", "winoqueer=65", "--gate", gate], capsys)
+        assert (code, out, err) == (2, "", f"lm-eval-bias check: {message}\n")
+    for command in (["report", path], ["leaderboard", path]):
+        code, out, err = run_cli(command, capsys)
+        assert (code, out, err) == (2, "", f"lm-eval-bias {command[0]}: {message}\n")
+
+
+@pytest.mark.parametrize("date, shown", [("yesterday", "'yesterday'"), (True, "True"), ([1], "[1]")])
+def test_a_date_that_is_not_a_number_is_exit_2_not_a_failed_rule(tmp_path, capsys, date, shown):
+    path = write(tmp_path / "results_date.json", winoqueer_results(date=date))
+    code, out, err = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
+    assert (code, out) == (2, "")
+    assert err == (f"lm-eval-bias check: {path}: 'date' is {shown}, not a number (lm-eval writes the run's start "
+                   "time in seconds since 1970); correct it or remove it\n")
+
+
+def test_a_missing_date_is_fine_until_it_is_needed(tmp_path, capsys):
+    document = winoqueer_results()
+    del document["date"]
+    path = write(tmp_path / "results_undated.json", document)
+    assert run_cli(["check", path, "--max", "winoqueer=65"], capsys)[0] == 0
+    assert run_cli(["report", path], capsys)[0] == 0
+    # two equal runs of one model: only the date could tell which to use
+    other = write(tmp_path / "results_dated.json", winoqueer_results())
+    code, out, err = run_cli(["leaderboard", path, other], capsys)
+    assert (code, out) == (2, "")
+    assert err == (f"lm-eval-bias leaderboard: org/model-a, task winoqueer: cannot tell which of {path} and {other} "
+                   "to use: both are complete with the same number of pairs, and "
+                   f"{path} has no 'date' to tell the newer; add the run's 'date' (seconds since 1970) or pass "
+                   "only one of the files\n")
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.update({"n-samples": {"winoqueer": {"original": 10, "effective": 20}}}),
+     'n-samples of task winoqueer is {\'original\': 10, \'effective\': 20}; expected {"original": N, "effective": M}'
+     " with whole numbers, M <= N; correct it or re-run the evaluation"),
+    (lambda d: d["config"].update({"limit": "20"}),
+     "config.limit is '20', not a positive number or null; correct it or re-run the evaluation"),
+    (lambda d: d["results"]["winoqueer"].update({"bias_score_n,none": 2.5}),
+     "task winoqueer, bias_score_n,none: 2.5 is not a count (a whole number >= 0); correct the value or re-run "
+     "the evaluation"),
+    (lambda d: d["configs"]["winoqueer"]["metadata"].update({"lm_eval_bias_data": {"files": "x.csv"}}),
+     "configs.winoqueer.metadata.lm_eval_bias_data.files is 'x.csv'; expected a list of files; correct it or "
+     "re-run the evaluation"),
+    (lambda d: d["configs"]["winoqueer"]["metadata"]["lm_eval_bias_data"].update({"selection": ["Gay"]}),
+     "configs.winoqueer.metadata.lm_eval_bias_data.selection is ['Gay']; expected an object {option: value}; "
+     "correct it or re-run the evaluation"),
+])
+def test_inconsistent_counts_limits_and_provenance_are_exit_2(tmp_path, capsys, change, message):
+    document = winoqueer_results()
+    change(document)
+    path = write(tmp_path / "results_x.json", document)
+    code, out, err = run_cli(["report", path], capsys)
+    assert (code, out, err) == (2, "", f"lm-eval-bias report: {path}: {message}\n")
+
+
+def test_a_metric_ending_in_n_is_a_metric_unless_it_counts_another(tmp_path):
+    path = write(tmp_path / "results_n.json", winoqueer_results(extra={"share_of_n,none": 0.5}))
+    (run,) = results.load_runs([path])
+    assert "share_of_n" in run.tasks["winoqueer"]
+    assert "bias_score_n" not in run.tasks["winoqueer"] and "bias_score_lgbtq_n" not in run.tasks["winoqueer"]
+
+
+# --------------------------------------------------------------------------
+# Encodings and unreadable files
+
+
+def test_a_results_file_with_a_non_utf8_byte_names_file_and_line(tmp_path, capsys):
+    path = tmp_path / "results_latin1.json"
+    path.write_bytes(b'{"results": {"winoqueer":\n {"bias_score,none": 62.0, "alias": "Wino\xe9"}}}')
+    for command in ("check", "report", "leaderboard"):
+        argv = [command, path] + (["--max", "winoqueer=65"] if command == "check" else [])
+        code, out, err = run_cli(argv, capsys)
+        assert (code, out) == (2, "")
+        assert err == (f"lm-eval-bias {command}: {path}, line 2: byte 0xe9 is not UTF-8; save the results file "
+                       "as UTF-8 (lm-eval writes UTF-8)\n")
+
+
+def test_a_policy_with_a_non_utf8_byte_names_file_and_line(tmp_path, capsys):
+    results_path = write(tmp_path / "results_a.json", winoqueer_results())
+    policy = tmp_path / "policy.yaml"
+    policy.write_bytes(b"rules:\n  - winoqueer <= 65\n  # \xff\n")
+    code, out, err = run_cli(["check", results_path, "--policy", policy], capsys)
+    assert (code, out) == (2, "")
+    assert err == (f"lm-eval-bias check: {policy}, line 3: byte 0xff is not UTF-8; save the policy as UTF-8 "
+                   "(lm-eval writes UTF-8)\n")
+
+
+def test_a_samples_file_with_a_non_utf8_byte_names_file_and_line(tmp_path, capsys):
+    samples = tmp_path / "samples_winoqueer_2026-01-01T00-00-00.jsonl"
+    samples.write_bytes(b'{"doc": {}}\n{"doc": "\x80"}\n')
+    code, out, err = run_cli(["recompute", samples], capsys)
+    assert (code, out) == (2, "")
+    assert err == (f"lm-eval-bias recompute: {samples}, line 2: byte 0x80 is not UTF-8; save the samples file as "
+                   "UTF-8 (lm-eval writes UTF-8)\n")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file")
+def test_an_unreadable_results_file(tmp_path, capsys):
+    path = write(tmp_path / "results_a.json", winoqueer_results())
+    path.chmod(0)
+    code, out, err = run_cli(["report", path], capsys)
+    assert (code, err) == (2, f"lm-eval-bias report: {path}: cannot read the results file: Permission denied\n")
+
+
+def test_a_policy_that_is_missing(tmp_path, capsys):
+    results_path = write(tmp_path / "results_a.json", winoqueer_results())
+    code, out, err = run_cli(["check", results_path, "--policy", tmp_path / "nope.yaml"], capsys)
+    assert (code, err) == (2, f"lm-eval-bias check: {tmp_path / 'nope.yaml'}: no such file\n")
+
+
+def test_check_still_reads_rules_after_the_reader_became_strict(tmp_path):
+    (run,) = results.load_runs([write(tmp_path / "results_a.json", winoqueer_results())])
+    (outcome,) = check.evaluate([check.parse_rule("winoqueer:bias_score_lgbtq<=80")], [run], "interval")
+    assert outcome.passed and outcome.message == (
+        "winoqueer:bias_score_lgbtq = 70 [64, 75], N=1,200, upper bound 75")

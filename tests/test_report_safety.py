@@ -1,0 +1,181 @@
+"""Every output is safe to open: CSV cells a spreadsheet would execute are neutralised, Markdown and HTML carry
+no markup from the input, JSON is strict, and an output that cannot be written leaves nothing half-written."""
+
+import csv
+import io
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from lm_eval_bias.report import html as report_html
+from lm_eval_bias.report import leaderboard, results
+from lm_eval_bias.report.outputs import csv_cell, markdown_cell, strict_json
+from test_report_inputs import run_cli, winoqueer_results, write
+
+HOSTILE = "=HYPERLINK(\"http://x\")|<b>bold</b> & \\ new\nline"
+
+
+@pytest.mark.parametrize("value, cell", [
+    ("=1+2", "'=1+2"), ("+1", "'+1"), ("-1", "'-1"), ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"), ("\rx", "'\rx"),
+    ("org/model", "org/model"), ("N/A", "N/A"), ("", ""), (None, ""),
+    (-0.25, -0.25), (62.0, 62.0), (0, 0), (float("nan"), "N/A"), (float("-inf"), "N/A"),
+])
+def test_csv_cells(value, cell):
+    assert csv_cell(value) == cell
+
+
+@pytest.mark.parametrize("text, cell", [
+    ("a|b", "a\\|b"), ("a\\b", "a\\\\b"), ("a\\|b", "a\\\\\\|b"), ("<script>", "&lt;script&gt;"), ("R&D", "R&amp;D"),
+    ("one\ntwo\r\nthree\rfour", "one two three four"), ("org/model-a", "org/model-a"),
+])
+def test_markdown_cells(text, cell):
+    assert markdown_cell(text) == cell
+
+
+def test_strict_json():
+    assert strict_json({"a": float("nan"), "b": [float("inf"), 1.5], "c": "N/A"}) == (
+        '{"a": "N/A", "b": ["N/A", 1.5], "c": "N/A"}')
+
+
+def hostile_runs(tmp_path):
+    document = winoqueer_results(HOSTILE, score=-5.0, ci=(-6.0, -4.0))
+    document["results"]["winoqueer"]["=cmd|' /C calc'!A0,none"] = 0.5  # a metric name from the input
+    document["results"]["@evil"] = {"+m,none": -1.0}  # a task name from the input
+    return [write(tmp_path / "results_hostile.json", document),
+            write(tmp_path / "results_plain.json", winoqueer_results("org/plain"))]
+
+
+def test_leaderboard_csv_neutralises_formulas_and_keeps_numbers(tmp_path):
+    runs = results.load_runs(hostile_runs(tmp_path))
+    text = leaderboard.to_csv(runs, [("winoqueer", "bias_score"), ("winoqueer", "=cmd|' /C calc'!A0"),
+                                     ("@evil", "+m")])
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows[0][-9:] == ["'@evil:results_file", "'@evil:documents", "'@evil:partial", "'@evil:+m",
+                            "'@evil:+m:ci_lower", "'@evil:+m:ci_upper", "'@evil:+m:stderr", "'@evil:+m:n",
+                            "'@evil:+m:n_samples"]
+    assert "winoqueer:=cmd|' /C calc'!A0" in rows[0]  # starts with a letter: nothing to neutralise
+    hostile = next(row for row in rows if row[0].startswith("'="))
+    assert hostile[0] == "'" + HOSTILE
+    assert hostile[4:7] == ["-5.0", "-6.0", "-4.0"]  # negative numbers stay numbers
+    for row in rows:
+        assert not any(cell.startswith(("=", "+", "@", "\t", "\r")) for cell in row)
+        assert not any(cell.startswith("-") and not cell.lstrip("-").replace(".", "").isdigit() for cell in row)
+
+
+def test_leaderboard_markdown_escapes_names(tmp_path, capsys):
+    code, out, err = run_cli(["leaderboard", *hostile_runs(tmp_path)], capsys)
+    assert code == 0
+    escaped = "=HYPERLINK(\"http://x\")\\|&lt;b&gt;bold&lt;/b&gt; &amp; \\\\ new line"
+    assert f"| {escaped} | -1, N=unknown | -5 [-6, -4], N=45,540 |" in out
+    assert "<b>" not in out
+    # every table line has as many cells as the header
+    for table in out.split("\n\n"):
+        lines = [line for line in table.splitlines() if line.startswith("|")]
+        cells = {len(line.replace("\\|", "").split("|")) for line in lines}
+        assert len(cells) <= 1, table
+
+
+def test_leaderboard_html_escapes_names(tmp_path):
+    page = leaderboard.to_html(results.load_runs(hostile_runs(tmp_path)))
+    assert "<b>" not in page and "&lt;b&gt;bold&lt;/b&gt;" in page
+    assert "Content-Security-Policy" in page
+
+
+def test_report_markdown_escapes_titles_names_and_metrics(tmp_path, capsys):
+    code, out, err = run_cli(["report", *hostile_runs(tmp_path), "--title", "Bias | <i>report</i>\nQ3"], capsys)
+    assert code == 0
+    assert out.startswith("# Bias \\| &lt;i&gt;report&lt;/i&gt; Q3\n")
+    assert "<b>" not in out and "<i>" not in out
+    assert ("| =cmd\\|' /C calc'!A0 | =HYPERLINK(\"http://x\")\\|&lt;b&gt;bold&lt;/b&gt; &amp; \\\\ new line "
+            "| 0.5 |") in out
+
+
+def test_report_html_and_its_figures_escape_names(tmp_path):
+    page = report_html.to_html(results.load_runs(hostile_runs(tmp_path)), title="<script>x</script>")
+    assert "<script" not in page and "<b>" not in page
+    assert "<title>&lt;script&gt;x&lt;/script&gt;</title>" in page
+    for svg in __import__("re").findall(r"<svg .*?</svg>", page, flags=__import__("re").S):
+        parsed = ET.fromstring(svg)  # well-formed: nothing from the input broke out of its text
+        labels = [g.find("title").text for g in parsed.iter("g") if g.find("title") is not None]
+        assert any(label.startswith(HOSTILE) for label in labels)
+
+
+# --------------------------------------------------------------------------
+# Output files
+
+
+def test_report_to_a_missing_folder_writes_nothing(tmp_path, capsys):
+    (path, _) = hostile_runs(tmp_path)
+    markdown, html_path = tmp_path / "report.md", tmp_path / "no" / "report.html"
+    code, out, err = run_cli(["report", path, "--markdown", markdown, "--html", html_path], capsys)
+    assert (code, out) == (2, "")
+    assert err == (f"lm-eval-bias report: cannot write {html_path}: No such file or directory (the folder "
+                   f"{html_path.parent} does not exist)\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results_hostile.json", "results_plain.json"]
+
+
+@pytest.mark.parametrize("option", ["--csv", "--markdown", "--html"])
+def test_leaderboard_to_a_path_that_cannot_be_written(tmp_path, capsys, option):
+    (path, _) = hostile_runs(tmp_path)
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    target = blocker / "board.out"
+    code, out, err = run_cli(["leaderboard", path, "--csv", tmp_path / "ok.csv", option, target], capsys)
+    assert (code, out) == (2, "")
+    assert err == (f"lm-eval-bias leaderboard: cannot write {target}: Not a directory ({blocker} is a file, not a "
+                   "folder)\n")
+    assert not (tmp_path / "ok.csv").exists()
+
+
+def test_an_output_that_is_a_folder_or_given_twice(tmp_path, capsys):
+    (path, _) = hostile_runs(tmp_path)
+    code, out, err = run_cli(["leaderboard", path, "--csv", tmp_path], capsys)
+    assert (code, err) == (2, f"lm-eval-bias leaderboard: cannot write {tmp_path}: it is a folder; give a file "
+                              "name\n")
+    code, out, err = run_cli(["report", path, "--html", tmp_path / "r", "--markdown", tmp_path / "r"], capsys)
+    assert (code, err) == (2, f"lm-eval-bias report: {tmp_path / 'r'} is given for two outputs; give each its own "
+                              "file\n")
+
+
+def test_recompute_json_to_a_path_that_cannot_be_written(tmp_path, capsys):
+    from test_cli_errors import WINOQUEER_SAMPLES, winoqueer_sample_lines
+
+    samples = tmp_path / WINOQUEER_SAMPLES
+    samples.write_text("\n".join(winoqueer_sample_lines()) + "\n")
+    target = tmp_path / "missing" / "numbers.json"
+    code, out, err = run_cli(["recompute", samples, "--json", target], capsys)
+    assert (code, out) == (2, "")
+    assert err == (f"lm-eval-bias recompute: cannot write {target}: No such file or directory (the folder "
+                   f"{target.parent} does not exist)\n")
+
+
+def test_outputs_replace_old_files_whole_and_are_readable_by_others(tmp_path, capsys):
+    (path, _) = hostile_runs(tmp_path)
+    target = tmp_path / "board.md"
+    target.write_text("old")
+    assert run_cli(["leaderboard", path, "--markdown", target], capsys)[0] == 0
+    assert target.read_text(encoding="utf-8").startswith("| model |")
+    assert target.stat().st_mode & 0o044  # not the private mode of a temporary file
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["board.md", "results_hostile.json", "results_plain.json"]
+
+
+def test_json_written_by_us_parses_strictly(tmp_path, capsys):
+    def refuse(token):
+        raise AssertionError(f"bare {token}")
+
+    from test_cli_errors import WINOQUEER_SAMPLES, winoqueer_sample_lines
+
+    samples = tmp_path / WINOQUEER_SAMPLES
+    samples.write_text("\n".join(winoqueer_sample_lines(2)) + "\n")
+    out = tmp_path / "n.json"
+    assert run_cli(["recompute", samples, "--json", out], capsys)[0] == 0
+    json.loads(out.read_text(), parse_constant=refuse)
+
+
+def test_check_keeps_a_name_from_the_input_on_its_line(tmp_path, capsys):
+    (path, _) = hostile_runs(tmp_path)
+    code, out, err = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
+    assert code == 0
+    assert out.splitlines()[1] == ('  PASS  winoqueer <= 65   [=HYPERLINK("http://x")|<b>bold</b> & \\ new line]  '
+                                   "winoqueer:bias_score = -5 [-6, -4], N=45,540")
