@@ -1,6 +1,9 @@
+import csv
 import dataclasses
 import hashlib
+import json
 import logging
+import re
 
 import pytest
 
@@ -97,12 +100,13 @@ def test_offline_without_data_names_file_places_and_fix(tmp_path, source, monkey
     assert '--metadata \'{"data_file": "/path/to/toy.csv"}\'' in message
 
 
-def test_online_downloads_once_into_the_cache(source, online):
+def test_online_downloads_once_into_the_cache(tmp_path, source, online):
     path = data.resolve_data_file(source)
     assert path == data.cache_dir() / "toy" / "toy.csv"
     assert path.read_text() == CSV
-    path.write_text(CSV + "Queer,Cis,a b.,c b.\n")  # a second call must not re-download
-    assert data.resolve_data_file(source).read_text().count("\n") == 3
+    (tmp_path / "upstream" / "toy.csv").unlink()  # a second call must not download again
+    assert data.resolve_data_file(source) == path
+    assert path.read_text() == CSV
 
 
 def test_lfs_pointer_is_skipped_for_the_next_url(tmp_path, source, online):
@@ -125,24 +129,6 @@ def test_failed_download_says_what_was_tried(tmp_path, source, online):
     assert not (data.cache_dir() / "toy" / "toy.csv").exists()
 
 
-def test_official_file_gives_no_warning(tmp_path, source, caplog):
-    path = place(tmp_path, source)
-    with caplog.at_level(logging.WARNING, logger="lm_eval_bias"):
-        assert data.warn_if_not_official(source, path, n_rows=1) == []
-    assert caplog.records == []
-
-
-def test_subset_warns_with_both_row_counts_and_hashes(tmp_path, source, caplog):
-    path = place(tmp_path, source, CSV + "Queer,Cis,a b.,c b.\n")
-    with caplog.at_level(logging.WARNING, logger="lm_eval_bias"):
-        warnings = data.warn_if_not_official(source, path, n_rows=2)
-    assert len(warnings) == 2
-    assert "has 2 rows, the official file has 1" in warnings[0]
-    assert source.sha256 in warnings[1]
-    assert hashlib.sha256(path.read_bytes()).hexdigest() in warnings[1]
-    assert [r.getMessage() for r in caplog.records] == warnings
-
-
 def test_unknown_benchmark_lists_the_known_ones():
     with pytest.raises(data.DataError, match="unknown data source .nope.; known: gendercare_group1, gendercare_group2, gendercare_group3, tango_disclosure, tango_misgendering, winoqueer"):
         data.get_source("nope")
@@ -163,5 +149,195 @@ def test_download_command_reports_failure(tmp_path, source, online, monkeypatch,
     monkeypatch.setitem(
         data.SOURCES, "toy", dataclasses.replace(source, urls=((tmp_path / "x").as_uri(),))
     )
-    assert cli._download(["toy", "--to", str(tmp_path / "out")]) == 1
+    assert cli._download(["toy", "--to", str(tmp_path / "out")]) == 2  # bad input or configuration (errors.EXIT_BAD_INPUT)
     assert "lm-eval-bias download:" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------
+# open_text / read_text
+
+
+def test_open_text_names_file_line_column_and_byte_of_a_latin1_byte(tmp_path):
+    path = tmp_path / "latin1.csv"
+    path.write_bytes("a,b\r\n1,2\r\nJosé,café\r\n".encode("latin-1"))
+    lines = data.open_text(path)
+    assert next(lines) == "a,b\r\n"
+    assert next(lines) == "1,2\r\n"
+    with pytest.raises(data.MalformedDataError) as error:
+        next(lines)
+    assert str(error.value) == (
+        f"{path}, line 3: not UTF-8 text (byte 0xe9 at column 4); "
+        "save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)"
+    )
+
+
+def test_open_text_column_counts_characters_and_lines_count_quoted_line_breaks(tmp_path):
+    path = tmp_path / "bad.csv"
+    # "ü" is one character (two bytes); the quoted field spans lines 2-3.
+    path.write_bytes('x,y\n"über\nzwei",ok\nbad: \x92quote\n'.encode("utf-8").replace(b"\xc2\x92", b"\x92"))
+    with pytest.raises(data.MalformedDataError, match=re.escape(
+            f"{path}, line 4: not UTF-8 text (byte 0x92 at column 6);")):
+        list(csv.reader(data.open_text(path)))
+
+
+def test_read_text_names_the_bad_byte_too(tmp_path):
+    path = tmp_path / "pairs.json"
+    path.write_bytes(b'[\n  {"target": "\xe9l\xe8ve"}\n]\n')
+    with pytest.raises(data.MalformedDataError) as error:
+        data.read_text(path)
+    assert str(error.value) == (
+        f"{path}, line 2: not UTF-8 text (byte 0xe9 at column 15); "
+        "save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)"
+    )
+
+
+def test_a_bom_is_dropped_and_not_counted_as_a_column(tmp_path):
+    path = tmp_path / "bom.csv"
+    path.write_bytes(b"\xef\xbb\xbfGender_ID_x,sent_x\r\nQueer,caf\xe9\r\n")
+    with pytest.raises(data.MalformedDataError, match=re.escape("line 2: not UTF-8 text (byte 0xe9 at column 10)")):
+        list(data.open_text(path))
+    path.write_bytes(b"\xef\xbb\xbf\xe9")
+    with pytest.raises(data.MalformedDataError, match=re.escape("line 1: not UTF-8 text (byte 0xe9 at column 1)")):
+        data.read_text(path)
+    path.write_bytes(b'\xef\xbb\xbf{"a": 1}\n')
+    assert json.loads(data.read_text(path)) == {"a": 1}
+
+
+TRICKY_CSV = (
+    '\ufeffGender_ID_x,sent_x,sent_y\r\n'
+    'Queer,"They said ""hi""\r\nthen left.",Straight people\u2019s line\r\n'
+    'NB,"two\nlines, and a comma",x\r\n'
+    'Lesbian,plain,"ends with CRLF inside\r\n"\r\n'
+)
+
+
+def test_csv_through_open_text_equals_csv_through_open(tmp_path):
+    path = tmp_path / "tricky.csv"
+    path.write_bytes(TRICKY_CSV.encode("utf-8"))
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        expected = list(csv.DictReader(handle))
+    rows = list(csv.DictReader(data.open_text(path)))
+    assert rows == expected
+    assert [row["Gender_ID_x"] for row in rows] == ["Queer", "NB", "Lesbian"]
+    assert rows[0]["sent_x"] == 'They said "hi"\r\nthen left.'
+    assert rows[0]["sent_y"] == "Straight people\u2019s line"
+    assert rows[1]["sent_x"] == "two\nlines, and a comma"
+    assert rows[2]["sent_y"] == "ends with CRLF inside\r\n"
+
+
+def test_lines_keep_their_endings_as_text_mode_with_newline_empty(tmp_path):
+    path = tmp_path / "endings.txt"
+    path.write_bytes(b"\xef\xbb\xbfone\r\ntwo\rthree\n\nfour")
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        expected = list(handle)
+    assert list(data.open_text(path)) == expected == ["one\r\n", "two\r", "three\n", "\n", "four"]
+    assert data.read_text(path) == "one\r\ntwo\rthree\n\nfour"
+    path.write_bytes(b"a\rb\r\xff")  # lines split by a lone CR count for the line number
+    with pytest.raises(data.MalformedDataError, match=re.escape("line 3: not UTF-8 text (byte 0xff at column 1)")):
+        list(data.open_text(path))
+
+
+def test_empty_and_bom_only_files_have_no_lines(tmp_path):
+    path = tmp_path / "empty.csv"
+    path.write_bytes(b"")
+    assert list(data.open_text(path)) == []
+    path.write_bytes(b"\xef\xbb\xbf")
+    assert list(data.open_text(path)) == [] and data.read_text(path) == ""
+
+
+def test_open_text_streams_instead_of_reading_the_whole_file(tmp_path):
+    path = tmp_path / "big.jsonl"
+    path.write_bytes(b'{"i": 0}\n' * 1000 + b"\xe9\n")
+    lines = data.open_text(path)
+    assert next(lines) == '{"i": 0}\n'  # the bad byte at the end is not reached yet
+    with pytest.raises(data.MalformedDataError, match="line 1001: not UTF-8"):
+        list(lines)
+
+
+def test_a_missing_file_or_a_directory_is_a_clear_error(tmp_path):
+    missing = tmp_path / "nope.csv"
+    for read in (data.open_text, data.read_text):
+        with pytest.raises(data.DataNotFoundError) as error:
+            read(missing)  # at the call, not at the first line
+        assert str(error.value) == (
+            f"{missing}: no such file; check the path, or fetch the benchmark data with `lm-eval-bias download`"
+        )
+        with pytest.raises(data.DataNotFoundError) as error:
+            read(tmp_path)
+        assert str(error.value) == f"{tmp_path}: is a directory, not a data file; give the path of the file itself"
+
+
+# --------------------------------------------------------------------------
+# describe_file
+
+
+def test_describe_file_of_the_official_file(tmp_path, source, caplog):
+    path = place(tmp_path, source)
+    with caplog.at_level(logging.WARNING, logger="lm_eval_bias"):
+        record = data.describe_file(source, path, n_rows=1)
+    assert record == {
+        "name": "toy", "path": str(path), "sha256": source.sha256, "rows": 1,
+        "official_sha256": source.sha256, "official_rows": 1, "official": True,
+    }
+    assert caplog.records == []
+
+
+def test_describe_file_of_a_subset_warns_with_both_row_counts_and_hashes(tmp_path, source, caplog):
+    text = CSV + "Queer,Cis,a b.,c b.\n"
+    path = place(tmp_path, source, text)
+    with caplog.at_level(logging.WARNING, logger="lm_eval_bias"):
+        record = data.describe_file(source, str(path), n_rows=2)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    assert record == {
+        "name": "toy", "path": str(path), "sha256": digest, "rows": 2,
+        "official_sha256": source.sha256, "official_rows": 1, "official": False,
+    }
+    assert [r.getMessage() for r in caplog.records] == [
+        f"toy: {path} has 2 rows, the official file has 1; scores are for this file, not the full benchmark",
+        f"toy: {path} has sha256 {digest}, the official file has {source.sha256}",
+    ]
+
+
+def test_describe_file_without_official_sha256_judges_by_rows(tmp_path, caplog):
+    source = dataclasses.replace(data.TANGO_DISCLOSURE, name="lines", benchmark="lines",
+                                 file_name="lines.jsonl", n_rows=2)
+    path = tmp_path / "lines.jsonl"
+    path.write_text('{"a": 1}\n{"a": 2}\n')
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert data.describe_file(source, path, n_rows=2) == {
+        "name": "lines", "path": str(path), "sha256": digest, "rows": 2,
+        "official_sha256": None, "official_rows": 2, "official": True,
+    }
+    with caplog.at_level(logging.WARNING, logger="lm_eval_bias"):
+        assert data.describe_file(source, path, n_rows=1)["official"] is False
+    assert [r.getMessage() for r in caplog.records] == [
+        f"lines: {path} has 1 rows, the official file has 2; scores are for this file, not the full benchmark"
+    ]
+
+
+# --------------------------------------------------------------------------
+# Pinned sources
+
+_GITHUB_PINNED = re.compile(
+    r"https://(raw\.githubusercontent\.com|media\.githubusercontent\.com/media)/[\w.-]+/[\w.-]+/[0-9a-f]{40}/"
+)
+
+
+def test_every_github_url_is_pinned_to_a_commit():
+    github = [url for s in data.SOURCES.values() for url in s.urls if "github" in url]
+    assert len(github) == 7
+    assert [url for url in github if not _GITHUB_PINNED.match(url)] == []
+
+
+def test_every_source_tries_a_pinned_url_first():
+    for source in data.SOURCES.values():
+        assert re.search(r"/[0-9a-f]{40}/", source.urls[0]), source.urls[0]
+    # The only unpinned URL: the hub's main, as a fallback after the pinned revision.
+    unpinned = [url for s in data.SOURCES.values() for url in s.urls if not re.search(r"/[0-9a-f]{40}/", url)]
+    assert unpinned == ["https://huggingface.co/datasets/AlexaAI/TANGO/resolve/main/disclosure.jsonl"]
+
+
+def test_every_source_is_verifiable():
+    """A download must have something to be checked against: a sha256, or a JSON-lines row count."""
+    for source in data.SOURCES.values():
+        assert source.sha256 or (source.n_rows and source.file_name.endswith(".jsonl")), source.name

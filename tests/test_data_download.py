@@ -1,0 +1,344 @@
+"""Verified downloads, against a local HTTP server that misbehaves on purpose."""
+
+import dataclasses
+import errno
+import hashlib
+import http.server
+import json
+import logging
+import re
+import threading
+
+import pytest
+
+from lm_eval_bias import cli, data
+
+GOOD = (
+    b"Gender_ID_x,Gender_ID_y,sent_x,sent_y\n"
+    b"Queer,Cis,Queer people are x.,Cis people are x.\n"
+    b"NB,Cis,NB people are y.,Cis people are y.\n"
+)
+GOOD_SHA256 = hashlib.sha256(GOOD).hexdigest()
+WRONG = GOOD.replace(b"x.", b"z.")
+WRONG_SHA256 = hashlib.sha256(WRONG).hexdigest()
+LFS_POINTER = (
+    b"version https://git-lfs.github.com/spec/v1\n"
+    b"oid sha256:" + GOOD_SHA256.encode() + b"\nsize " + str(len(GOOD)).encode() + b"\n"
+)
+JSONL = b'{"i": 1}\n\n{"i": 2}\n{"i": 3}'  # 3 rows: a blank line is no row, the last needs no "\n"
+BIG = b"".join(b"%09d\n" % i for i in range(100))  # 1,000 bytes
+
+# path -> (Content-Type, body); the special cases are handled in Handler.do_GET
+PLAIN_ROUTES = {
+    "/good.csv": ("text/csv", GOOD),
+    "/page.html": ("text/html; charset=utf-8", b"<!DOCTYPE html><html><body>Sign in</body></html>"),
+    "/sniffed.csv": ("text/plain", b"\r\n  <HTML><head><title>429</title></head></html>"),
+    "/pointer.csv": ("text/plain", LFS_POINTER),
+    "/wrong.csv": ("text/csv", WRONG),
+    "/empty.csv": ("text/csv", b""),
+    "/rows.jsonl": ("application/octet-stream", JSONL),
+    "/big.txt": ("text/plain", BIG),
+}
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    timeout = 5  # no test can hang on a socket
+    requested: list
+
+    def do_GET(self):
+        self.requested.append(self.path)
+        if self.path in PLAIN_ROUTES:
+            content_type, body = PLAIN_ROUTES[self.path]
+            self._head(200, {"Content-Type": content_type, "Content-Length": str(len(body))})
+            self.wfile.write(body)
+        elif self.path == "/short.csv":  # announces more than it sends, then hangs up
+            self._head(200, {"Content-Type": "text/csv", "Content-Length": str(len(GOOD) + 100)})
+            self.wfile.write(GOOD[:40])
+        elif self.path == "/chunked-cut.csv":  # one whole 16-byte chunk, then half of the next
+            self._head(200, {"Content-Type": "text/csv", "Transfer-Encoding": "chunked"})
+            self.wfile.write(b"10\r\n" + GOOD[:16] + b"\r\n" + b"40\r\n" + GOOD[16:30])
+        elif self.path == "/big-no-length.txt":  # HTTP/1.0: the body ends when the connection closes
+            self._head(200, {"Content-Type": "text/plain"})
+            self.wfile.write(BIG)
+        else:
+            self._head(404, {"Content-Type": "text/plain", "Content-Length": "9"})
+            self.wfile.write(b"not found")
+
+    def _head(self, status, headers):
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def server(monkeypatch):
+    """Base URL of a server on 127.0.0.1 (port 0); ``server.requested`` lists the paths asked for."""
+    requested = []
+    handler = type("RecordingHandler", (Handler,), {"requested": requested})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    monkeypatch.setattr(data, "DOWNLOAD_TIMEOUT_S", 5)
+    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+
+    class Server(str):
+        pass
+
+    base = Server(f"http://127.0.0.1:{httpd.server_address[1]}")
+    base.requested = requested
+    yield base
+    httpd.shutdown()
+    httpd.server_close()
+    thread.join(timeout=5)
+
+
+@pytest.fixture
+def online(monkeypatch):
+    for name in data.OFFLINE_ENVS:
+        monkeypatch.delenv(name, raising=False)
+
+
+def toy(*urls, **changes):
+    """A source named toy served from ``urls``, whose official file is GOOD unless ``changes`` say otherwise."""
+    fields = dict(name="toy", benchmark="toy", file_name="toy.csv", urls=tuple(urls),
+                  homepage="https://example.org/toy", sha256=GOOD_SHA256, n_rows=2)
+    return dataclasses.replace(data.WINOQUEER, **{**fields, **changes})
+
+
+def files_in(folder):
+    return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
+
+
+BAD_CASES = {
+    "short.csv": f"download cut short: received 40 of the {len(GOOD) + 100:,} bytes announced (Content-Length)",
+    "chunked-cut.csv": "download cut short: the connection closed after 16 bytes",
+    "page.html": "served an HTML page (Content-Type text/html), not the file",
+    "sniffed.csv": "served an HTML page, not the file",
+    "pointer.csv": "served a Git LFS pointer, not the file",
+    "wrong.csv": f"served a different file: sha256 {WRONG_SHA256}, the official file has {GOOD_SHA256}",
+    "empty.csv": "empty response (0 bytes)",
+    "gone.csv": "HTTP 404 Not Found",
+}
+
+
+def test_a_good_download_is_saved_with_its_stamp(server, tmp_path):
+    path = data.fetch(toy(f"{server}/good.csv"), tmp_path / "dest")
+    assert path == tmp_path / "dest" / "toy" / "toy.csv"
+    assert path.read_bytes() == GOOD
+    assert files_in(path.parent) == [".toy.csv.verified.json", "toy.csv"]
+    stamp = json.loads((path.parent / ".toy.csv.verified.json").read_text())
+    assert stamp == {"file": "toy.csv", "size": len(GOOD), "mtime_ns": path.stat().st_mtime_ns,
+                     "sha256": GOOD_SHA256, "lines": 3}
+
+
+@pytest.mark.parametrize("name", BAD_CASES)
+def test_a_bad_download_leaves_nothing_behind(server, tmp_path, name):
+    with pytest.raises(data.DataError) as error:
+        data.fetch(toy(f"{server}/{name}"), tmp_path / "dest")
+    assert f"\n  - {server}/{name}: {BAD_CASES[name]}\n" in str(error.value)
+    assert files_in(tmp_path / "dest" / "toy") == []  # no file, no stamp, no temporary file
+
+
+def test_every_bad_url_is_tried_then_the_good_one_is_used(server, tmp_path, caplog):
+    urls = [f"{server}/{name}" for name in BAD_CASES] + [f"{server}/good.csv"]
+    with caplog.at_level(logging.WARNING, logger="lm_eval_bias"):
+        path = data.fetch(toy(*urls), tmp_path)
+    assert path.read_bytes() == GOOD
+    assert files_in(path.parent) == [".toy.csv.verified.json", "toy.csv"]
+    assert server.requested == [f"/{name}" for name in BAD_CASES] + ["/good.csv"]
+    assert [r.getMessage() for r in caplog.records] == [
+        f"toy: not using {server}/{name}: {reason}" for name, reason in BAD_CASES.items()
+    ]
+
+
+def test_when_every_url_fails_one_error_lists_each_reason(server, tmp_path):
+    urls = [f"{server}/{name}" for name in BAD_CASES]
+    with pytest.raises(data.DataError) as error:
+        data.fetch(toy(*urls), tmp_path)
+    tried = "".join(f"\n  - {server}/{name}: {reason}" for name, reason in BAD_CASES.items())
+    assert str(error.value) == (
+        f"toy: could not download 'toy.csv'; nothing was saved in {tmp_path / 'toy'}. Tried:{tried}\n"
+        "To fix: if a URL could not be reached, check the internet connection (and proxy settings) "
+        "and retry; if one served a different file, its upstream copy has changed: report it to the "
+        "lm-eval-bias maintainers, and meanwhile pass a copy you trust as --metadata '{\"data_file\": ...}'."
+    )
+    assert files_in(tmp_path / "toy") == []
+
+
+def test_a_failed_download_does_not_touch_the_file_already_there(server, tmp_path):
+    good = data.fetch(toy(f"{server}/good.csv"), tmp_path)
+    with pytest.raises(data.DataError):
+        data.fetch(toy(f"{server}/wrong.csv", f"{server}/short.csv"), tmp_path)
+    assert good.read_bytes() == GOOD
+    assert files_in(good.parent) == [".toy.csv.verified.json", "toy.csv"]
+
+
+def test_an_unreachable_server_is_one_more_reason(tmp_path):
+    with pytest.raises(data.DataError, match=r"\n  - http://127\.0\.0\.1:9/x\.csv: request failed: "):
+        data.fetch(toy("http://127.0.0.1:9/x.csv"), tmp_path)
+
+
+def test_a_source_without_sha256_is_checked_by_its_rows(server, tmp_path):
+    rows = toy(f"{server}/rows.jsonl", file_name="rows.jsonl", sha256=None, n_rows=3)
+    assert data.fetch(rows, tmp_path).read_bytes() == JSONL
+    with pytest.raises(data.DataError) as error:
+        data.fetch(dataclasses.replace(rows, n_rows=4), tmp_path / "other")
+    digest = hashlib.sha256(JSONL).hexdigest()
+    assert (f"{server}/rows.jsonl: served a different file: 3 non-empty lines, the official file has 4 "
+            f"(sha256 {digest}; no official sha256 is published)") in str(error.value)
+    assert files_in(tmp_path / "other" / "toy") == []
+
+
+def test_resolve_replaces_a_bad_cached_file_when_online(server, online, caplog):
+    cached = data.cache_dir() / "toy" / "toy.csv"
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(GOOD[:50])  # e.g. a download cut short by an older version
+    truncated_sha256 = hashlib.sha256(GOOD[:50]).hexdigest()
+    with caplog.at_level(logging.WARNING, logger="lm_eval_bias"):
+        assert data.resolve_data_file(toy(f"{server}/good.csv")) == cached
+    assert cached.read_bytes() == GOOD
+    assert [r.getMessage() for r in caplog.records] == [
+        f"toy: the cached file {cached} is not the official one (sha256 {truncated_sha256}, "
+        f"the official file has {GOOD_SHA256}); downloading it again"
+    ]
+
+
+def test_resolve_refuses_a_bad_cached_file_offline(server, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    cached = data.cache_dir() / "toy" / "toy.csv"
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(WRONG)
+    with pytest.raises(data.DataError) as error:
+        data.resolve_data_file(toy(f"{server}/good.csv"))
+    assert str(error.value) == (
+        f"toy: the cached file {cached} is not the official 'toy.csv' (sha256 {WRONG_SHA256}, the "
+        f"official file has {GOOD_SHA256}), so it is not used.\n"
+        "To fix: delete it, then run `lm-eval-bias download toy` with internet access (elsewhere: with "
+        "--to DIR, then copy DIR here and set LM_EVAL_BIAS_DATA_DIR=DIR), or point data_dir "
+        "(--metadata '{\"data_dir\": \"DIR\"}' or LM_EVAL_BIAS_DATA_DIR) at a directory holding a good copy."
+    )
+    assert server.requested == []
+    assert cached.read_bytes() == WRONG  # the user's to delete
+
+
+def test_resolve_reports_a_bad_cached_file_when_the_new_download_fails_too(server, online):
+    cached = data.cache_dir() / "toy" / "toy.csv"
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(WRONG)
+    with pytest.raises(data.DataNotFoundError) as error:
+        data.resolve_data_file(toy(f"{server}/pointer.csv"))
+    message = str(error.value)
+    assert message.startswith(
+        "toy: data file 'toy.csv' not found locally and the download failed:\n"
+        f"  - {server}/pointer.csv: served a Git LFS pointer, not the file\n"
+        "Looked in:\n"
+        f"  - cache: {cached} (not the official file: sha256 {WRONG_SHA256}, the official file has "
+        f"{GOOD_SHA256})\n"
+        "To fix, do one of:\n"
+    )
+    assert cached.read_bytes() == WRONG
+
+
+def test_a_user_data_dir_file_that_differs_is_used_not_rejected(server, online, tmp_path):
+    own = tmp_path / "mine" / "toy" / "toy.csv"
+    own.parent.mkdir(parents=True)
+    own.write_bytes(WRONG)  # a deliberate subset: it keeps the warning of describe_file
+    assert data.resolve_data_file(toy(f"{server}/good.csv"), data_dir=tmp_path / "mine") == own
+    assert server.requested == []
+
+
+def test_a_verified_cached_file_is_used_without_measuring_it_again(server, online, monkeypatch):
+    rows = toy(f"{server}/rows.jsonl", file_name="rows.jsonl", sha256=None, n_rows=3)
+    cached = data.resolve_data_file(rows)
+    assert cached.read_bytes() == JSONL and server.requested == ["/rows.jsonl"]
+
+    def must_not_measure(path):
+        raise AssertionError(f"measured {path} again")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(data, "_measure_file", must_not_measure)
+        patch.setattr(data, "sha256_of", must_not_measure)
+        assert data.resolve_data_file(rows) == cached  # the stamp answers
+        assert data.describe_file(rows, cached, 3)["sha256"] == hashlib.sha256(JSONL).hexdigest()
+    assert server.requested == ["/rows.jsonl"]
+
+    # Changed since it was verified (other size, other mtime): the stamp no longer speaks for it.
+    monkeypatch.setenv("LM_EVAL_BIAS_OFFLINE", "1")
+    cached.write_bytes(JSONL + b'\n{"i": 4}\n')
+    with pytest.raises(data.DataError, match="is not the official 'rows.jsonl' \\(4 non-empty lines, "
+                                             "the official file has 3 "):
+        data.resolve_data_file(rows)
+
+
+def test_an_unstamped_good_cached_file_is_measured_once_and_stamped(online, monkeypatch):
+    cached = data.cache_dir() / "toy" / "toy.csv"
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(GOOD)  # e.g. cached by an earlier version, which wrote no stamp
+    source = toy("http://127.0.0.1:9/unused.csv")
+    assert data.resolve_data_file(source) == cached
+    assert files_in(cached.parent) == [".toy.csv.verified.json", "toy.csv"]
+
+
+def test_progress_of_a_large_download_every_tenth(server, tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(data, "DOWNLOAD_CHUNK_BYTES", 50)
+    monkeypatch.setattr(data, "PROGRESS_MIN_BYTES", 1000)
+    big = toy(f"{server}/big.txt", name="big", sha256=hashlib.sha256(BIG).hexdigest())
+    with caplog.at_level(logging.INFO, logger="lm_eval_bias"):
+        data.fetch(big, tmp_path)
+    progress = [r.getMessage() for r in caplog.records if " bytes (" in r.getMessage()]
+    assert progress == [f"big: {n:,} of 1,000 bytes ({n // 10}%)" for n in range(100, 1000, 100)]
+
+
+def test_progress_without_content_length_every_step(server, tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(data, "DOWNLOAD_CHUNK_BYTES", 100)
+    monkeypatch.setattr(data, "PROGRESS_STEP_BYTES", 300)
+    big = toy(f"{server}/big-no-length.txt", name="big", sha256=hashlib.sha256(BIG).hexdigest())
+    with caplog.at_level(logging.INFO, logger="lm_eval_bias"):
+        assert data.fetch(big, tmp_path).read_bytes() == BIG
+    progress = [r.getMessage() for r in caplog.records if "so far" in r.getMessage()]
+    assert progress == ["big: 300 bytes so far", "big: 600 bytes so far", "big: 900 bytes so far"]
+
+
+def test_a_small_download_logs_no_progress(server, tmp_path, caplog):
+    with caplog.at_level(logging.INFO, logger="lm_eval_bias"):
+        path = data.fetch(toy(f"{server}/good.csv"), tmp_path)
+    assert [r.getMessage() for r in caplog.records] == [
+        f"toy: downloading {server}/good.csv",
+        f"toy: saved {path} ({len(GOOD)} bytes, sha256 {GOOD_SHA256})",
+    ]
+
+
+def test_download_command_gets_the_verification(server, tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(data.SOURCES, "toy", toy(f"{server}/page.html", f"{server}/good.csv"))
+    assert cli._download(["toy", "--to", str(tmp_path / "airgap")]) == 0
+    assert (tmp_path / "airgap" / "toy" / "toy.csv").read_bytes() == GOOD
+    monkeypatch.setitem(data.SOURCES, "toy", toy(f"{server}/wrong.csv"))
+    assert cli._download(["toy", "--to", str(tmp_path / "second")]) == 2  # bad input or configuration
+    err = capsys.readouterr().err
+    assert err.startswith("lm-eval-bias download: toy: could not download 'toy.csv'; nothing was saved in ")
+    assert f"  - {server}/wrong.csv: served a different file: sha256 {WRONG_SHA256}" in err
+    assert files_in(tmp_path / "second" / "toy") == []
+
+
+def test_a_full_disk_stops_the_download_and_names_the_folder(server, tmp_path, monkeypatch):
+    class FullDisk:
+        def write(self, chunk):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    real_init = data._ChunkWriter.__init__
+    monkeypatch.setattr(data._ChunkWriter, "__init__", lambda self, out, path: real_init(self, FullDisk(), path))
+    with pytest.raises(data.DataError) as error:
+        data.fetch(toy(f"{server}/good.csv", f"{server}/wrong.csv"), tmp_path)
+    assert re.fullmatch(
+        re.escape(f"cannot write the download to {tmp_path / 'toy'}/") + r"\.toy\.csv\.\w+\.part"
+        + re.escape(" (No space left on device); free some disk space, or set LM_EVAL_BIAS_CACHE_DIR "
+                    "(or `lm-eval-bias download --to DIR`) to another directory"),
+        str(error.value),
+    )
+    assert server.requested == ["/good.csv"]  # not a fault of the URL: the next one is not tried
+    assert files_in(tmp_path / "toy") == []
