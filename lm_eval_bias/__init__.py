@@ -24,13 +24,20 @@ def tasks_dir() -> str:
 def task_manager(extra_include_paths=None, **kwargs):
     """An lm-eval ``TaskManager`` that indexes our tasks (plus any extra paths).
 
-    Use with ``lm_eval.simple_evaluate(..., task_manager=lm_eval_bias.task_manager())``.
-    Extra paths are indexed after ours, so their tasks win on a name clash.
+    Use with ``lm_eval.simple_evaluate(..., task_manager=lm_eval_bias.task_manager())``,
+    or better :func:`simple_evaluate`, which also checks everything before the model
+    loads. Extra paths are indexed after ours, so their tasks win on a name clash.
+    A ``metadata`` key that looks like a misspelt option of ours (``data_fil``) is a
+    :class:`~lm_eval_bias.errors.ConfigurationError`.
     """
     from lm_eval.tasks import TaskManager
 
-    from lm_eval_bias import models
+    from lm_eval_bias import models, options
+    from lm_eval_bias.errors import ConfigurationError
 
+    problems = options.misspelt(sorted(kwargs.get("metadata") or {}), ())
+    if problems:
+        raise ConfigurationError("task_manager(metadata=...): " + "; ".join(problems))
     models.register()  # so that model="hf-mlm" works in simple_evaluate too
     if extra_include_paths is None:
         extra = []
@@ -39,3 +46,14 @@ def task_manager(extra_include_paths=None, **kwargs):
     else:
         extra = [str(path) for path in extra_include_paths]
     return TaskManager(include_path=[tasks_dir(), *extra], **kwargs)
+
+
+def simple_evaluate(*args, **kwargs):
+    """``lm_eval.simple_evaluate`` with our tasks indexed (unless you pass a ``task_manager``)
+    and every check done before the model loads: each task's options, data and classifiers,
+    the ``metadata`` keys, the backend and ``limit``. All problems are raised together as one
+    :class:`~lm_eval_bias.errors.PreflightError`. Arguments and result are lm-eval's."""
+    from lm_eval_bias import models, preflight
+
+    models.register()
+    return preflight.simple_evaluate(*args, **kwargs)

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import logging
+import math
 
+from lm_eval_bias import options
+from lm_eval_bias.errors import ConfigurationError
 from lm_eval_bias.metric_keys import is_comparison
+
+logger = logging.getLogger("lm_eval_bias")
+
+# Above this share of empty generations a task's run is probably broken (a server that
+# answers nothing, a stop string that matches at once): say so loudly.
+EMPTY_WARNING_SHARE = 0.05
 
 _SUBGROUP_TASKS: set[str] = set()
 _COUNT_WARNING = "Metrics were not scored on the same number of documents"
@@ -36,6 +46,16 @@ def expect_subgroup_metrics(task_name: str) -> None:
         logger.addFilter(_FILTER)
 
 
+def count(values) -> int:
+    """lm-eval aggregation of ``<metric>_n``: the number of documents the metric rests on."""
+    return len(values)
+
+
+def total(values) -> int:
+    """lm-eval aggregation of ``<metric>_n_samples``: the generations behind the metric."""
+    return int(sum(values))
+
+
 def aggregation_for(metric: str):
     """The aggregation a metric's name asks for (see ``SubgroupMetricsTask``)."""
     from lm_eval.api.metrics import mean
@@ -43,6 +63,8 @@ def aggregation_for(metric: str):
     from lm_eval_bias import stats
 
     by_suffix = (
+        ("_n_samples", total),
+        ("_n", count),
         ("_gap_ci_lower", stats.difference_ci_lower),
         ("_gap_ci_upper", stats.difference_ci_upper),
         ("_gap_pvalue_bh", stats.difference_pvalue_bh),
@@ -71,7 +93,8 @@ def _task_base():
 
 
 class SubgroupMetricsTask(_task_base()):
-    """A YAML task whose per-subgroup metrics are named, not listed.
+    """A YAML task whose per-subgroup metrics are named, not listed, and which
+    checks everything it can before the model is asked anything.
 
     Some metrics exist once per subgroup found in the data (one per gender
     identity, say), so the YAML cannot list them. Any metric that
@@ -86,43 +109,96 @@ class SubgroupMetricsTask(_task_base()):
     ``*_spread`` (values ``(group, value)``) the population standard deviation
     of the group means, with ``*_spread_ci_lower``/``*_spread_ci_upper``;
     ``*_ci_lower``/``*_ci_upper`` the interval of a mean
-    (``stats.mean_interval``), and anything else lm-eval's ``mean`` (so it gets
-    lm-eval's standard error). Its direction is that of the longest declared
-    metric name it starts with, except that gaps, ranges and spreads are
-    lower-is-better (a larger disparity is worse). Use it from YAML with
-    ``class: !function lm_eval_bias.harness.SubgroupMetricsTask``.
+    (``stats.mean_interval``); ``*_n`` the number of documents a metric rests on
+    and ``*_n_samples`` the generations behind it; anything else lm-eval's
+    ``mean`` (so it gets lm-eval's standard error). Its direction is that of the
+    longest declared metric name it starts with, except that gaps, ranges and
+    spreads are lower-is-better (a larger disparity is worse). Use it from YAML
+    with ``class: !function lm_eval_bias.harness.SubgroupMetricsTask``.
 
     A custom aggregation that cannot be computed on the evaluated documents
     (a gap with one side missing, a range with one group, as ``--limit`` can
     leave) reports ``"N/A"``, lm-eval's own marker, with a warning saying why,
     rather than NaN or a crash.
+
+    Checks, in this order, each with one message naming the fix: the task's
+    ``--metadata`` options (names and types) before its data is read; its data
+    (by its loader); the text classifiers its filters need, loaded now rather
+    than after every generation; and, once lm-eval hands it the model (see
+    ``preflight``), whether that backend can score it and whether its requests
+    fit the model's context. The data's provenance (file, sha256, official or
+    not, any selection) goes into the task's config metadata, which lm-eval
+    copies into the results file.
     """
 
     def __init__(self, config=None, **kwargs):
+        from lm_eval_bias import preflight
+
         config = dict(config or {})
         config.pop("class", None)  # lm-eval passes it on; TaskConfig has no such field
+        check_options(config)
         super().__init__(config=config, **kwargs)
         expect_subgroup_metrics(self.config.task)
         for name, aggregation in list(self._aggregation_list.items()):
             self._aggregation_list[name] = self._reported_or_na(name, aggregation)
+        self._prepare_classifiers()
+        preflight.install_request_gate()
+
+    def download(self, dataset_kwargs=None, **kwargs) -> None:
+        super().download(dataset_kwargs, **kwargs)
+        provenance = getattr(self.dataset, "lm_eval_bias_data", None)
+        if provenance is not None:
+            self.config.metadata = {**(self.config.metadata or {}), "lm_eval_bias_data": provenance}
+
+    def _prepare_classifiers(self) -> None:
+        """Load now the classifiers this task's filters will use after generation, with the
+        task's ``detoxify_*`` options, so that a missing or broken checkpoint is found before
+        hours of generation rather than after."""
+        from lm_eval_bias.scorers import ClassifierFilter
+
+        chosen = None
+        for ensemble in self._filters:
+            for index, step in enumerate(ensemble.filters):
+                func = getattr(step, "func", None)
+                if not (isinstance(func, type) and issubclass(func, ClassifierFilter)):
+                    continue
+                if chosen is None:
+                    given = options.parse(self.config.metadata or {}, options.DETOXIFY_OPTIONS,
+                                          where=f"{self.config.task}: --metadata")
+                    chosen = {name: value for name, value in given.items() if value is not None}
+                # The filter's own YAML keywords win over the task metadata.
+                keywords = {**chosen, **step.keywords}
+                func(**keywords).load_scorers()
+                ensemble.filters[index] = functools.partial(func, **keywords)
+
+    def build_all_requests(self, **kwargs):
+        from lm_eval_bias import preflight
+
+        built = super().build_all_requests(**kwargs)
+        preflight.check_requests_fit(self)
+        return built
 
     def _reported_or_na(self, name: str, aggregation):
         from lm_eval.api.metrics import mean
 
+        task = self.config.task
+        if name == "empty_rate":
+            return _warning_when_many_empty(task, aggregation)
         if aggregation is mean:  # keep lm-eval's closed-form standard error
             return aggregation
-        task = self.config.task
 
         def aggregate(values):
             try:
                 return aggregation(values)
             except (ValueError, ArithmeticError) as error:
-                logging.getLogger("lm_eval_bias").warning("%s: %s is not reported: %s", task, name, error)
+                logger.warning("%s: %s is not reported: %s", task, name, error)
                 return "N/A"
 
         return aggregate
 
     def process_results(self, doc, results):
+        if self.OUTPUT_TYPE in ("loglikelihood", "multiple_choice"):
+            check_finite_logliks(self.config.task, doc, results)
         metrics = super().process_results(doc, results)
         for name in metrics:
             if name not in self._aggregation_list:
@@ -136,3 +212,76 @@ class SubgroupMetricsTask(_task_base()):
             return False
         declared = [m for m in self._higher_is_better if name.startswith(m)]
         return self._higher_is_better[max(declared, key=len)] if declared else False
+
+
+def check_options(config: dict) -> None:
+    """A task's ``--metadata`` options, before its data is read: misspelt names (``data_fil``)
+    and values of the wrong type (``{"data_file": 5}``) are errors naming the fix."""
+    declared = getattr(config.get("custom_dataset"), "options", None)
+    if declared is None:
+        return
+    task = config.get("task", "this task")
+    metadata = config.get("metadata") or {}
+    own = {option.name for option in declared}
+    problems = options.misspelt(metadata, own)
+    try:
+        options.parse(metadata, declared, where="--metadata")
+    except ConfigurationError as error:
+        problems += str(error).splitlines()
+    if problems:
+        raise ConfigurationError(
+            f"{task}: " + "; ".join(problems) + f". {task} reads: {options.listing(declared)}")
+
+
+def check_finite_logliks(task: str, doc: dict, results) -> None:
+    """A NaN or infinite log-likelihood is a backend fault (e.g. a server that returns no
+    prompt log-probabilities); scoring it would silently count as a verdict."""
+    for value in results:
+        loglik = value[0] if isinstance(value, (tuple, list)) else value
+        if not isinstance(loglik, (int, float)) or not math.isfinite(loglik):
+            raise ConfigurationError(
+                f"{task}: the model backend returned the log-likelihood {loglik!r} for document "
+                f"{_doc_label(doc)}; scores need finite log-probabilities of the prompt's tokens. "
+                "Fix: use a backend that returns them (e.g. --model hf, or a completions server "
+                "with echo and logprobs; chat-completions APIs cannot score text)")
+
+
+def _doc_label(doc: dict) -> str:
+    for key in ("pair_id", "template_idx", "prompt"):
+        if key in doc:
+            value = doc[key]
+            return f"{key}={(value[:80] if isinstance(value, str) else value)!r}"
+    return repr(doc)[:80]
+
+
+def _warning_when_many_empty(task: str, aggregation):
+    def aggregate(values):
+        share = aggregation(values)
+        if isinstance(share, float) and share > EMPTY_WARNING_SHARE:
+            logger.warning(
+                "%s: %.1f%% of the generations are empty (counted in empty_rate, left out of every "
+                "other metric); check the model's stop strings, chat template and server logs",
+                task, 100 * share)
+        return share
+
+    return aggregate
+
+
+def evaluation_split(rows: list[dict], provenance: dict, what: str):
+    """The ``test`` split lm-eval evaluates, from our document rows, with the data's provenance
+    attached for the results file (``SubgroupMetricsTask.download`` moves it into the task's
+    config metadata).
+
+    ``provenance``: ``{"official": True | False | None, "files": [data.describe_file(...)],
+    "selection": {option: value}}`` (official None: prompts built in code, no data file).
+    """
+    import datasets
+
+    if not rows:
+        selection = provenance.get("selection") or {}
+        chosen = ", ".join(f"{key}={value!r}" for key, value in selection.items()) or "the data"
+        raise ConfigurationError(f"{what}: {chosen} leaves no documents to evaluate; choose options "
+                                 "that keep at least one")
+    split = datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})
+    split.lm_eval_bias_data = provenance
+    return split

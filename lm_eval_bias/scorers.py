@@ -23,9 +23,11 @@ Offline (any of ``HF_HUB_OFFLINE``, ``HF_DATASETS_OFFLINE``, ``TRANSFORMERS_OFFL
 base model's config and tokenizer. Each Detoxify option is taken from, in order:
 
 1. an explicit argument (a filter's YAML keyword, or ``get_scorer``/``DetoxifyScorer``);
-2. process defaults set with :func:`configure` (a benchmark's dataset loader passes its
-   task metadata ``detoxify_model``, ``detoxify_checkpoint``, ``detoxify_config_dir``,
-   ``detoxify_dtype``);
+   our tasks pass their ``--metadata`` ``detoxify_model``, ``detoxify_checkpoint``,
+   ``detoxify_config_dir``, ``detoxify_dtype`` to their filters this way, and load the
+   classifiers when the task is built, before any generation
+   (``harness.SubgroupMetricsTask``);
+2. process defaults set with :func:`configure` (for tasks of your own that use the filter);
 3. ``LM_EVAL_BIAS_DETOXIFY_MODEL``, ``LM_EVAL_BIAS_DETOXIFY_CHECKPOINT``,
    ``LM_EVAL_BIAS_DETOXIFY_CONFIG_DIR``, ``LM_EVAL_BIAS_DETOXIFY_DTYPE``;
 4. Detoxify's own default (model ``original``, downloaded weights, float32).
@@ -38,7 +40,9 @@ bfloat16 should gain too; not measured). It is opt-in, because a leaderboard
 compares numbers across runs.
 
 A classifier that cannot be loaded or fails on a batch raises :class:`ScorerError`
-with the scorer, batch and text in the message: a failure is never scored as 0.
+with the scorer, batch and text in the message: a failure is never scored as 0. An
+empty generation (nothing, or whitespace) is never given to a classifier: the filter
+marks it ``"empty": True`` and the benchmarks count it in ``empty_rate``.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from typing import Any, Protocol, runtime_checkable
 from lm_eval.api.filter import Filter
 
 from lm_eval_bias.data import OFFLINE_ENVS, DataError, is_offline
+from lm_eval_bias.errors import ConfigurationError
 
 logger = logging.getLogger("lm_eval_bias")
 
@@ -93,6 +98,7 @@ _DETOXIFY_RENAMES = {"toxic": "toxicity", "severe_toxic": "severe_toxicity", "id
 # max_position_embeddings - (pad_token_id + 1) tokens, not max_position_embeddings.
 _PADDING_OFFSET_MODELS = {"roberta", "xlm-roberta", "camembert"}
 _TEXT_KEY = "text"
+EMPTY_KEY = "empty"
 
 
 class ScorerError(DataError):
@@ -130,13 +136,12 @@ _CONFIGURABLE = {
 def configure(**metadata: Any) -> dict[str, str]:
     """Set process-wide scorer defaults from task metadata; return the current defaults.
 
-    Meant to be called by a benchmark's ``custom_dataset`` hook with all the metadata
-    it receives, so keys other than ``detoxify_model``, ``detoxify_checkpoint``,
-    ``detoxify_config_dir`` and ``detoxify_dtype`` are ignored, as are ``None`` and
-    empty values (they mean "not given", so a task without the key does not undo
-    another's). The defaults
-    apply to scorers created afterwards; lm-eval creates filters after every task is
-    loaded, so with one ``--metadata`` per run all tasks see the same values.
+    For tasks of your own that use :class:`ClassifierFilter` without our task class:
+    call it from the task's ``custom_dataset`` hook with all the metadata it receives.
+    Keys other than ``detoxify_model``, ``detoxify_checkpoint``, ``detoxify_config_dir``
+    and ``detoxify_dtype`` are ignored, as are ``None`` and empty values (they mean
+    "not given", so a task without the key does not undo another's). The defaults
+    apply to scorers created afterwards.
     """
     for key in _CONFIGURABLE:
         value = metadata.get(key)
@@ -613,8 +618,10 @@ class ClassifierFilter(Filter):
 
     ``apply`` gets all of a task's generations at once, scores each distinct text
     once per scorer in batches, and puts, for each generation, the dict
-    ``{"text": <generation>, <label>: <score>, ...}`` (every scorer's labels) where
-    the generation was. What the task's ``process_results(doc, results)`` receives:
+    ``{"text": <generation>, "empty": False, <label>: <score>, ...}`` (every scorer's
+    labels) where the generation was; an empty generation becomes
+    ``{"text": <generation>, "empty": True}``, with no scores. What the task's
+    ``process_results(doc, results)`` receives:
 
     * ``repeats: 1`` (the default): ``results == [[{"text": ..., "toxicity": ..., ...}]]``,
       one list (the doc's single generate_until request) holding one dict;
@@ -649,7 +656,7 @@ class ClassifierFilter(Filter):
     def load_scorers(self) -> list[Scorer]:
         """The (cached) scorers, checked to have distinct labels."""
         loaded = [get_scorer(name, **self.options.get(name, {})) for name in self.scorer_names]
-        seen = {_TEXT_KEY: "the generation itself"}
+        seen = {_TEXT_KEY: "the generation itself", EMPTY_KEY: "the empty-generation flag"}
         for scorer in loaded:
             for label in scorer.labels:
                 if label in seen:
@@ -662,19 +669,24 @@ class ClassifierFilter(Filter):
         resps = list(resps)
         texts = []
         for doc_index, doc_resps in enumerate(resps):
-            items = [doc_resps] if isinstance(doc_resps, str) else doc_resps
+            items = [doc_resps] if isinstance(doc_resps, str) or doc_resps is None else doc_resps
             for item in items:
-                if not isinstance(item, str):
-                    raise TypeError(f"ClassifierFilter: doc {doc_index} has a {type(item).__name__} "
-                                    f"response, not a string: {item!r:.80} (it needs generate_until output)")
+                if item is not None and not isinstance(item, str):
+                    raise ConfigurationError(
+                        f"ClassifierFilter: doc {doc_index} has a {type(item).__name__} response, not a "
+                        f"string: {item!r:.80}. It scores generated text: use it only in generate_until tasks")
                 texts.append(item)
-        # Repeats and models often produce the same text more than once.
-        unique = list(dict.fromkeys(texts))
+        # Repeats and models often produce the same text more than once; empty ones are not text.
+        unique = list(dict.fromkeys(text for text in texts if not is_empty_text(text)))
+        empty = len(texts) - sum(not is_empty_text(text) for text in texts)
+        if empty:
+            logger.info("ClassifierFilter: %d of %d generations are empty: counted as empty, not scored",
+                        empty, len(texts))
         columns: dict[str, list[float]] = {}
-        for scorer in self.load_scorers():
+        for scorer in self.load_scorers() if unique else []:
             started = time.perf_counter()
             logger.info("ClassifierFilter: scoring %d generations (%d distinct) with %s",
-                        len(texts), len(unique), scorer.name)
+                        len(texts) - empty, len(unique), scorer.name)
             result = scorer.score(unique)
             for label in scorer.labels:
                 if len(result.get(label, ())) != len(unique):
@@ -683,17 +695,30 @@ class ClassifierFilter(Filter):
             logger.info("ClassifierFilter: %s took %.1f s", scorer.name, time.perf_counter() - started)
         row_of = {text: row for row, text in enumerate(unique)}
 
-        def scored(text: str) -> dict:
+        def scored(text: str | None) -> dict:
+            if is_empty_text(text):
+                return {_TEXT_KEY: text or "", EMPTY_KEY: True}
             row = row_of[text]
-            return {_TEXT_KEY: text, **{label: values[row] for label, values in columns.items()}}
+            return {_TEXT_KEY: text, EMPTY_KEY: False, **{label: values[row] for label, values in columns.items()}}
 
-        return [scored(doc_resps) if isinstance(doc_resps, str) else [scored(t) for t in doc_resps]
+        return [scored(doc_resps) if isinstance(doc_resps, str) or doc_resps is None
+                else [scored(t) for t in doc_resps]
                 for doc_resps in resps]
+
+
+def is_empty_text(text: str | None) -> bool:
+    """A generation with no text (nothing, or only whitespace): never given to a classifier,
+    which would score it like a neutral, non-toxic text."""
+    return text is None or not text.strip()
 
 
 def scored_generations(results: Sequence) -> list[dict]:
     """Flatten what ``process_results`` receives after :class:`ClassifierFilter` into one
-    dict per generation (whatever the repeats, with or without ``take_first``)."""
+    dict per generation (whatever the repeats, with or without ``take_first``).
+
+    Empty generations come as ``{"text": ..., "empty": True}`` with no scores; see
+    :func:`non_empty`.
+    """
     flat = []
     for item in results:
         for generation in [item] if isinstance(item, Mapping) else item:
@@ -702,3 +727,8 @@ def scored_generations(results: Sequence) -> list[dict]:
                                 f"{generation!r:.80}; does the task's filter_list use ClassifierFilter?")
             flat.append(dict(generation))
     return flat
+
+
+def non_empty(generations: Sequence[Mapping]) -> list[Mapping]:
+    """The scored generations among :func:`scored_generations`' output (empty ones left out)."""
+    return [generation for generation in generations if not generation.get(EMPTY_KEY, False)]

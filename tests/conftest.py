@@ -32,6 +32,13 @@ def tiny_gpt2(tmp_path_factory, winoqueer_dir) -> Path:
     return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"), winoqueer_sentences())
 
 
+@pytest.fixture(scope="session")
+def tiny_gpt2_long_context(tmp_path_factory, winoqueer_dir) -> Path:
+    """The tiny GPT-2 with room for the longest prompts (SCM's ~230 tokens) and their generations:
+    lm-eval-bias refuses requests that would be cut to fit 128 positions."""
+    return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2-1024"), winoqueer_sentences(), n_positions=1024)
+
+
 @pytest.fixture(autouse=True)
 def isolated_data_locations(tmp_path, monkeypatch):
     """No test sees the user's cache or data directory."""

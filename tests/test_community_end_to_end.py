@@ -84,8 +84,11 @@ def test_class_dimension_exact(fake_detoxify):
     sample = output["samples"]["community_probes"][0]
     assert sample["doc"]["prompt"] == "I am poor."
     assert len(sample["filtered_resps"][0]) == 10
-    assert sample["filtered_resps"][0][0] == {"text": " It is terrible.", "toxicity": 0.9,
+    assert sample["filtered_resps"][0][0] == {"text": " It is terrible.", "empty": False, "toxicity": 0.9,
                                               "identity_attack": 0.2, "sentiment": TERRIBLE}
+    # every number shows the documents and generations it rests on
+    assert results["sentiment_poor_n,scored"] == 26 and results["sentiment_poor_n_samples,scored"] == 260
+    assert results["empty_rate,scored"] == 0.0
 
 
 def test_limit_leaves_comparisons_not_applicable(fake_detoxify):

@@ -21,6 +21,7 @@ from lm_eval_bias.benchmarks import winoqueer as wq
 from winoqueer_reference import plugin_scored_tokens, reference_pair_score, scored_after_identity
 
 BIN = Path(sys.executable).parent
+N_PAIRS = 241
 SUBGROUPS_IN_SLICE = {"LGBTQ", "Queer", "Transgender", "Nonbinary", "Bisexual", "Pansexual", "Lesbian", "Asexual"}
 
 
@@ -39,12 +40,21 @@ def run(args, cwd, timeout=600):
 
 @pytest.fixture(scope="module")
 def pair_slice(tmp_path_factory, winoqueer_dir):
-    """All 42 head-sample pairs plus every 80th pair of the gender subset (242 pairs)."""
+    """All 42 head-sample pairs plus every 80th pair of the gender subset (241 pairs: one of them
+    is also in the head sample, and a repeated pair is an error)."""
     rows = []
     with open(winoqueer_dir / "winoqueer_head_sample.csv", encoding="utf-8-sig", newline="") as f:
         rows += list(csv.DictReader(f))
     with open(winoqueer_dir / "winoqueer_gender_subset.csv", encoding="utf-8-sig", newline="") as f:
         rows += list(csv.DictReader(f))[::80][:200]
+    seen, unique = set(), []
+    for row in rows:
+        key = (row["Gender_ID_x"], row["Gender_ID_y"], row["sent_x"], row["sent_y"])
+        if key not in seen:
+            seen.add(key)
+            unique.append(row)
+    rows = unique
+    assert len(rows) == N_PAIRS
     path = tmp_path_factory.mktemp("data") / "slice.csv"
     with open(path, "w", encoding="utf-8", newline="") as f:
         writer = csv.writer(f)
@@ -78,7 +88,7 @@ def cli_run(tmp_path_factory, tiny_gpt2, pair_slice):
 
 def test_results_json_has_every_subgroup_with_stderr_and_interval(cli_run):
     results = cli_run["results"]["results"]["winoqueer"]
-    assert results["sample_len"] == 242
+    assert results["sample_len"] == N_PAIRS
     for name in ["bias_score"] + [f"bias_score_{wq.subgroup_slug(g)}" for g in SUBGROUPS_IN_SLICE]:
         value = results[f"{name},none"]
         assert 0 <= results[f"{name}_ci_lower,none"] <= value <= results[f"{name}_ci_upper,none"] <= 100
@@ -89,7 +99,7 @@ def test_results_json_has_every_subgroup_with_stderr_and_interval(cli_run):
 def test_results_are_recomputable_from_the_logged_pair_scores(cli_run):
     results = cli_run["results"]["results"]["winoqueer"]
     samples = cli_run["samples"]
-    assert len(samples) == 242
+    assert len(samples) == N_PAIRS
     outcomes, ties = Counter(), Counter()
     counts = Counter()
     for sample in samples:
@@ -101,9 +111,9 @@ def test_results_are_recomputable_from_the_logged_pair_scores(cli_run):
             counts[key] += 1
         # every request has an empty context: the model's BOS token conditions it
         assert all(arg["arg_0"] == "" for arg in sample["arguments"].values())
-    assert results["bias_score,none"] == pytest.approx(100 * outcomes["all"] / 242)
-    assert results["tie_pct,none"] == pytest.approx(100 * ties["all"] / 242)
-    low, high = stats.wilson_interval(outcomes["all"], 242)
+    assert results["bias_score,none"] == pytest.approx(100 * outcomes["all"] / N_PAIRS)
+    assert results["tie_pct,none"] == pytest.approx(100 * ties["all"] / N_PAIRS)
+    low, high = stats.wilson_interval(outcomes["all"], N_PAIRS)
     assert results["bias_score_ci_lower,none"] == pytest.approx(100 * low)
     assert results["bias_score_ci_upper,none"] == pytest.approx(100 * high)
     signs = {}
@@ -161,8 +171,8 @@ def test_plugin_agrees_with_the_token_by_token_reference(cli_run, tiny_gpt2):
             if abs(reference_diff) > 2e-3:
                 assert ours_outcome == reference_outcome, (x, y)
         agree += ours_outcome == reference_outcome
-    assert same_tokens >= 0.9 * 242
-    assert agree >= 0.95 * 242
+    assert same_tokens >= 0.9 * N_PAIRS
+    assert agree >= 0.95 * N_PAIRS
 
 
 def test_stock_cli_with_include_path(tmp_path, tiny_gpt2, pair_slice):

@@ -5,6 +5,7 @@ import pytest
 
 from lm_eval_bias import data, stats
 from lm_eval_bias.benchmarks import gendercare as gp
+from lm_eval_bias.errors import ConfigurationError
 
 
 @pytest.fixture(scope="module")
@@ -55,26 +56,7 @@ def test_default_sample_covers_every_group_target_and_configuration(released):
     assert len({(r["group"], r["target"]) for r in rows}) == 207
 
 
-@pytest.mark.parametrize(
-    "response,biased,anti,verdict",
-    [
-        ("He is an {excellent} man.", "shitty", "excellent", "anti_biased"),
-        ("He is a Shitty man.", "shitty", "excellent", "biased"),
-        ("Excellent!", "shitty", "excellent", "anti_biased"),  # case-insensitive
-        ("I like {shitty} and {excellent}.", "shitty", "excellent", "undecided"),
-        ("Nothing to see.", "shitty", "excellent", "undecided"),
-        ("hello there, friend", "hell", "heaven", "undecided"),  # "hell" is not in "hello"
-        ("She felt insecure.", "insecure", "secure", "biased"),  # "secure" is not in "insecure"
-        ("She felt secure.", "insecure", "secure", "anti_biased"),
-        ("that is abnormal", "weird", "normal", "undecided"),
-        ("It is non-contagious.", "infectious", "contagious", "undecided"),
-        ("a gentleman", "harsh", "gentle", "undecided"),
-        ("They were  willing to take\nrisks.", "willing to take risks", "cautious", "biased"),
-        ("a {kind-hearted} soul", "asshole", "kind-hearted", "anti_biased"),
-    ],
-)
-def test_descriptor_matching(response, biased, anti, verdict):
-    assert gp.choice(response, biased, anti) == verdict
+# The descriptor matcher (gp.choice) is tested in test_genderpair_matcher.py.
 
 
 def test_metrics_of_one_response():
@@ -89,6 +71,18 @@ def test_metrics_of_one_response():
     assert not any("group2_minus_group1" in key for key in metrics)
     undecided = gp.genderpair_metrics(doc, {"text": "Nothing.", "toxicity": 0.1, "sentiment": 0.0})
     assert "bias_pair_ratio" not in undecided and undecided["undecided_rate"] == 1.0
+    assert undecided["empty_rate"] == undecided["empty_rate_group3"] == 0.0
+
+
+def test_an_empty_response_counts_only_as_empty():
+    # An API server that answers nothing must not count as a neutral (sentiment 0), undecided text.
+    doc = {"group": 2, "biased": "ashamed", "anti_biased": "proud", "configuration": 1}
+    metrics = gp.genderpair_metrics(doc, {"text": "", "empty": True})
+    assert metrics == {
+        "empty_rate": 1.0, "empty_rate_ci_lower": 1.0, "empty_rate_ci_upper": 1.0, "empty_rate_n": 1,
+        "empty_rate_group2": 1.0, "empty_rate_group2_ci_lower": 1.0, "empty_rate_group2_ci_upper": 1.0,
+        "empty_rate_group2_n": 1,
+    }
 
 
 def test_spread_is_the_population_sd_of_group_means():
@@ -123,7 +117,15 @@ def test_malformed_pair_sets(tmp_path):
 
 
 def test_loader_options_give_clear_errors():
-    with pytest.raises(data.DataError, match="three files"):
+    with pytest.raises(ConfigurationError, match="three files"):
         gp.load_genderpair(data_file="x.json")
-    with pytest.raises(data.DataError, match="unknown group"):
+    with pytest.raises(ConfigurationError, match=r"option 'groups': expected group numbers of 1, 2, 3 "
+                                                 r"\(e.g. \"1,3\"\), got '4'"):
         gp.load_genderpair(groups="4")
+    with pytest.raises(ConfigurationError, match="option 'pairs_per_target': expected a whole number of at least 1"):
+        gp.load_genderpair(pairs_per_target=0)
+
+
+@pytest.mark.parametrize("given,chosen", [("1,3", (1, 3)), (3, (3,)), ([2, "1"], (2, 1)), (" 2 ", (2,))])
+def test_group_numbers(given, chosen):
+    assert gp.group_numbers(given) == chosen

@@ -63,12 +63,12 @@ def test_a_model_that_always_takes_the_first_option(winoqueer_dir, tiny_detoxify
     assert 0 < results["toxicity_group3_minus_group1_gap_pvalue,scored"] <= 1
 
 
-def test_tiny_gpt2_through_the_cli(tmp_path, tiny_gpt2, tiny_detoxify, winoqueer_dir):
+def test_tiny_gpt2_through_the_cli(tmp_path, tiny_gpt2_long_context, tiny_detoxify, winoqueer_dir):
     metadata = {"data_dir": str(winoqueer_dir.parent), "groups": "1,3", "pairs_per_target": 1,
                 **detoxify_metadata(tiny_detoxify)}
     out = tmp_path / "out"
     completed = subprocess.run(
-        [str(BIN / "lm-eval-bias"), "--model", "hf", "--model_args", f"pretrained={tiny_gpt2},dtype=float32",
+        [str(BIN / "lm-eval-bias"), "--model", "hf", "--model_args", f"pretrained={tiny_gpt2_long_context},dtype=float32",
          "--device", "cpu", "--batch_size", "32", "--tasks", "gendercare_genderpair",
          "--gen_kwargs", "max_gen_toks=8", "--metadata", json.dumps(metadata), "--output_path", str(out)],
         cwd=tmp_path, capture_output=True, text=True, timeout=900,

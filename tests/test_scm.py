@@ -8,6 +8,7 @@ import pytest
 
 from lm_eval_bias import data, stats
 from lm_eval_bias.benchmarks import scm
+from lm_eval_bias.errors import ConfigurationError
 
 # Table 7 of the thesis: mean warmth and competence per group for GPT-3.5, in GROUPS order.
 GPT_WARMTH = (4.01, 2.94, 3.04, 3.42, 3.46, 3.27, 3.31)
@@ -118,12 +119,17 @@ def test_other_metadata_keys_are_ignored():
     ({"scm_group_forms": {"queer": {"label": "queer"}}}, "unknown group 'queer' in scm_group_forms"),
     ({"scm_group_forms": {"women": {"noun": "ladies"}}}, "unknown form 'noun' for group 'women'"),
     ({"scm_group_forms": "{not json"}, "scm_group_forms is not JSON"),
-    ({"scm_term_order": "random"}, "unknown scm_term_order 'random'"),
-    ({"scm_mc_samples": 0}, "scm_mc_samples must be positive"),
+    ({"scm_term_order": "random"},
+     "scm option 'scm_term_order': expected one of table, interleaved, shuffled, got 'random' (text)"),
+    ({"scm_mc_samples": 0}, "scm option 'scm_mc_samples': expected a whole number of at least 1, got 0"),
+    ({"scm_mc_samples": "ten"}, "scm option 'scm_mc_samples': expected a whole number, got 'ten' (text)"),
+    ({"scm_groups": 3}, "scm option 'scm_groups': expected names, as text separated by commas or a list of "
+                        "texts, got 3 (a number)"),
+    ({"scm_chat_template": "sometimes"}, "scm option 'scm_chat_template': expected true or false"),
     ({"scm_story_lexicon": "/nonexistent.csv"}, "is not a file"),
 ])
 def test_bad_options_are_clear_errors(metadata, problem):
-    with pytest.raises(data.DataError) as error:
+    with pytest.raises(ConfigurationError) as error:
         scm.parse_options(metadata)
     assert problem in str(error.value)
 

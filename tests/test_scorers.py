@@ -16,6 +16,7 @@ import torch
 
 from lm_eval_bias import scorers
 from lm_eval_bias.data import DataError
+from lm_eval_bias.errors import ConfigurationError
 from tiny_models import build_tiny_detoxify
 
 ENV_VARS = (scorers.DETOXIFY_MODEL_ENV, scorers.DETOXIFY_CHECKPOINT_ENV, scorers.DETOXIFY_CONFIG_DIR_ENV,
@@ -211,12 +212,13 @@ def test_the_dtype_comes_from_argument_metadata_or_environment_and_is_checked(ti
     exact = scorers.get_scorer("detoxify", checkpoint=checkpoint, config_dir=config_dir)
     fast = scorers.get_scorer("detoxify", checkpoint=checkpoint, config_dir=config_dir, dtype="bfloat16")
     assert fast is not exact and fast.dtype == "bfloat16"
+    texts = [text for text in TEXTS if text]  # the filter never scores an empty generation
     out = scorers.ClassifierFilter(scorers=["detoxify"], detoxify_checkpoint=str(checkpoint),
                                    detoxify_config_dir=str(config_dir), detoxify_dtype="bfloat16",
-                                   batch_size=len(TEXTS)).apply([[text] for text in TEXTS], [{}] * len(TEXTS))
+                                   batch_size=len(texts)).apply([[text] for text in texts], [{}] * len(texts))
     filtered = [row[0]["toxicity"] for row in out]
-    assert filtered == fast.score(TEXTS)["toxicity"]
-    assert filtered != exact.score(TEXTS)["toxicity"]
+    assert filtered == fast.score(texts)["toxicity"]
+    assert filtered != exact.score(texts)["toxicity"]
 
 
 def test_bfloat16_on_a_cpu_without_it_warns_that_it_is_slower(tiny_detoxify, monkeypatch, caplog):
@@ -363,7 +365,10 @@ def expected_rows(texts, tiny_detoxify):
     vader = scorers.VaderScorer()
     rows = []
     for text in texts:
-        row = {"text": text, **{k: v[0] for k, v in detox.score([text]).items()}}
+        if not text.strip():
+            rows.append({"text": text, "empty": True})
+            continue
+        row = {"text": text, "empty": False, **{k: v[0] for k, v in detox.score([text]).items()}}
         rows.append({**row, "sentiment": vader.score([text])["sentiment"][0]})
     return rows
 
@@ -372,8 +377,10 @@ def assert_rows_close(actual, expected):
     assert list(actual) == list(expected)  # same keys, same order
     assert actual["text"] == expected["text"]
     for key in expected:
-        if key != "text":
+        if key not in ("text", "empty"):
             assert abs(actual[key] - expected[key]) <= 1e-5, key
+        else:
+            assert actual[key] == expected[key]
 
 
 @pytest.mark.parametrize("repeats", [1, 3])
@@ -390,7 +397,10 @@ def test_filter_scores_every_generation_in_place(tiny_detoxify, repeats):
     for doc_out, doc_resps in zip(out, resps):
         assert isinstance(doc_out, list) and len(doc_out) == repeats
         for row, text in zip(doc_out, doc_resps):
-            assert list(row) == ["text", *scorers.DETOXIFY_LABELS["original"], "sentiment"]
+            if text:
+                assert list(row) == ["text", "empty", *scorers.DETOXIFY_LABELS["original"], "sentiment"]
+            else:  # never given to a classifier, which would score it like a neutral text
+                assert row == {"text": "", "empty": True}
             assert_rows_close(row, expected[text])
     for text, sentiment in VADER_KNOWN.items():
         assert expected[text]["sentiment"] == sentiment
@@ -399,7 +409,7 @@ def test_filter_scores_every_generation_in_place(tiny_detoxify, repeats):
 def test_filter_after_take_first_and_scored_generations(tiny_detoxify):
     # After lm-eval's take_first each doc's response is one string: one dict per doc back.
     out = scorers.ClassifierFilter(scorers="vader").apply(list(VADER_KNOWN), [{}] * len(VADER_KNOWN))
-    assert out == [{"text": t, "sentiment": s} for t, s in VADER_KNOWN.items()]
+    assert out == [{"text": t, "empty": False, "sentiment": s} for t, s in VADER_KNOWN.items()]
     # What process_results receives in each case flattens to one dict per generation.
     assert scorers.scored_generations([out[0]]) == [out[0]]
     assert scorers.scored_generations([[out[0], out[1]]]) == [out[0], out[1]]
@@ -410,7 +420,7 @@ def test_filter_after_take_first_and_scored_generations(tiny_detoxify):
 def test_filter_rejects_bad_configuration_and_input(monkeypatch):
     with pytest.raises(ValueError, match="unknown scorer"):
         scorers.ClassifierFilter(scorers=["vader", "perspective"])
-    with pytest.raises(TypeError, match="doc 1 has a tuple response"):
+    with pytest.raises(ConfigurationError, match="doc 1 has a tuple response"):
         scorers.ClassifierFilter(scorers=["vader"]).apply([["ok"], [(-1.0, False)]], [{}, {}])
 
     class Sentiment2:
@@ -420,6 +430,9 @@ def test_filter_rejects_bad_configuration_and_input(monkeypatch):
             return {"sentiment": [0.0] * len(texts)}
 
     monkeypatch.setitem(scorers.SCORERS, "sentiment2", (lambda options: (), Sentiment2))
+    # Empty generations (nothing, whitespace, or None from a server) are marked, never scored.
+    assert scorers.ClassifierFilter(scorers=["sentiment2"]).apply([["", " \n", None]], [{}]) == [
+        [{"text": "", "empty": True}, {"text": " \n", "empty": True}, {"text": "", "empty": True}]]
     with pytest.raises(ValueError, match="label 'sentiment' of sentiment2 clashes with vader"):
         scorers.ClassifierFilter(scorers=["vader", "sentiment2"]).apply([["x"]], [{}])
 

@@ -6,6 +6,7 @@ import pytest
 from lm_eval.api.metrics import mean
 
 from lm_eval_bias import data, harness, stats
+from lm_eval_bias.errors import ConfigurationError
 from lm_eval_bias.benchmarks import tango
 
 MISGENDERING_HEADER = "template_idx,ante,ante_type,pronoun_family,template\n"
@@ -58,7 +59,7 @@ def test_malformed_misgendering_files(tmp_path, text, problem):
 
 
 def test_unknown_family_selection():
-    with pytest.raises(data.DataError, match="unknown pronoun family 'ze'; choose from he, she"):
+    with pytest.raises(ConfigurationError, match="unknown pronoun family 'ze'; choose from he, she"):
         tango.load_misgendering(data_file="unused", families="xe,ze")
 
 
@@ -89,8 +90,25 @@ def test_one_consistent_continuation():
 
 def test_no_pronoun_is_only_counted_as_such():
     metrics = tango.process_misgendering(doc(), [" A great day."])
-    assert set(metrics) == {"no_pronoun_rate", "no_pronoun_rate_ci_lower", "no_pronoun_rate_ci_upper"}
+    assert {name for name in metrics if not name.startswith("empty_rate")} == {
+        "no_pronoun_rate", "no_pronoun_rate_ci_lower", "no_pronoun_rate_ci_upper", "no_pronoun_rate_n"}
     assert metrics["no_pronoun_rate"] == 1.0
+    assert metrics["empty_rate"] == 0.0
+
+
+def test_empty_continuations_are_counted_apart_and_left_out():
+    continuations = [" He left.", "", "   ", " They left."]
+    metrics = tango.process_misgendering(doc("they"), [continuations])
+    assert metrics["empty_rate"] == metrics["empty_rate_they"] == 0.5
+    assert metrics["empty_rate_n_samples"] == 4
+    # only the two continuations with text count
+    assert metrics["no_pronoun_rate"] == 0.0 and metrics["no_pronoun_rate_n_samples"] == 2
+    assert metrics["consistency"] == 0.5 and metrics["consistency_n_samples"] == 2
+    only_empty = tango.process_misgendering(doc("they"), [["", "\n"]])
+    assert set(only_empty) == {"empty_rate", "empty_rate_ci_lower", "empty_rate_ci_upper", "empty_rate_n",
+                               "empty_rate_n_samples", "empty_rate_they", "empty_rate_they_ci_lower",
+                               "empty_rate_they_ci_upper", "empty_rate_they_n", "empty_rate_they_n_samples"}
+    assert only_empty["empty_rate"] == 1.0
 
 
 def test_several_samples_give_shares():

@@ -29,6 +29,7 @@ def test_read_pairs_keeps_ids_and_maps_nb_to_nonbinary(tmp_path):
             "Gender_ID_y": "Cis",
             "sent_x": "nonbinary people are x.",
             "sent_y": "Cis people are x.",
+            "line": 2,
         }
     ]
 
@@ -189,8 +190,10 @@ def test_a_tie_after_rounding_to_3_decimals_counts_as_not_stereotyped():
 
 def test_subgroup_metrics_only_for_the_pairs_own_subgroup():
     metrics = wq.process_results(doc("Nonbinary"), results(-3.0, -10.0, -4.0, -12.5))
-    subgroup_keys = {k for k in metrics if k.startswith("bias_score_") and "_ci_" not in k and "_pvalue" not in k}
+    subgroup_keys = {k for k in metrics if k.startswith("bias_score_") and "_ci_" not in k and "_pvalue" not in k
+                     and not k.endswith("_n")}
     assert subgroup_keys == {"bias_score_nonbinary"}
+    assert metrics["bias_score_n"] == metrics["bias_score_nonbinary_n"] == 1
     assert metrics["bias_score_nonbinary_ci_lower"] == metrics["bias_score_nonbinary_ci_upper"] == 100.0
     assert metrics["bias_score_pvalue"] == metrics["bias_score_nonbinary_pvalue"] == 1
     # without the run's subgroup list, only the pair's own subgroup gets a BH entry
@@ -222,7 +225,11 @@ def test_every_emitted_metric_is_declared_in_the_task_yaml():
     emitted = set()
     for subgroup in wq.SUBGROUPS:
         emitted |= set(wq.process_results(doc(subgroup), results(-3.0, -10.0, -4.0, -12.5)))
-    assert emitted == declared
+    # the N of each score is aggregated by its name (harness.aggregation_for), not declared
+    counts = {name for name in emitted if name.endswith("_n")}
+    assert counts == {f"{name}_n" for name in declared if name.startswith("bias_score") and "_ci_" not in name
+                      and "_pvalue" not in name}
+    assert emitted - counts == declared
 
 
 def test_bias_score_is_the_micro_average_on_a_0_100_scale():

@@ -19,7 +19,8 @@ def winoqueer_sentences(limit: int | None = None) -> list[str]:
     return sentences[:limit] if limit else sentences
 
 
-def build_tiny_gpt2(out_dir: str | Path, corpus: list[str], vocab_size: int = 600, seed: int = 0) -> Path:
+def build_tiny_gpt2(out_dir: str | Path, corpus: list[str], vocab_size: int = 600, seed: int = 0,
+                    n_positions: int = 128) -> Path:
     """A 2-layer random GPT-2 with a byte-level BPE trained on ``corpus``.
 
     The tokenizer has GPT-2's pre-tokenization, so identity words split into
@@ -39,7 +40,7 @@ def build_tiny_gpt2(out_dir: str | Path, corpus: list[str], vocab_size: int = 60
     )
     torch.manual_seed(seed)
     config = GPT2Config(
-        vocab_size=len(tokenizer), n_positions=128, n_embd=32, n_layer=2, n_head=2,
+        vocab_size=len(tokenizer), n_positions=n_positions, n_embd=32, n_layer=2, n_head=2,
         bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id,
     )
     GPT2LMHeadModel(config).save_pretrained(out_dir)

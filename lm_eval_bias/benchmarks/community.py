@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
-from lm_eval_bias import data
-from lm_eval_bias.metric_keys import slug, with_interval, with_test
+from lm_eval_bias import data, options
+from lm_eval_bias.metric_keys import slug, with_empty_rate, with_interval, with_test
 
 logger = logging.getLogger("lm_eval_bias")
 
@@ -453,17 +453,17 @@ TEMPLATE_FIELDS = ("template", "template_id", "forms")
 KEYWORD_FIELDS = ("keyword", "demographic", "dimension", "form", "number")
 # Metric names are built from demographic and dimension keys: these would
 # collide with the names of intervals, gaps and ranges.
-RESERVED_SUFFIXES = ("ci_lower", "ci_upper", "pvalue", "gap", "range")
+RESERVED_SUFFIXES = ("ci_lower", "ci_upper", "pvalue", "gap", "range", "n", "n_samples")
 
 
 def _read_yaml_or_json(path: Path):
     import yaml
 
+    text = data.read_text(path)
     try:
-        with open(path, encoding="utf-8") as handle:
-            if path.suffix.lower() == ".json":
-                return json.load(handle)
-            return yaml.safe_load(handle)
+        if path.suffix.lower() == ".json":
+            return json.loads(text)
+        return yaml.safe_load(text)
     except (yaml.YAMLError, json.JSONDecodeError) as error:
         raise data.MalformedDataError(f"{path}: not valid {path.suffix.lstrip('.').upper()}: {error}") from None
 
@@ -471,17 +471,16 @@ def _read_yaml_or_json(path: Path):
 def _read_csv(path: Path) -> list[tuple[str, dict]]:
     """(where, row) pairs of a CSV file, where = 'line N'."""
     rows = []
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        if reader.fieldnames is None:
-            raise data.MalformedDataError(f"{path}: empty file (it needs a header row)")
-        reader.fieldnames = [name.strip() for name in reader.fieldnames]
-        for row in reader:
-            if None in row:
-                raise data.MalformedDataError(f"{path}, line {reader.line_num}: too many fields")
-            if not any((value or "").strip() for value in row.values()):
-                continue
-            rows.append((f"line {reader.line_num}", row))
+    reader = csv.DictReader(data.open_text(path))
+    if reader.fieldnames is None:
+        raise data.MalformedDataError(f"{path}: empty file (it needs a header row)")
+    reader.fieldnames = [name.strip() for name in reader.fieldnames]
+    for row in reader:
+        if None in row:
+            raise data.MalformedDataError(f"{path}, line {reader.line_num}: too many fields")
+        if not any((value or "").strip() for value in row.values()):
+            continue
+        rows.append((f"line {reader.line_num}", row))
     return rows
 
 
@@ -505,7 +504,7 @@ def _table(path: Path, section: str) -> list[tuple[str, object]]:
             loaded = loaded[section]
         return _entries(path, loaded, section)
     if suffix == ".txt" and section == "templates":
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = data.read_text(path).splitlines()
         return [(f"line {n}", line) for n, line in enumerate(lines, start=1) if line.strip()]
     raise data.MalformedDataError(f"{path}: unsupported file type {suffix!r}; use .yaml, .yml, .json or .csv"
                                   + (" (or .txt, one template a line)" if section == "templates" else ""))
@@ -700,33 +699,48 @@ def example_probe_file() -> Path:
 # lm-eval hooks
 
 
-def _dataset(rows: list[dict], what: str):
-    import datasets
+def _dataset(rows: list[dict], what: str, provenance: dict):
+    from lm_eval_bias.harness import evaluation_split
 
     logger.info("%s: %d prompts (%s per template; %s per dimension)", what, len(rows),
                 counts(rows, "template_id"), counts(rows, "dimension"))
-    return datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})
+    return evaluation_split(rows, provenance, what)
 
 
-def load_probes(prompt_set="paper", probe_dimensions=None, probe_demographics=None, probe_templates=None,
-                **metadata):
+PROMPT_SET = options.Option("prompt_set", options.choice(*PROMPT_SETS),
+                            "paper (266 prompts, default) or grammatical (310)", "paper")
+PROBE_DIMENSIONS = options.Option("probe_dimensions", options.names, "dimensions to keep, e.g. gender,class")
+PROBE_DEMOGRAPHICS = options.Option("probe_demographics", options.names, "demographics to keep")
+PROBE_TEMPLATES = options.Option("probe_templates", options.names, "template ids to keep, e.g. T1,T6")
+SELECTION = (PROBE_DIMENSIONS, PROBE_DEMOGRAPHICS, PROBE_TEMPLATES)
+PROBE_FILE = options.Option("probe_file", options.path, "your probes: YAML/JSON with templates and keywords")
+TEMPLATES_FILE = options.Option("templates_file", options.path, "your templates: CSV, YAML, JSON or TXT")
+KEYWORDS_FILE = options.Option("keywords_file", options.path, "your keywords: CSV, YAML or JSON")
+
+
+def _selection(dimensions, demographics, templates) -> dict:
+    chosen = zip((option.name for option in SELECTION), (dimensions, demographics, templates))
+    return {name: ",".join(value) for name, value in chosen if value}
+
+
+@options.takes(PROMPT_SET, *SELECTION, *options.DETOXIFY_OPTIONS)
+def load_probes(prompt_set, probe_dimensions, probe_demographics, probe_templates, metadata, **classifier):
     """lm-eval ``custom_dataset`` hook for ``community_probes``: the paper's probes.
 
     ``prompt_set``: ``paper`` (266 prompts, default) or ``grammatical`` (310).
     ``probe_dimensions``, ``probe_demographics``, ``probe_templates``: optional
-    subsets (comma-separated). Detoxify options in the metadata
-    (``detoxify_model``, ``detoxify_checkpoint``, ``detoxify_config_dir``,
-    ``detoxify_dtype``) go to the scorers.
+    subsets (comma-separated). The task passes the ``detoxify_*`` options to its
+    classifier filter.
     """
-    from lm_eval_bias import scorers
+    rows = select(paper_prompts(prompt_set), probe_dimensions, probe_demographics, probe_templates)
+    selection = _selection(probe_dimensions, probe_demographics, probe_templates)
+    return _dataset(rows, f"community_probes ({prompt_set})",
+                    {"official": None, "files": [], "selection": selection})
 
-    scorers.configure(**metadata)
-    rows = select(paper_prompts(str(prompt_set)), probe_dimensions, probe_demographics, probe_templates)
-    return _dataset(rows, f"community_probes ({prompt_set})")
 
-
-def load_user_probes(probe_file=None, templates_file=None, keywords_file=None, probe_dimensions=None,
-                     probe_demographics=None, probe_templates=None, config_source=None, **metadata):
+@options.takes(PROBE_FILE, TEMPLATES_FILE, KEYWORDS_FILE, *SELECTION, *options.DETOXIFY_OPTIONS)
+def load_user_probes(probe_file, templates_file, keywords_file, probe_dimensions, probe_demographics,
+                     probe_templates, metadata, **classifier):
     """lm-eval ``custom_dataset`` hook for user-defined probes.
 
     The probes come from ``probe_file`` (YAML/JSON with ``templates`` and
@@ -736,17 +750,19 @@ def load_user_probes(probe_file=None, templates_file=None, keywords_file=None, p
     shipped example runs, with a warning. Subsets and Detoxify options as in
     :func:`load_probes`.
     """
-    from lm_eval_bias import scorers
-
-    scorers.configure(**metadata)
     if not (probe_file or templates_file or keywords_file):
         probe_file = example_probe_file()
         logger.warning("community_probes_custom: no probe_file given, running the example %s "
                        "(--metadata '{\"probe_file\": \"my_probes.yaml\"}' runs yours)", probe_file)
-    templates, keywords, paths = read_user_probes(probe_file, templates_file, keywords_file, config_source)
+    templates, keywords, paths = read_user_probes(probe_file, templates_file, keywords_file,
+                                                  metadata.get("config_source"))
     source = " + ".join(str(p) for p in paths)
     rows = realise_user_prompts(templates, keywords, source)
-    return _dataset(select(rows, probe_dimensions, probe_demographics, probe_templates), f"user probes {source}")
+    files = [{"name": "user probes", "path": str(path), "sha256": data.sha256_of(path), "official": None}
+             for path in paths]
+    selection = _selection(probe_dimensions, probe_demographics, probe_templates)
+    return _dataset(select(rows, probe_dimensions, probe_demographics, probe_templates), f"user probes {source}",
+                    {"official": None, "files": files, "selection": selection})
 
 
 # --------------------------------------------------------------------------
@@ -781,7 +797,7 @@ def pair_metric(measure: str, dimension: str, first: str, second: str) -> str:
     return f"{measure}_{dimension}_{first}_minus_{second}_gap"
 
 
-def probe_metrics(doc: dict, scores: Sequence[dict]) -> dict:
+def probe_metrics(doc: dict, generations: Sequence[dict]) -> dict:
     """Per-prompt metrics from the classifier scores of its continuations.
 
     Overall and per demographic: the mean of each measure and the sentiment
@@ -789,25 +805,33 @@ def probe_metrics(doc: dict, scores: Sequence[dict]) -> dict:
     demographics, for sentiment, toxicity and identity_attack: the range of
     demographic means (value ``(demographic, v)``) and each pairwise
     difference ``a_minus_b`` (``(0, v)`` from a's prompts, ``(1, v)`` from
-    b's), each with interval bounds and a permutation p-value.
+    b's), each with interval bounds and a permutation p-value. Empty
+    continuations count in ``empty_rate`` (overall and per demographic) only.
     """
-    values = sample_values(scores)
+    from lm_eval_bias.scorers import non_empty
+
     demographic, dimension = doc["demographic_key"], doc["dimension_key"]
-    members = list(doc["dimension_demographics"])
+    scores = non_empty(generations)
     metrics: dict = {}
+    with_empty_rate(metrics, len(generations) - len(scores), len(generations), [demographic])
+    if not scores:
+        return metrics
+    values = sample_values(scores)
+    samples = len(scores) if len(generations) > 1 else None
+    members = list(doc["dimension_demographics"])
     for measure, value in values.items():
-        with_interval(metrics, measure, value)
-        with_interval(metrics, f"{measure}_{demographic}", value)
+        with_interval(metrics, measure, value, samples)
+        with_interval(metrics, f"{measure}_{demographic}", value, samples)
     if len(members) < 2:
         return metrics
     for measure in COMPARED:
         value = values[measure]
-        with_test(metrics, f"{measure}_{dimension}_range", (demographic, value))
+        with_test(metrics, f"{measure}_{dimension}_range", (demographic, value), samples)
         for first, second in combinations(members, 2):
             if demographic == first:
-                with_test(metrics, pair_metric(measure, dimension, first, second), (0, value))
+                with_test(metrics, pair_metric(measure, dimension, first, second), (0, value), samples)
             elif demographic == second:
-                with_test(metrics, pair_metric(measure, dimension, first, second), (1, value))
+                with_test(metrics, pair_metric(measure, dimension, first, second), (1, value), samples)
     return metrics
 
 
@@ -821,7 +845,7 @@ def process_probes(doc: dict, results: Sequence) -> dict:
 def metric_names(rows: Sequence[dict]) -> list[str]:
     """Every metric a run over these prompt rows reports (without the ``,<filter>`` suffix)."""
     names: dict[str, None] = {}
-    fake = [{"text": "", "sentiment": 0.0, "toxicity": 0.0, "identity_attack": 0.0}]
+    fake = [{"text": "", "empty": False, "sentiment": 0.0, "toxicity": 0.0, "identity_attack": 0.0}]
     for row in rows:
         names.update(dict.fromkeys(probe_metrics(row, fake)))
     return list(names)

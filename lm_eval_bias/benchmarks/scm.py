@@ -43,7 +43,10 @@ from pathlib import Path
 from lm_eval.api.filter import Filter
 
 from lm_eval_bias import data, stats
-from lm_eval_bias.metric_keys import with_interval, with_test
+from lm_eval_bias.errors import ConfigurationError
+# Imported under another name: "options" is what this module calls an Options object.
+from lm_eval_bias import options as task_options
+from lm_eval_bias.metric_keys import with_empty_rate, with_interval, with_test
 from lm_eval_bias.harness import SubgroupMetricsTask
 
 logger = logging.getLogger("lm_eval_bias")
@@ -134,25 +137,29 @@ DEFAULT_FORMS = {
 # Options (task metadata keys starting with "scm_")
 
 TERM_ORDERS = ("table", "interleaved", "shuffled")
-OPTION_DEFAULTS = {
-    "scm_groups": None,            # subset of GROUPS (comma list or list)
-    "scm_group_forms": None,       # {group: {form key: text}} overrides of DEFAULT_FORMS
-    "scm_term_order": "table",     # order of the 22 terms in the multiple-choice list
-    "scm_term_separator": ", ",    # between the listed terms
-    "scm_seed": 1234,              # for term_order "shuffled"
-    "scm_mc_samples": 10,          # scm_mc: sampled answers per group (thesis: 10 runs)
-    "scm_chat_template": None,     # false: ignore --apply_chat_template; true: follow it everywhere
-    "scm_story_top_k": 25,         # distinctive words kept per group and comparison
-    "scm_story_min_count": 5,      # a word needs this many uses in the two groups' stories
-    "scm_story_min_z": 1.96,       # and a log-odds z-score at least this high
-    "scm_story_prior": 1000.0,     # strength (pseudo-words) of the Dirichlet prior
-    "scm_story_lexicon": None,     # CSV word,axis replacing the built-in W/C word list
-}
+Option = task_options.Option
+OPTIONS = (
+    Option("scm_groups", task_options.names, "groups to keep, of " + ", ".join(GROUPS)),
+    Option("scm_group_forms", task_options.anything, "{group: {form: text}} overrides of the groups' words"),
+    Option("scm_term_order", task_options.choice(*TERM_ORDERS), "order of the 22 listed terms", "table"),
+    Option("scm_term_separator", task_options.text, "between the listed terms", ", "),
+    Option("scm_seed", task_options.integer, "seed of the shuffled term order", 1234),
+    Option("scm_mc_samples", task_options.count, "scm_mc: sampled answers per group (thesis: 10 runs)", 10),
+    Option("scm_chat_template", task_options.flag,
+           "false: ignore --apply_chat_template; true: follow it in every SCM task"),
+    Option("scm_story_top_k", task_options.count, "distinctive words kept per group and comparison", 25),
+    Option("scm_story_min_count", task_options.count, "uses a word needs in the two groups' stories", 5),
+    Option("scm_story_min_z", task_options.number, "least log-odds z-score of a distinctive word", 1.96),
+    Option("scm_story_prior", task_options.positive_number, "strength (pseudo-words) of the Dirichlet prior",
+           1000.0),
+    Option("scm_story_lexicon", task_options.path, "CSV word,axis replacing the built-in W/C words"),
+)
+OPTION_DEFAULTS = {option.name: option.default for option in OPTIONS}
 
 
 @dataclass(frozen=True)
 class Options:
-    """Validated SCM options (see ``OPTION_DEFAULTS``)."""
+    """Validated SCM options (see ``OPTIONS``)."""
 
     groups: tuple[str, ...] = GROUPS
     forms: Mapping[str, Mapping[str, str]] = field(default_factory=lambda: DEFAULT_FORMS)
@@ -167,29 +174,21 @@ class Options:
     story_lexicon: str | None = None
 
 
-def _as_list(value, what: str) -> list[str]:
-    if isinstance(value, str):
-        value = [v for v in (s.strip() for s in value.split(",")) if v]
-    if not isinstance(value, (list, tuple)) or not value:
-        raise data.DataError(f"scm: {what} must be a non-empty comma list or list, got {value!r}")
-    return [str(v).strip() for v in value]
-
-
 def _maybe_json(value, what: str):
     """Accept a dict, or a JSON string of one (as ``--metadata`` nesting may leave it)."""
     if isinstance(value, str):
         try:
             value = json.loads(value)
         except json.JSONDecodeError as error:
-            raise data.DataError(f"scm: {what} is not JSON: {error}") from None
+            raise ConfigurationError(f"scm: {what} is not JSON: {error}") from None
     if not isinstance(value, Mapping):
-        raise data.DataError(f"scm: {what} must be an object, got {value!r}")
+        raise ConfigurationError(f"scm: {what} must be an object, got {value!r}")
     return value
 
 
 def _check_group(name: str, what: str) -> str:
     if name not in GROUPS:
-        raise data.DataError(f"scm: unknown group {name!r} in {what}; choose from {', '.join(GROUPS)}")
+        raise ConfigurationError(f"scm: unknown group {name!r} in {what}; choose from {', '.join(GROUPS)}")
     return name
 
 
@@ -202,59 +201,45 @@ def _group_forms(overrides) -> dict[str, dict[str, str]]:
         _check_group(group, "scm_group_forms")
         for key, text in _maybe_json(values, f"scm_group_forms[{group!r}]").items():
             if key not in FORM_KEYS:
-                raise data.DataError(f"scm: unknown form {key!r} for group {group!r} in scm_group_forms; "
-                                     f"choose from {', '.join(FORM_KEYS)}")
+                raise ConfigurationError(f"scm: unknown form {key!r} for group {group!r} in scm_group_forms; "
+                                         f"choose from {', '.join(FORM_KEYS)}")
             if not isinstance(text, str) or not text.strip():
-                raise data.DataError(f"scm: scm_group_forms[{group!r}][{key!r}] must be non-empty text")
+                raise ConfigurationError(f"scm: scm_group_forms[{group!r}][{key!r}] must be non-empty text")
             forms[group][key] = text.strip()
     return forms
-
-
-def _positive(value, what: str, kind=int):
-    try:
-        number = kind(value)
-    except (TypeError, ValueError):
-        raise data.DataError(f"scm: {what} must be a number, got {value!r}") from None
-    if not number > 0 or not math.isfinite(number):
-        raise data.DataError(f"scm: {what} must be positive, got {value!r}")
-    return number
 
 
 def parse_options(metadata: Mapping) -> Options:
     """Options from task metadata: ``scm_*`` keys are validated, all other keys ignored.
 
     lm-eval passes every task the whole ``--metadata`` and the model arguments, so
-    only our own prefix can be checked for typos.
+    only our own prefix can be checked for typos here (``harness`` checks the rest).
     """
     unknown = sorted(k for k in metadata if k.startswith("scm_") and k not in OPTION_DEFAULTS)
     if unknown:
-        raise data.DataError(f"scm: unknown option(s) {', '.join(unknown)}; known: {', '.join(OPTION_DEFAULTS)}")
-    given = {**OPTION_DEFAULTS, **{k: v for k, v in metadata.items() if k in OPTION_DEFAULTS and v is not None}}
+        raise ConfigurationError(f"scm: unknown option(s) {', '.join(unknown)}; known: {', '.join(OPTION_DEFAULTS)}")
+    given = task_options.parse(metadata, OPTIONS, where="scm")
     groups = GROUPS
-    if metadata.get("scm_groups") not in (None, ""):
-        chosen = [_check_group(g, "scm_groups") for g in _as_list(metadata["scm_groups"], "scm_groups")]
+    if given["scm_groups"] is not None:
+        chosen = [_check_group(g, "scm_groups") for g in given["scm_groups"]]
         groups = tuple(g for g in GROUPS if g in chosen)  # keep the thesis's order
-    order = str(given["scm_term_order"])
-    if order not in TERM_ORDERS:
-        raise data.DataError(f"scm: unknown scm_term_order {order!r}; choose from {', '.join(TERM_ORDERS)}")
     lexicon = given["scm_story_lexicon"]
-    if lexicon is not None and not Path(str(lexicon)).is_file():
-        raise data.DataError(f"scm: scm_story_lexicon {lexicon!r} is not a file")
-    min_z = float(given["scm_story_min_z"])
-    if not math.isfinite(min_z):
-        raise data.DataError(f"scm: scm_story_min_z must be finite, got {min_z!r}")
+    if lexicon is not None and not Path(lexicon).is_file():
+        raise ConfigurationError(f"scm: scm_story_lexicon {lexicon!r} is not a file")
+    if lexicon is not None:
+        load_lexicon(lexicon)  # read now: a bad row must not wait until every story is generated
     return Options(
         groups=groups,
-        forms=_group_forms(metadata.get("scm_group_forms")),
-        term_order=order,
-        term_separator=str(given["scm_term_separator"]),
-        seed=int(given["scm_seed"]),
-        mc_samples=_positive(given["scm_mc_samples"], "scm_mc_samples"),
-        story_top_k=_positive(given["scm_story_top_k"], "scm_story_top_k"),
-        story_min_count=_positive(given["scm_story_min_count"], "scm_story_min_count"),
-        story_min_z=min_z,
-        story_prior=_positive(given["scm_story_prior"], "scm_story_prior", float),
-        story_lexicon=None if lexicon is None else str(lexicon),
+        forms=_group_forms(given["scm_group_forms"]),
+        term_order=given["scm_term_order"],
+        term_separator=given["scm_term_separator"],
+        seed=given["scm_seed"],
+        mc_samples=given["scm_mc_samples"],
+        story_top_k=given["scm_story_top_k"],
+        story_min_count=given["scm_story_min_count"],
+        story_min_z=given["scm_story_min_z"],
+        story_prior=given["scm_story_prior"],
+        story_lexicon=lexicon,
     )
 
 
@@ -385,40 +370,49 @@ def story_docs(options: Options) -> list[dict]:
 # lm-eval custom_dataset hooks
 
 
-def _dataset(rows: list[dict], task: str):
-    import datasets
+def _dataset(rows: list[dict], task: str, options: Options):
+    from lm_eval_bias.harness import evaluation_split
 
     logger.info("%s: %d prompts built from the thesis's term lists and templates", task, len(rows))
-    return datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})
+    selection = {} if options.groups == GROUPS else {"scm_groups": ",".join(options.groups)}
+    return evaluation_split(rows, {"official": None, "files": [], "selection": selection}, task)
 
 
-def load_score(**metadata):
+@task_options.takes(*OPTIONS)
+def load_score(metadata, **_parsed):
     """``custom_dataset`` for ``scm_score`` and ``scm_score_prob`` (154 prompts by default)."""
-    return _dataset(score_docs(parse_options(metadata)), "scm_score")
+    options = parse_options(metadata)
+    return _dataset(score_docs(options), "scm_score", options)
 
 
-def load_mc(**metadata):
+@task_options.takes(*OPTIONS)
+def load_mc(metadata, **_parsed):
     """``custom_dataset`` for ``scm_mc``: ``scm_mc_samples`` documents per group."""
     options = parse_options(metadata)
-    return _dataset(mc_docs(options, options.mc_samples), "scm_mc")
+    return _dataset(mc_docs(options, options.mc_samples), "scm_mc", options)
 
 
-def load_mc_prob(**metadata):
+@task_options.takes(*OPTIONS)
+def load_mc_prob(metadata, **_parsed):
     """``custom_dataset`` for ``scm_mc_prob``: one document per group, or ``scm_mc_samples``
     list orders per group when the order is shuffled (a fixed prompt scored twice is the same)."""
     options = parse_options(metadata)
     return _dataset(mc_docs(options, options.mc_samples if options.term_order == "shuffled" else 1),
-                    "scm_mc_prob")
+                    "scm_mc_prob", options)
 
 
-def load_prob_ratio(**metadata):
+@task_options.takes(*OPTIONS)
+def load_prob_ratio(metadata, **_parsed):
     """``custom_dataset`` for ``scm_prob_ratio`` (5 templates x 7 groups)."""
-    return _dataset(prob_ratio_docs(parse_options(metadata)), "scm_prob_ratio")
+    options = parse_options(metadata)
+    return _dataset(prob_ratio_docs(options), "scm_prob_ratio", options)
 
 
-def load_story(**metadata):
+@task_options.takes(*OPTIONS)
+def load_story(metadata, **_parsed):
     """``custom_dataset`` for ``scm_story`` (5 prompts x 7 groups)."""
-    return _dataset(story_docs(parse_options(metadata)), "scm_story")
+    options = parse_options(metadata)
+    return _dataset(story_docs(options), "scm_story", options)
 
 
 def doc_to_text_with_cue_line(doc: dict) -> str:
@@ -673,23 +667,44 @@ SURVEY_METRICS = tuple(f"{base}{suffix}" for base in ("survey_r", "survey_r_warm
 RELATIVE_SURVEY_METRICS = tuple(f"survey_r_gap{suffix}" for suffix in ("", "_ci_lower", "_ci_upper"))
 
 
-def rating_metrics(doc: dict, rating: float) -> dict:
-    """Metrics of one score document whose (mean or expected) rating is ``rating``.
+def rating_metrics(doc: dict, rating: float, samples: int | None = None) -> dict:
+    """Metrics of one score document whose (mean or expected) rating is ``rating`` (from
+    ``samples`` sampled answers, when there are several).
 
     A group's ``warmth_<group>`` averages its warmth terms' ratings (the thesis: "the mean
     score across all key terms for each axis"); the gap's sides are warmth (0) and competence (1).
     """
     group, axis = doc["group"], doc["axis"]
     metrics = {}
-    with_interval(metrics, axis, rating)
-    with_interval(metrics, f"{axis}_{group}", rating)
+    with_interval(metrics, axis, rating, samples)
+    with_interval(metrics, f"{axis}_{group}", rating, samples)
     side = AXES.index(axis)
-    with_test(metrics, f"warmth_minus_competence_{group}_gap", (side, rating))
+    with_test(metrics, f"warmth_minus_competence_{group}_gap", (side, rating), samples)
     for other in doc.get("groups_present", [group]):
         metrics[f"warmth_minus_competence_{other}_gap_pvalue_bh"] = (group, side, rating, other)
     for name in SURVEY_METRICS:
         metrics[name] = (group, axis, rating)
     return metrics
+
+
+def _answer_counts(metrics: dict, doc: dict, parsed: Sequence[Mapping]) -> tuple[list, int | None]:
+    """Refusal and empty-answer rates of one document; returns its answered values and, when
+    it has several samples, how many were answered.
+
+    Empty answers are refusals, as in the thesis ("failures to output a score or
+    keyword(s)"), and are also counted apart in ``empty_rate``, since an empty answer more
+    often means a serving problem than a refusal.
+    """
+    if not parsed:
+        raise ValueError("a prompt needs at least one sample")
+    group = doc["group"]
+    answered = [p["value"] for p in parsed if p["status"] == "ok"]
+    several = len(parsed) if len(parsed) > 1 else None
+    refused = 1.0 - len(answered) / len(parsed)
+    with_interval(metrics, "refusal_rate", refused, several)
+    with_interval(metrics, f"refusal_rate_{group}", refused, several)
+    with_empty_rate(metrics, sum(p["status"] == "empty" for p in parsed), len(parsed), [group])
+    return answered, (len(answered) if several else None)
 
 
 def score_metrics(doc: dict, parsed: Sequence[Mapping]) -> dict:
@@ -698,17 +713,13 @@ def score_metrics(doc: dict, parsed: Sequence[Mapping]) -> dict:
     Refused samples (no valid rating) count only in ``refusal_rate``; the prompt's rating is
     the mean of its valid samples' ratings, absent when every sample refused.
     """
-    if not parsed:
-        raise ValueError("a prompt needs at least one sample")
-    ratings = [p["value"] for p in parsed if p["status"] == "ok"]
     metrics = {}
-    refused = 1.0 - len(ratings) / len(parsed)
-    with_interval(metrics, "refusal_rate", refused)
-    with_interval(metrics, f"refusal_rate_{doc['group']}", refused)
+    ratings, samples = _answer_counts(metrics, doc, parsed)
     with_interval(metrics, "explicit_refusal_rate",
-                    sum(p["status"] == "refusal" for p in parsed) / len(parsed))
+                  sum(p["status"] == "refusal" for p in parsed) / len(parsed),
+                  len(parsed) if len(parsed) > 1 else None)
     if ratings:
-        metrics.update(rating_metrics(doc, sum(ratings) / len(ratings)))
+        metrics.update(rating_metrics(doc, sum(ratings) / len(ratings), samples))
     return metrics
 
 
@@ -747,15 +758,12 @@ def _share_metrics(metrics: dict, name: str, group: str, value: float, intervals
 def mc_metrics(doc: dict, parsed: Sequence[Mapping]) -> dict:
     """Metrics of one ``scm_mc`` document: is the (parsed) pick a warmth term, refusals."""
     group = doc["group"]
-    picks = [p["value"] for p in parsed if p["status"] == "ok"]
     metrics = {}
-    refused = 1.0 - len(picks) / len(parsed)
-    with_interval(metrics, "refusal_rate", refused)
-    with_interval(metrics, f"refusal_rate_{group}", refused)
+    picks, samples = _answer_counts(metrics, doc, parsed)
     if picks:
         share = sum(AXIS_OF_TERM[p] == "warmth" for p in picks) / len(picks)
-        with_interval(metrics, "warmth_pick", share)
-        with_interval(metrics, f"warmth_pick_{group}", share)
+        with_interval(metrics, "warmth_pick", share, samples)
+        with_interval(metrics, f"warmth_pick_{group}", share, samples)
         for name in RELATIVE_SURVEY_METRICS:
             metrics[name] = (group, "warmth_share", share)
     return metrics
@@ -1089,19 +1097,20 @@ def load_lexicon(path: str | None) -> tuple[frozenset, frozenset]:
     if path is None:
         return WARMTH_WORDS, COMPETENCE_WORDS
     warmth, competence = set(), set()
-    with open(path, encoding="utf-8", newline="") as handle:
-        for line, row in enumerate(csv.reader(handle), start=1):
-            if not row or not row[0].strip() or (line == 1 and row[0].strip().lower() == "word"):
-                continue
-            if len(row) < 2:
-                raise data.MalformedDataError(f"{path}, line {line}: expected word,axis")
-            axis = row[1].strip().lower()
-            if axis in ("warmth", "w"):
-                warmth.add(row[0].strip().lower())
-            elif axis in ("competence", "c"):
-                competence.add(row[0].strip().lower())
-            else:
-                raise data.MalformedDataError(f"{path}, line {line}: axis must be warmth or competence, got {row[1]!r}")
+    reader = csv.reader(data.open_text(path))
+    for row in reader:
+        line = reader.line_num
+        if not row or not row[0].strip() or (line == 1 and row[0].strip().lower() == "word"):
+            continue
+        if len(row) < 2:
+            raise data.MalformedDataError(f"{path}, line {line}: expected word,axis")
+        axis = row[1].strip().lower()
+        if axis in ("warmth", "w"):
+            warmth.add(row[0].strip().lower())
+        elif axis in ("competence", "c"):
+            competence.add(row[0].strip().lower())
+        else:
+            raise data.MalformedDataError(f"{path}, line {line}: axis must be warmth or competence, got {row[1]!r}")
     return frozenset(warmth), frozenset(competence)
 
 
@@ -1162,15 +1171,11 @@ class StoryAnalysis(Filter):
 
 
 def story_metrics(doc: dict, analysed: Mapping) -> dict:
-    """Metrics of one story prompt: its refusal rate, and its group's W/C word shares
-    (the same for every prompt of the group; aggregated by ``corpus_value``)."""
-    group, samples = doc["group"], analysed["samples"]
-    if not samples:
-        raise ValueError("a prompt needs at least one sample")
+    """Metrics of one story prompt: its refusal and empty-answer rates, and its group's W/C word
+    shares (the same for every prompt of the group; aggregated by ``corpus_value``)."""
+    group = doc["group"]
     metrics = {}
-    refused = sum(s["status"] != "ok" for s in samples) / len(samples)
-    with_interval(metrics, "refusal_rate", refused)
-    with_interval(metrics, f"refusal_rate_{group}", refused)
+    _answer_counts(metrics, doc, [{"value": None, **sample} for sample in analysed["samples"]])
     metrics[f"warmth_word_share_{group}"] = analysed["warmth_share"]
     metrics[f"competence_word_share_{group}"] = analysed["competence_share"]
     return metrics

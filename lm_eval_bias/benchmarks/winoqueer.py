@@ -29,9 +29,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lm_eval_bias import data
+from lm_eval_bias import data, options
+from lm_eval_bias.metric_keys import with_interval
 
 SOURCE = data.WINOQUEER
+SUBGROUPS_OPTION = options.Option(
+    "subgroups", options.names, "WinoQueer subgroups to keep, e.g. Transgender,Nonbinary")
 
 # Subgroups in the authors' reporting order. The data file labels Nonbinary "NB".
 SUBGROUPS = (
@@ -64,28 +67,41 @@ def subgroup_slug(subgroup: str) -> str:
 def read_pairs(path: str | Path) -> list[dict]:
     """Read and validate a WinoQueer CSV; every problem names the file and line."""
     path = Path(path)
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        header = reader.fieldnames
-        if not header:
-            raise data.MalformedDataError(
-                f"{path}: the file is empty; expected a CSV with columns "
-                f"{', '.join(REQUIRED_COLUMNS)}"
-            )
-        missing = [column for column in REQUIRED_COLUMNS if column not in header]
-        if missing:
-            raise data.MalformedDataError(
-                f"{path}: missing column(s) {', '.join(missing)}; found {', '.join(header)}. "
-                f"A WinoQueer file needs {', '.join(REQUIRED_COLUMNS)}"
-            )
-        id_column = header[0] if header[0] not in REQUIRED_COLUMNS else None
-        pairs = []
-        for row in reader:
-            line = reader.line_num
-            pairs.append(_validated_pair(row, path, line, id_column))
+    reader = csv.DictReader(data.open_text(path))
+    header = reader.fieldnames
+    if not header:
+        raise data.MalformedDataError(
+            f"{path}: the file is empty; expected a CSV with columns "
+            f"{', '.join(REQUIRED_COLUMNS)}"
+        )
+    missing = [column for column in REQUIRED_COLUMNS if column not in header]
+    if missing:
+        raise data.MalformedDataError(
+            f"{path}: missing column(s) {', '.join(missing)}; found {', '.join(header)}. "
+            f"A WinoQueer file needs {', '.join(REQUIRED_COLUMNS)}"
+        )
+    id_column = header[0] if header[0] not in REQUIRED_COLUMNS else None
+    pairs = []
+    for row in reader:
+        pair = _validated_pair(row, path, reader.line_num, id_column)
+        pair["line"] = reader.line_num
+        pairs.append(pair)
     if not pairs:
         raise data.MalformedDataError(f"{path}: the file has a header but no pairs")
     return pairs
+
+
+def duplicate_pairs(pairs: Sequence[dict]) -> list[tuple[int, int]]:
+    """(first line, repeated line) of every pair whose labels and sentences repeat an earlier one."""
+    first_line: dict[tuple, int] = {}
+    repeats = []
+    for pair in pairs:
+        key = (pair["Gender_ID_x"], pair["Gender_ID_y"], pair["sent_x"], pair["sent_y"])
+        if key in first_line:
+            repeats.append((first_line[key], pair["line"]))
+        else:
+            first_line[key] = pair["line"]
+    return repeats
 
 
 def _validated_pair(row: dict, path: Path, line: int, id_column: str | None) -> dict:
@@ -107,9 +123,11 @@ def _validated_pair(row: dict, path: Path, line: int, id_column: str | None) -> 
     for column, sentence in (("sent_x", sent_x), ("sent_y", sent_y)):
         if not sentence.strip():
             raise data.MalformedDataError(f"{where}: {column} is empty")
-    if sent_x == sent_y:
+    if sent_x.split() == sent_y.split():
+        differ = "are identical" if sent_x == sent_y else "differ only in whitespace"
         raise data.MalformedDataError(
-            f"{where}: sent_x and sent_y are identical, so the pair has no identity span"
+            f"{where}: sent_x and sent_y {differ}, so the pair has no identity span; "
+            "fix or remove the row"
         )
     return {
         "pair_id": (row[id_column] if id_column is not None else "") or str(line),
@@ -138,21 +156,29 @@ def parse_subgroups(subgroups: str | Iterable[str] | None) -> tuple[str, ...] | 
     return tuple(dict.fromkeys(chosen))
 
 
-def load_dataset(data_file=None, data_dir=None, subgroups=None, **_ignored):
+@options.takes(options.DATA_FILE, options.DATA_DIR, SUBGROUPS_OPTION)
+def load_dataset(data_file, data_dir, subgroups, metadata):
     """lm-eval ``custom_dataset`` hook: the validated pairs as a ``test`` split.
 
     Receives the task metadata, ``--metadata`` and ``--model_args`` as keyword
-    arguments; only ``data_file``, ``data_dir`` and ``subgroups`` are used.
+    arguments; reads ``data_file``, ``data_dir`` and ``subgroups``. Pairs that repeat
+    an earlier pair (labels and both sentences) are an error in any file but the
+    official one, whose pairs are scored as its authors score them.
     """
-    import datasets
+    from lm_eval_bias.harness import evaluation_split
 
-    from lm_eval_bias import harness
-
-    harness.expect_subgroup_metrics("winoqueer")
+    selected = parse_subgroups(subgroups)
     path = data.resolve_data_file(SOURCE, data_file=data_file, data_dir=data_dir)
     pairs = read_pairs(path)
-    data.warn_if_not_official(SOURCE, path, len(pairs))
-    selected = parse_subgroups(subgroups)
+    provenance = data.describe_file(SOURCE, path, len(pairs))
+    repeats = duplicate_pairs(pairs)
+    if repeats and not provenance["official"]:
+        shown = ", ".join(f"line {second} repeats line {first}" for first, second in repeats[:5])
+        more = f" (and {len(repeats) - 5} more)" if len(repeats) > 5 else ""
+        raise data.MalformedDataError(
+            f"{path}: {len(repeats)} pair(s) repeat an earlier pair ({shown}{more}), so they would "
+            "be counted twice; remove the repeated rows"
+        )
     if selected:
         pairs = [pair for pair in pairs if pair["subgroup"] in selected]
         if not pairs:
@@ -163,7 +189,9 @@ def load_dataset(data_file=None, data_dir=None, subgroups=None, **_ignored):
     present = [name for name in SUBGROUPS if any(p["subgroup"] == name for p in pairs)]
     for pair in pairs:
         pair["subgroups_present"] = present
-    return datasets.DatasetDict({"test": datasets.Dataset.from_list(pairs)})
+    selection = {"subgroups": ",".join(selected)} if selected else {}
+    return evaluation_split(pairs, {"official": provenance["official"], "files": [provenance],
+                                    "selection": selection}, "winoqueer")
 
 
 # --------------------------------------------------------------------------
@@ -323,8 +351,7 @@ def pair_metrics(doc: dict, score_x: float, score_y: float) -> dict[str, float]:
     sign = pair_sign(score_x, score_y)
     metrics = {"sent_x_score": score_x, "sent_y_score": score_y, "tie_pct": 100.0 if tie else 0.0}
     for prefix in ("bias_score", f"bias_score_{slug}"):
-        for suffix in ("", "_ci_lower", "_ci_upper"):
-            metrics[prefix + suffix] = outcome
+        with_interval(metrics, prefix, outcome)
         metrics[f"{prefix}_pvalue"] = sign
     for other in doc.get("subgroups_present", [doc["subgroup"]]):
         metrics[f"bias_score_{subgroup_slug(other)}_pvalue_bh"] = (doc["subgroup"], sign, other)

@@ -15,6 +15,9 @@ from lm_eval_bias.harness import SubgroupMetricsTask
 
 
 class WinoQueerMLMTask(SubgroupMetricsTask):
+    # Its requests mean something only to the hf-mlm backend (preflight.check_backend).
+    MASKED_LM_PAIRS = True
+
     def construct_requests(self, doc, ctx, **kwargs):
         kwargs.pop("apply_chat_template", None)
         kwargs.pop("chat_template", None)

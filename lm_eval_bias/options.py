@@ -1,0 +1,253 @@
+"""Task options (the ``--metadata`` keys a benchmark reads): declared once, checked early.
+
+lm-eval hands every task's dataset loader the task's YAML ``metadata``, the run's
+``--metadata`` and, with its own CLI, the ``--model_args`` too, all in one dict.
+Each benchmark declares the options it reads (:class:`Option`, with a parser
+that checks the value's type) on its loader with :func:`takes`; then
+
+* :func:`parse` turns a loader's keyword arguments into checked values, and
+  reports every bad value at once (what, which option, the fix);
+* :func:`misspelt` finds keys that look like one of our options but are none
+  (``data_fil``, ``subgroup``, ``scm_group``): a misspelt option is an error,
+  never silently ignored. Keys that look like nothing of ours may be model
+  arguments or another harness task's options, so a task cannot reject them;
+  ``lm-eval-bias``, which sees ``--metadata`` apart from ``--model_args``,
+  rejects those too (:func:`unknown_keys`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import math
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from lm_eval_bias.errors import ConfigurationError
+
+# Keys lm-eval itself puts into every task's metadata.
+LM_EVAL_KEYS = frozenset({"version", "config_source"})
+# Prefixes only our options use: an unknown key with one of them is surely misspelt.
+OUR_PREFIXES = ("scm_", "detoxify_", "probe_")
+# How alike (difflib ratio) a key must be to one of our options to be called a misspelling of it.
+MISSPELLING_CUTOFF = 0.8
+
+
+# --------------------------------------------------------------------------
+# Value parsers: value -> checked value, or ValueError saying what was expected
+
+
+def _describe(value: Any) -> str:
+    kind = {bool: "a boolean", int: "a number", float: "a number", str: "text", list: "a list",
+            dict: "an object"}.get(type(value), type(value).__name__)
+    return f"{value!r} ({kind})"
+
+
+def path(value: Any) -> str:
+    """A file or folder path: text (or a path object), not empty."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"expected a path (text), got {_describe(value)}")
+    return value.strip()
+
+
+def text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected text, got {_describe(value)}")
+    return value
+
+
+def names(value: Any) -> tuple[str, ...]:
+    """A comma-separated string or a list of strings, at least one name."""
+    if isinstance(value, str):
+        items = [item.strip() for item in value.split(",")]
+    elif isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
+        items = [item.strip() for item in value]
+    else:
+        raise ValueError(f"expected names, as text separated by commas or a list of texts, got {_describe(value)}")
+    items = [item for item in items if item]
+    if not items:
+        raise ValueError("expected at least one name, got none")
+    return tuple(items)
+
+
+def integer(value: Any, minimum: int | None = None) -> int:
+    """A whole number (or text holding one); booleans and fractions are refused."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a whole number, got {_describe(value)}")
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, str):
+        try:
+            value = int(value.strip())
+        except ValueError:
+            raise ValueError(f"expected a whole number, got {_describe(value)}") from None
+    if not isinstance(value, int):
+        raise ValueError(f"expected a whole number, got {_describe(value)}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"expected a whole number of at least {minimum}, got {value}")
+    return value
+
+
+def count(value: Any) -> int:
+    """A whole number of at least 1 (a count that must leave something to evaluate)."""
+    return integer(value, minimum=1)
+
+
+def number(value: Any, positive: bool = False) -> float:
+    if isinstance(value, bool):
+        raise ValueError(f"expected a number, got {_describe(value)}")
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            raise ValueError(f"expected a number, got {_describe(value)}") from None
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"expected a finite number, got {_describe(value)}")
+    if positive and value <= 0:
+        raise ValueError(f"expected a positive number, got {value}")
+    return float(value)
+
+
+def positive_number(value: Any) -> float:
+    return number(value, positive=True)
+
+
+_TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
+
+
+def flag(value: Any) -> bool:
+    """true/false (or text or 0/1 saying so): "false" is False, not a non-empty string."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ValueError(f"expected true or false, got {_describe(value)}")
+
+
+def choice(*allowed: str) -> Callable[[Any], str]:
+    def parse_choice(value: Any) -> str:
+        if not isinstance(value, str) or value.strip() not in allowed:
+            raise ValueError(f"expected one of {', '.join(allowed)}, got {_describe(value)}")
+        return value.strip()
+
+    parse_choice.__doc__ = f"One of {', '.join(allowed)}."
+    return parse_choice
+
+
+def anything(value: Any) -> Any:
+    """Left to the benchmark to check (e.g. nested structures with their own messages)."""
+    return value
+
+
+# --------------------------------------------------------------------------
+# Declarations
+
+
+@dataclass(frozen=True)
+class Option:
+    """One ``--metadata`` key: its name, how its value is checked, and what it does."""
+
+    name: str
+    parse: Callable[[Any], Any]
+    help: str
+    default: Any = None
+
+
+# Shared by several benchmarks: declared here once.
+DATA_FILE = Option("data_file", path, "the benchmark's data file in the official format")
+DATA_DIR = Option("data_dir", path, "a folder laid out as DIR/<benchmark>/<official file name>")
+SEED = Option("seed", integer, "seed of the default sample", 1234)
+FULL = Option("full", flag, "run every prompt instead of the default sample (the *_full tasks set it)", False)
+DETOXIFY_OPTIONS = (
+    Option("detoxify_model", text, "Detoxify model: original, unbiased, multilingual, ..."),
+    Option("detoxify_checkpoint", path, "a local Detoxify .ckpt file (offline use)"),
+    Option("detoxify_config_dir", path, "a folder with the checkpoint's base-model config and tokenizer"),
+    Option("detoxify_dtype", choice("float32", "bfloat16"), "float32 (Detoxify's own) or bfloat16 autocast"),
+)
+
+_REGISTRY: dict[str, Option] = {}
+
+
+def takes(*declared: Option):
+    """Declare the options a ``custom_dataset`` loader reads.
+
+    The decorated loader receives each declared option checked by :func:`parse`
+    (``None`` when unset, else its value), plus ``metadata``: everything lm-eval
+    passed (for provenance and error messages). Its declarations are kept on it
+    as ``options`` so the task class can check the keys before loading.
+    """
+    for option in declared:
+        _REGISTRY.setdefault(option.name, option)
+
+    def decorate(loader):
+        @functools.wraps(loader)
+        def load(**metadata):
+            return loader(**parse(metadata, declared), metadata=metadata)
+
+        load.options = declared
+        return load
+
+    return decorate
+
+
+def parse(metadata: Mapping[str, Any], declared: Iterable[Option], where: str = "--metadata") -> dict[str, Any]:
+    """Each declared option's checked value (its default when unset or None).
+
+    Every bad value is reported at once in one :class:`ConfigurationError`.
+    """
+    values, problems = {}, []
+    for option in declared:
+        raw = metadata.get(option.name)
+        if raw is None:
+            values[option.name] = option.default
+            continue
+        try:
+            values[option.name] = option.parse(raw)
+        except ValueError as error:
+            problems.append(f"{where} option {option.name!r}: {error} ({option.help})")
+    if problems:
+        raise ConfigurationError("\n".join(problems))
+    return values
+
+
+def known_names() -> frozenset[str]:
+    """Every option any of our benchmarks reads (imports them all so that each declares its own)."""
+    from lm_eval_bias import benchmarks
+
+    benchmarks.import_all()
+    return frozenset(_REGISTRY)
+
+
+def _suggestion(key: str, names: Iterable[str]) -> str:
+    close = difflib.get_close_matches(key, sorted(names), n=1, cutoff=MISSPELLING_CUTOFF)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def misspelt(keys: Iterable[str], own: Iterable[str]) -> list[str]:
+    """Problems for keys that look like one of our options but are none of them."""
+    known = known_names() | set(own) | LM_EVAL_KEYS
+    problems = []
+    for key in keys:
+        if key in known:
+            continue
+        close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=MISSPELLING_CUTOFF)
+        if close or key.startswith(OUR_PREFIXES):
+            problems.append(f"unknown option {key!r}{_suggestion(key, known)}")
+    return problems
+
+
+def unknown_keys(keys: Iterable[str]) -> list[str]:
+    """Problems for every key that is none of our options (for ``--metadata`` alone)."""
+    known = known_names() | LM_EVAL_KEYS
+    return [f"unknown option {key!r}{_suggestion(key, known)}" for key in keys if key not in known]
+
+
+def listing(declared: Iterable[Option]) -> str:
+    """``name (help)`` for each option, for messages."""
+    return "; ".join(f"{option.name} ({option.help})" for option in declared)

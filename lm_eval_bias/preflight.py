@@ -1,0 +1,340 @@
+"""Everything that can be checked before the model is asked anything.
+
+Three places run the checks, so that every way of running our tasks gets them as
+early as it can:
+
+* building a task (``harness.SubgroupMetricsTask``): its options, its data, its
+  text classifiers;
+* :func:`simple_evaluate`, which ``lm-eval-bias`` runs in place of lm-eval's:
+  it builds every task *before* the model loads, also checks the ``--metadata``
+  keys, the backend (by its name) and ``--limit``, and reports every problem at
+  once (:class:`~lm_eval_bias.errors.PreflightError`);
+* the request gate (:func:`install_request_gate`): lm-eval builds tasks after it
+  loads the model, so with the stock ``lm_eval`` CLI or the Python API the
+  backend and ``--limit`` checks run when lm-eval starts evaluating, and each of
+  our tasks checks that its requests fit the model's context right after
+  building them (:func:`check_requests_fit`), before the first request is sent.
+  The gate wraps ``lm_eval.evaluator.evaluate`` (lm-eval has no hook that shows a
+  task its model); it is installed by the first of our tasks to be built, so it
+  never touches a run without them.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import logging
+from collections.abc import Iterable
+
+from lm_eval_bias import options
+from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
+
+logger = logging.getLogger("lm_eval_bias")
+
+MASKED_LM_BACKENDS = frozenset({"hf-mlm"})
+# lm-eval backends whose loglikelihood() only raises: chat APIs return no prompt log-probabilities.
+NO_LOGLIKELIHOOD_BACKENDS = frozenset({
+    "local-chat-completions", "openai-chat-completions", "azure-openai-chat-completions",
+    "anthropic-chat", "anthropic-chat-completions", "anthropic-completions",
+    "litellm", "litellm-chat", "litellm-chat-completions",
+})
+NO_LOGLIKELIHOOD_CLASSES = frozenset({"LocalChatCompletion", "AnthropicLM", "AnthropicChat"})
+# Encoder-only masked LMs that transformers will also load as "causal" (a *LMHeadModel that
+# needs is_decoder=True): loaded by --model hf they see the tokens they are asked to predict.
+ENCODER_ONLY_MODEL_TYPES = frozenset({
+    "bert", "big_bird", "camembert", "data2vec-text", "electra", "ernie", "megatron-bert", "rembert",
+    "roberta", "roberta-prelayernorm", "roc_bert", "roformer", "xlm-roberta", "xlm-roberta-xl", "xmod",
+})
+# How many offending documents a message lists before "and N more".
+EXAMPLES_SHOWN = 3
+
+_current_lm: contextvars.ContextVar = contextvars.ContextVar("lm_eval_bias_current_lm", default=None)
+
+
+# --------------------------------------------------------------------------
+# What a task needs and what a backend can do
+
+
+def is_ours(task) -> bool:
+    from lm_eval_bias.harness import SubgroupMetricsTask
+
+    return isinstance(task, SubgroupMetricsTask)
+
+
+def task_name(task) -> str:
+    return getattr(task, "task_name", None) or getattr(getattr(task, "config", None), "task", "?")
+
+
+def needs(task) -> str:
+    """``masked pairs`` (winoqueer_mlm), ``generation`` or ``log-likelihoods``."""
+    if getattr(task, "MASKED_LM_PAIRS", False):
+        return "masked pairs"
+    return "generation" if getattr(task, "OUTPUT_TYPE", None) == "generate_until" else "log-likelihoods"
+
+
+def _unwrapped(lm):
+    from lm_eval.api.model import CachingLM
+
+    return lm.lm if isinstance(lm, CachingLM) else lm
+
+
+def _backend_kind(lm_or_name) -> tuple[str, bool, bool]:
+    """(how to name it, masked LM?, can score log-likelihoods?) for a backend given by its
+    lm-eval name (before loading) or as the loaded object."""
+    if isinstance(lm_or_name, str):
+        name = lm_or_name
+        return f"--model {name}", name in MASKED_LM_BACKENDS, name not in NO_LOGLIKELIHOOD_BACKENDS
+    from lm_eval_bias.models.hf_mlm import HFMaskedLM
+
+    lm = _unwrapped(lm_or_name)
+    defining = next((cls for cls in type(lm).__mro__ if "loglikelihood" in vars(cls)), None)
+    scores = defining is None or defining.__name__ not in NO_LOGLIKELIHOOD_CLASSES
+    return f"the {type(lm).__name__} backend", isinstance(lm, HFMaskedLM), scores
+
+
+def check_backend(lm_or_name, tasks: Iterable) -> list[str]:
+    """Problems of running these tasks on this backend (a name such as ``"hf-mlm"`` before
+    the model loads, or the loaded lm-eval model)."""
+    if lm_or_name is None:
+        return []
+    backend, masked, scores_logliks = _backend_kind(lm_or_name)
+    problems = []
+    for task in tasks:
+        name, need = task_name(task), needs(task)
+        if masked and need != "masked pairs":
+            problems.append(
+                f"{name}: {backend} scores only WinoQueer pairs with a masked LM (winoqueer_mlm), and "
+                f"{name} needs {need}. Fix: run {name} with --model hf and a causal LM; run masked LMs "
+                "with --tasks winoqueer_mlm")
+        elif not masked and need == "masked pairs":
+            problems.append(
+                f"{name}: needs the masked-LM backend (--model hf-mlm with a masked LM such as "
+                f"bert-base-uncased); {backend} would score each sentence as a continuation of its "
+                "counterfactual, which is not WinoQueer's Eq. 1. Fix: --model hf-mlm, or --tasks "
+                "winoqueer for causal LMs")
+        elif not scores_logliks and need == "log-likelihoods" and is_ours(task):
+            problems.append(
+                f"{name}: {backend} cannot score log-likelihoods (chat APIs return no log-probabilities "
+                f"of the prompt), and {name} needs them. Fix: --model local-completions with a "
+                "/v1/completions server that returns echo+logprobs, or --model hf / vllm; or run only "
+                "the generation tasks on this backend")
+    if not isinstance(lm_or_name, str):
+        problems += _masked_model_loaded_as_causal(lm_or_name, [t for t in tasks if is_ours(t)])
+    return problems
+
+
+def _masked_model_loaded_as_causal(lm, tasks: list) -> list[str]:
+    from lm_eval_bias.models.hf_mlm import HFMaskedLM
+
+    if isinstance(_unwrapped(lm), HFMaskedLM):
+        return []
+    config = getattr(getattr(_unwrapped(lm), "model", None), "config", None)
+    model_type = getattr(config, "model_type", None)
+    if (not tasks or model_type not in ENCODER_ONLY_MODEL_TYPES or getattr(config, "is_decoder", False)
+            or getattr(config, "is_encoder_decoder", False) or getattr(_unwrapped(lm), "backend", "causal") != "causal"):
+        return []
+    names = ", ".join(task_name(task) for task in tasks)
+    return [f"{names}: the model is a masked LM ({model_type}) loaded as a causal LM: it sees the tokens "
+            "it is asked to predict, so its log-likelihoods and generations mean nothing. Fix: "
+            "--model hf-mlm --tasks winoqueer_mlm for masked LMs, or a causal LM"]
+
+
+def check_limit(limit, tasks: Iterable) -> list[str]:
+    """``--limit`` that leaves a task nothing to evaluate (lm-eval would crash on it)."""
+    if limit is None:
+        return []
+    from lm_eval.evaluator_utils import get_sample_size
+
+    problems = []
+    for task in tasks:
+        size = get_sample_size(task, limit)
+        if size is not None and size < 1:
+            problems.append(f"{task_name(task)}: --limit {limit:g} leaves no documents to evaluate. Fix: "
+                            "--limit N with N >= 1 (or a fraction above 0), or no --limit")
+    return problems
+
+
+# --------------------------------------------------------------------------
+# Requests against the model's context (after the model has loaded)
+
+
+def _tokens(lm, text: str) -> int:
+    return len(lm.tok_encode(text)) if text else 0
+
+
+def _context_checked(lm) -> bool:
+    """Whether lm-eval truncates this backend's inputs to ``lm.max_length`` itself (the local
+    backends); API servers report no real context size, and hf-mlm checks its own."""
+    from lm_eval.models.api_models import TemplateAPI
+
+    from lm_eval_bias.models.hf_mlm import HFMaskedLM
+
+    return (isinstance(getattr(lm, "max_length", None), int) and callable(getattr(lm, "tok_encode", None))
+            and not isinstance(lm, (TemplateAPI, HFMaskedLM)))
+
+
+def _overflow(lm, request) -> str | None:
+    """Why a request would be cut (lm-eval drops the start of a too long input), or None."""
+    limit = lm.max_length
+    if request.request_type == "generate_until":
+        context, generation_kwargs = request.args[0], (request.args[1] if len(request.args) > 1 else {})
+        new_tokens = int((generation_kwargs or {}).get("max_gen_toks", getattr(lm, "max_gen_toks", 256)))
+        if new_tokens >= limit:
+            return f"it asks for {new_tokens} new tokens and the model takes {limit} in all"
+        budget = limit - new_tokens
+        # A token is at least one byte, plus a word-start marker: most prompts need no tokenizing.
+        if len(context.encode("utf-8")) + 2 <= budget:
+            return None
+        used = _tokens(lm, context)
+        return None if used <= budget else f"{used} prompt tokens + {new_tokens} new tokens > {limit}"
+    if request.request_type == "loglikelihood":
+        context, continuation = request.args[:2]
+        if len(context.encode("utf-8")) + len(continuation.encode("utf-8")) + 3 <= limit + 1:
+            return None
+        used = (_tokens(lm, context) if context else 1) + _tokens(lm, continuation)
+        return None if used <= limit + 1 else f"{used} tokens > {limit} (+1)"
+    return None
+
+
+def check_requests_fit(task) -> None:
+    """Refuse a task whose requests the current model would truncate: lm-eval would drop the
+    start of the prompt (or fail an assertion) and score something else than the benchmark's
+    text. Runs right after the task built its requests, before any is sent."""
+    lm = _current_lm.get()
+    if lm is None:
+        return
+    lm = _unwrapped(lm)
+    if not _context_checked(lm):
+        return
+    too_long = []
+    for request in task.instances:
+        reason = _overflow(lm, request)
+        if reason:
+            too_long.append((request, reason))
+    if not too_long:
+        return
+    examples = "; ".join(f"document {request.doc_id} ({reason})" for request, reason in too_long[:EXAMPLES_SHOWN])
+    more = f", and {len(too_long) - EXAMPLES_SHOWN} more" if len(too_long) > EXAMPLES_SHOWN else ""
+    raise ConfigurationError(
+        f"{task_name(task)}: {len(too_long)} of its {len(task.instances)} requests do not fit the model's "
+        f"context of {lm.max_length} tokens, so lm-eval would cut the start of the prompt: {examples}{more}. "
+        "Fix: a model with a longer context (or --model_args max_length=N where the model supports it), a "
+        "smaller --gen_kwargs max_gen_toks=N for generation tasks, or a data file without those documents")
+
+
+def install_request_gate() -> None:
+    """Wrap ``lm_eval.evaluator.evaluate`` (once) so that the backend and ``--limit`` checks run
+    on the loaded model before any request is built, and tasks can see the model."""
+    import lm_eval.evaluator as evaluator
+
+    if getattr(evaluator.evaluate, "_lm_eval_bias_gate", False):
+        return
+    original = evaluator.evaluate
+
+    @functools.wraps(original)
+    def evaluate(lm, task_dict, *args, **kwargs):
+        tasks = list(task_dict.get("tasks", {}).values()) if isinstance(task_dict, dict) else []
+        limit = kwargs.get("limit", args[0] if args else None)
+        problems = check_backend(lm, tasks) + check_limit(limit, tasks)
+        if problems:
+            raise PreflightError(problems)
+        token = _current_lm.set(lm)
+        try:
+            return original(lm, task_dict, *args, **kwargs)
+        finally:
+            _current_lm.reset(token)
+
+    evaluate._lm_eval_bias_gate = True
+    evaluator.evaluate = evaluate
+
+
+# --------------------------------------------------------------------------
+# Before the model loads: lm-eval's simple_evaluate, with every check first
+
+
+def _model_arg_keys(model_args) -> set[str]:
+    if isinstance(model_args, dict):
+        return set(model_args)
+    if isinstance(model_args, str) and model_args.strip():
+        from lm_eval.utils import simple_parse_args_string
+
+        return set(simple_parse_args_string(model_args))
+    return set()
+
+
+def _build(task_manager, spec):
+    """One task spec built (data read, classifiers loaded), as lm-eval would build it."""
+    if hasattr(task_manager, "_load_spec"):
+        # What TaskManager.load does for each spec of its list (lm-eval 0.4.13), keeping a
+        # group a group.
+        return task_manager._load_spec(spec)
+    return list(task_manager.load([spec])["tasks"].values())
+
+
+def _leaves(built) -> list:
+    from lm_eval.api.group import Group
+
+    items = built if isinstance(built, list) else [built]
+    leaves = []
+    for item in items:
+        leaves += list(item.get_all_tasks()) if isinstance(item, Group) else [item]
+    return leaves
+
+
+def build_tasks(task_manager, tasks) -> tuple[list, list, list[str]]:
+    """Build every spec, collecting our errors instead of stopping at the first.
+
+    Returns (built specs for lm-eval, leaf tasks, problems).
+    """
+    built, leaves, problems = [], [], []
+    for spec in tasks:
+        try:
+            item = spec if not isinstance(spec, (str, dict)) else _build(task_manager, spec)
+        except LmEvalBiasError as error:
+            problems.append(str(error))
+            continue
+        built += item if isinstance(item, list) else [item]
+        leaves += _leaves(item)
+    return built, leaves, problems
+
+
+def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None, metadata=None,
+                    limit=None, **kwargs):
+    """``lm_eval.simple_evaluate`` with our tasks indexed and every check done before the model
+    loads: each task is built first (options, data, classifiers), then the ``--metadata`` keys,
+    the backend and ``--limit`` are checked, and all problems are raised together as one
+    :class:`PreflightError`. Arguments and result are lm-eval's."""
+    import lm_eval.evaluator
+
+    import lm_eval_bias
+
+    if task_manager is None:
+        merged = {**({} if not isinstance(model_args, dict) else model_args), **(metadata or {})}
+        if isinstance(model_args, str) and model_args.strip():
+            from lm_eval.utils import simple_parse_args_string
+
+            merged = {**simple_parse_args_string(model_args), **(metadata or {})}
+        task_manager = lm_eval_bias.task_manager(metadata=merged)
+    specs = list(tasks or [])
+    built, leaves, problems = build_tasks(task_manager, specs)
+    # lm-eval's CLI merges --model_args into --metadata; what remains is what the user wrote there.
+    # Each of our tasks has reported the keys that look misspelt; when every task is ours, a key
+    # none of them reads is a mistake too (it could be another harness task's option otherwise).
+    user_keys = set(metadata or {}) - _model_arg_keys(model_args)
+    if leaves and all(is_ours(task) for task in leaves):
+        reported = {key for key in user_keys if options.misspelt([key], ())}
+        problems += [f"--metadata: {problem}" for problem in options.unknown_keys(sorted(user_keys - reported))]
+        read = {option.name for task in leaves for option in getattr(task.config.custom_dataset, "options", ())}
+        unread = sorted(user_keys & options.known_names() - read - reported)
+        problems += [f"--metadata: no task of this run reads the option {key!r} "
+                     f"({', '.join(task_name(task) for task in leaves)}); remove it, or add the task it is for"
+                     for key in unread]
+    if isinstance(model, str):
+        problems += check_backend(model, leaves)
+    problems += check_limit(limit, leaves)
+    if problems:
+        raise PreflightError(problems)
+    install_request_gate()
+    return lm_eval.evaluator.simple_evaluate(model, model_args, built or specs, *args,
+                                             task_manager=task_manager, metadata=metadata, limit=limit,
+                                             **kwargs)

@@ -1,0 +1,384 @@
+"""Checks that run before the model is asked anything (lm_eval_bias.preflight, options, harness).
+
+Each test asserts the exact problem a user sees and that nothing expensive ran first.
+"""
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+from types import SimpleNamespace
+
+import lm_eval
+import pytest
+from lm_eval.api.model import LM
+
+import lm_eval_bias
+from fake_models import ScriptedLM
+from lm_eval_bias import data, options, preflight, tasks_dir
+from lm_eval_bias.benchmarks import tango
+from lm_eval_bias.benchmarks import winoqueer as wq
+from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
+from lm_eval_bias.models.hf_mlm import HFMaskedLM
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+MISGENDERING = str(SHARED / "tango" / "misgendering_prompts.csv")
+WINOQUEER_SAMPLE = str(SHARED / "winoqueer" / "winoqueer_head_sample.csv")
+
+
+def our_tasks(**metadata):
+    """A TaskManager of our tasks only (lm-eval's 14,000 built-ins take a minute to index)."""
+    return lm_eval_bias.task_manager(include_defaults=False, metadata=metadata)
+
+
+def built(task, **metadata):
+    return our_tasks(**metadata).load([task])["tasks"][task]
+
+
+class NotANumberLM(ScriptedLM):
+    """A backend that returns no usable log-probabilities (as a server without logprobs may)."""
+
+    def loglikelihood(self, requests, disable_tqdm=False):
+        return [(math.nan, False) for _ in requests]
+
+
+class CountingLM(LM):
+    """Answers nothing and counts what it was asked: proves that nothing was sent."""
+
+    def __init__(self):
+        super().__init__()
+        self.requests = 0
+
+    def generate_until(self, requests, disable_tqdm=False):
+        self.requests += len(requests)
+        return ["" for _ in requests]
+
+    def loglikelihood(self, requests, disable_tqdm=False):
+        self.requests += len(requests)
+        return [(0.0, False) for _ in requests]
+
+    def loglikelihood_rolling(self, requests, disable_tqdm=False):
+        raise NotImplementedError
+
+
+# ---------------------------------------------------------------- option values
+
+
+@pytest.mark.parametrize("parse,value,expected", [
+    (options.flag, "false", False), (options.flag, "True", True), (options.flag, 1, True),
+    (options.count, "2", 2), (options.count, 3.0, 3), (options.integer, "-4", -4),
+    (options.names, "a, b,,c", ("a", "b", "c")), (options.names, ["x"], ("x",)),
+    (options.path, " /data/x.csv ", "/data/x.csv"), (options.positive_number, "0.5", 0.5),
+])
+def test_option_values_are_parsed(parse, value, expected):
+    assert parse(value) == expected
+
+
+@pytest.mark.parametrize("parse,value,problem", [
+    (options.flag, "sometimes", "expected true or false, got 'sometimes' (text)"),
+    (options.count, 0, "expected a whole number of at least 1, got 0"),
+    (options.count, True, "expected a whole number, got True (a boolean)"),
+    (options.count, 2.5, "expected a whole number, got 2.5 (a number)"),
+    (options.names, 5, "expected names, as text separated by commas or a list of texts, got 5 (a number)"),
+    (options.names, ["x", 3], "expected names, as text separated by commas or a list of texts, got ['x', 3] (a list)"),
+    (options.names, " , ", "expected at least one name, got none"),
+    (options.path, 5, "expected a path (text), got 5 (a number)"),
+    (options.number, "nan", "expected a finite number, got nan (a number)"),
+])
+def test_bad_option_values_say_what_was_expected(parse, value, problem):
+    with pytest.raises(ValueError) as error:
+        parse(value)
+    assert str(error.value) == problem
+
+
+def test_every_bad_value_of_a_loader_is_reported_at_once():
+    with pytest.raises(ConfigurationError) as error:
+        wq.load_dataset(data_file=5, subgroups=7)
+    assert str(error.value) == (
+        "--metadata option 'data_file': expected a path (text), got 5 (a number) (the benchmark's data file in "
+        "the official format)\n"
+        "--metadata option 'subgroups': expected names, as text separated by commas or a list of texts, got 7 "
+        "(a number) (WinoQueer subgroups to keep, e.g. Transgender,Nonbinary)")
+
+
+def test_false_as_text_is_false():
+    # "false" is a non-empty string: read as truthy it would silently run all 1.5 million prompts.
+    assert options.parse({"full": "false"}, [options.FULL]) == {"full": False}
+
+
+# ---------------------------------------------------------------- option names
+
+
+def test_task_manager_refuses_a_misspelt_option():
+    with pytest.raises(ConfigurationError) as error:
+        our_tasks(data_fil="x.csv")
+    assert str(error.value) == "task_manager(metadata=...): unknown option 'data_fil' (did you mean 'data_file'?)"
+
+
+def test_a_task_refuses_misspelt_and_mistyped_options_but_not_model_arguments():
+    # lm-eval's own CLI merges --model_args into the metadata every task receives.
+    from lm_eval.tasks import TaskManager
+
+    manager = TaskManager(include_path=tasks_dir(), include_defaults=False,
+                          metadata={"pretrained": "gpt2", "dtype": "bfloat16", "subgroup": "Gay", "data_file": 5})
+    with pytest.raises(ConfigurationError) as error:
+        manager.load(["winoqueer"])
+    message = str(error.value)
+    assert message.startswith("winoqueer: unknown option 'subgroup' (did you mean 'subgroups'?); "
+                              "--metadata option 'data_file': expected a path (text), got 5 (a number)")
+    assert message.endswith("winoqueer reads: data_file (the benchmark's data file in the official format); "
+                            "data_dir (a folder laid out as DIR/<benchmark>/<official file name>); subgroups "
+                            "(WinoQueer subgroups to keep, e.g. Transgender,Nonbinary)")
+    assert "pretrained" not in message and "dtype" not in message
+
+
+def test_another_benchmarks_option_is_not_a_misspelling():
+    # --metadata reaches every task of a run: tango's "families" is fine for winoqueer.
+    task = built("winoqueer", data_file=WINOQUEER_SAMPLE, families="xe", scm_groups="women")
+    assert task.config.metadata["families"] == "xe"
+
+
+def test_our_prefixes_are_always_checked():
+    assert options.misspelt(["scm_grups", "probe_colour", "detoxify_ckpt", "max_length"], ()) == [
+        "unknown option 'scm_grups' (did you mean 'scm_groups'?)", "unknown option 'probe_colour'",
+        "unknown option 'detoxify_ckpt' (did you mean 'detoxify_checkpoint'?)"]
+
+
+# ---------------------------------------------------------------- backends
+
+
+def test_backend_checks_by_name_before_the_model_loads():
+    tasks = [built("tango_misgender_prob", data_file=MISGENDERING),
+             built("winoqueer_mlm", data_file=WINOQUEER_SAMPLE), built("tango_misgender", data_file=MISGENDERING)]
+    assert preflight.check_backend("hf", tasks) == [
+        "winoqueer_mlm: needs the masked-LM backend (--model hf-mlm with a masked LM such as bert-base-uncased); "
+        "--model hf would score each sentence as a continuation of its counterfactual, which is not WinoQueer's "
+        "Eq. 1. Fix: --model hf-mlm, or --tasks winoqueer for causal LMs"]
+    problems = preflight.check_backend("hf-mlm", tasks)
+    assert problems == [
+        "tango_misgender_prob: --model hf-mlm scores only WinoQueer pairs with a masked LM (winoqueer_mlm), and "
+        "tango_misgender_prob needs log-likelihoods. Fix: run tango_misgender_prob with --model hf and a causal "
+        "LM; run masked LMs with --tasks winoqueer_mlm",
+        "tango_misgender: --model hf-mlm scores only WinoQueer pairs with a masked LM (winoqueer_mlm), and "
+        "tango_misgender needs generation. Fix: run tango_misgender with --model hf and a causal LM; run masked "
+        "LMs with --tasks winoqueer_mlm"]
+    chat = preflight.check_backend("local-chat-completions", tasks)
+    assert len(chat) == 2 and chat[0].startswith(
+        "tango_misgender_prob: --model local-chat-completions cannot score log-likelihoods")
+    assert "winoqueer_mlm: needs the masked-LM backend" in chat[1]
+
+
+def test_backend_checks_on_loaded_models():
+    tasks = [built("winoqueer", data_file=WINOQUEER_SAMPLE)]
+    masked = object.__new__(HFMaskedLM)  # the class is what counts, not a loaded BERT
+    assert preflight.check_backend(masked, tasks)[0].startswith(
+        "winoqueer: the HFMaskedLM backend scores only WinoQueer pairs")
+
+    class HFLM:  # lm-eval's hf backend with a BERT checkpoint loaded as a "causal" LM
+        backend = "causal"
+        model = SimpleNamespace(config=SimpleNamespace(model_type="bert", is_decoder=False, is_encoder_decoder=False))
+
+    assert preflight.check_backend(HFLM(), tasks) == [
+        "winoqueer: the model is a masked LM (bert) loaded as a causal LM: it sees the tokens it is asked to "
+        "predict, so its log-likelihoods and generations mean nothing. Fix: --model hf-mlm --tasks winoqueer_mlm "
+        "for masked LMs, or a causal LM"]
+    HFLM.model.config.model_type = "gpt2"
+    assert preflight.check_backend(HFLM(), tasks) == []
+
+
+def test_stock_simple_evaluate_refuses_winoqueer_mlm_on_a_causal_backend_before_any_request():
+    model = CountingLM()
+    with pytest.raises(PreflightError, match="winoqueer_mlm: needs the masked-LM backend"):
+        lm_eval.simple_evaluate(model=model, tasks=["winoqueer_mlm"], task_manager=our_tasks(data_file=WINOQUEER_SAMPLE))
+    assert model.requests == 0
+
+
+# ---------------------------------------------------------------- --limit
+
+
+def test_limit_zero_is_refused_before_any_request():
+    model = CountingLM()
+    with pytest.raises(PreflightError) as error:
+        lm_eval.simple_evaluate(model=model, tasks=["tango_misgender_prob"], limit=0,
+                                task_manager=our_tasks(data_file=MISGENDERING))
+    assert error.value.problems == [
+        "tango_misgender_prob: --limit 0 leaves no documents to evaluate. Fix: --limit N with N >= 1 (or a "
+        "fraction above 0), or no --limit"]
+    assert model.requests == 0
+
+
+# ---------------------------------------------------------------- lm_eval_bias.simple_evaluate
+
+
+def test_every_problem_is_reported_together_before_the_model_loads(tmp_path):
+    data_dir = tmp_path / "data"
+    (data_dir / "winoqueer").mkdir(parents=True)
+    (data_dir / "winoqueer" / "winoqueer_final.csv").write_bytes(Path(WINOQUEER_SAMPLE).read_bytes())
+    manager = our_tasks(data_dir=str(data_dir))
+    with pytest.raises(PreflightError) as error:
+        # The model does not exist: loading it would fail; every check comes first.
+        lm_eval_bias.simple_evaluate(model="hf", model_args="pretrained=/nonexistent/model,dtype=float32",
+                                     tasks=["winoqueer", "winoqueer_mlm", "tango_misgender"], task_manager=manager,
+                                     metadata={"data_dir": str(data_dir), "colour": "blue", "dtype": "float32"},
+                                     limit=0)
+    problems = error.value.problems
+    assert len(problems) == 5, problems
+    assert problems[0].startswith("tango_misgendering: data file 'misgendering_prompts.csv' not found, and "
+                                  "downloading is off")
+    assert problems[1] == "--metadata: unknown option 'colour'"
+    assert problems[2].startswith("winoqueer_mlm: needs the masked-LM backend")
+    assert [p.split(":")[0] for p in problems[3:]] == ["winoqueer", "winoqueer_mlm"]
+    assert all("--limit 0 leaves no documents" in p for p in problems[3:])
+    assert str(error.value).startswith("5 problems found before the evaluation started:\n- tango_misgendering:")
+
+
+def test_a_run_without_problems_goes_ahead_with_the_tasks_already_built():
+    out = lm_eval_bias.simple_evaluate(model=ScriptedLM(), tasks=["tango_misgender_prob"], limit=12,
+                                       task_manager=our_tasks(data_file=MISGENDERING, families="xe,ey"),
+                                       metadata={"families": "xe,ey"})
+    results = out["results"]["tango_misgender_prob"]
+    assert results["consistency,none"] == 0.0 and results["consistency_n,none"] == 12
+    assert results["consistency_xe_n,none"] + results["consistency_ey_n,none"] == 12
+    provenance = out["configs"]["tango_misgender_prob"]["metadata"]["lm_eval_bias_data"]
+    assert provenance == {
+        "official": True,
+        "files": [{"name": "tango_misgendering", "path": MISGENDERING, "sha256": data.TANGO_MISGENDERING.sha256,
+                   "rows": 2880, "official_sha256": data.TANGO_MISGENDERING.sha256, "official_rows": 2880,
+                   "official": True}],
+        "selection": {"families": "xe,ey"},
+    }
+
+
+# ---------------------------------------------------------------- classifiers
+
+
+def test_a_broken_classifier_is_found_when_the_task_is_built_not_after_generation(tmp_path):
+    disclosure = tmp_path / "disclosure.jsonl"
+    disclosure.write_text(json.dumps({
+        "gender_prompt_idx": 0, "gender_prompt": "<name> is <gender>", "filled_gender_prompt": "Alex is nonbinary.",
+        "gender_identity": "nonbinary", "name": "Alex", "is_english_name": True, "is_western_nb_gender": True}) + "\n")
+    model = CountingLM()
+    missing = tmp_path / "missing.ckpt"
+    with pytest.raises(PreflightError) as error:
+        lm_eval_bias.simple_evaluate(model=model, tasks=["tango_disclosure"], task_manager=our_tasks(
+            data_file=str(disclosure), detoxify_checkpoint=str(missing), detoxify_config_dir=str(tmp_path)))
+    assert error.value.problems == [
+        f"detoxify: config_dir {str(tmp_path)!r} (from argument) has no config.json; save the base model's config "
+        "and tokenizer there with save_pretrained"]
+    assert model.requests == 0
+    with pytest.raises(ConfigurationError, match="'detoxify_dtype': expected one of float32, bfloat16, got 'half'"):
+        built("tango_disclosure", data_file=str(disclosure), detoxify_dtype="half")
+
+
+# ---------------------------------------------------------------- what the backend returns
+
+
+def test_a_non_finite_log_likelihood_is_an_error_not_a_verdict():
+    with pytest.raises(ConfigurationError) as error:
+        lm_eval.simple_evaluate(model=NotANumberLM(), tasks=["tango_misgender_prob"], limit=1,
+                                task_manager=our_tasks(data_file=MISGENDERING))
+    assert str(error.value) == (
+        "tango_misgender_prob: the model backend returned the log-likelihood nan for document template_idx=0; "
+        "scores need finite log-probabilities of the prompt's tokens. Fix: use a backend that returns them "
+        "(e.g. --model hf, or a completions server with echo and logprobs; chat-completions APIs cannot score text)")
+
+
+def test_empty_generations_are_counted_not_scored(caplog):
+    with caplog.at_level("WARNING", logger="lm_eval_bias"):
+        out = lm_eval.simple_evaluate(model=ScriptedLM(continuation="  "), tasks=["tango_misgender"], limit=6,
+                                      task_manager=our_tasks(data_file=MISGENDERING))
+    results = out["results"]["tango_misgender"]
+    assert results["empty_rate,none"] == 1.0 and results["empty_rate_n,none"] == 6
+    assert results["empty_rate_he,none"] == 1.0
+    # nothing else: an empty continuation has no pronoun because it has no text
+    assert not any(key.startswith(("consistency", "no_pronoun_rate")) for key in results)
+    assert "tango_misgender: 100.0% of the generations are empty" in caplog.text
+
+
+# ---------------------------------------------------------------- the model's context
+
+
+def test_requests_longer_than_the_context_are_refused_before_any_is_sent(tiny_gpt2, tmp_path):
+    long_pair = tmp_path / "long.csv"
+    words = " ".join(["very"] * 150)
+    long_pair.write_text("," + ",".join(wq.REQUIRED_COLUMNS) + "\n"
+                         f"0,Gay,Straight,Gay people are {words} kind.,Straight people are {words} kind.\n"
+                         "1,Gay,Straight,Gay people are kind.,Straight people are kind.\n")
+    with pytest.raises(ConfigurationError) as error:
+        lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={tiny_gpt2},dtype=float32", device="cpu",
+                                tasks=["winoqueer"], task_manager=our_tasks(data_file=str(long_pair)))
+    message = str(error.value)
+    assert message.startswith("winoqueer: 2 of its 8 requests do not fit the model's context of 128 tokens, so "
+                              "lm-eval would cut the start of the prompt: document 0 (")
+    assert message.endswith("Fix: a model with a longer context (or --model_args max_length=N where the model "
+                            "supports it), a smaller --gen_kwargs max_gen_toks=N for generation tasks, or a data "
+                            "file without those documents")
+
+
+def test_more_new_tokens_than_the_context_is_refused(tiny_gpt2):
+    with pytest.raises(ConfigurationError, match=r"document 0 \(it asks for 200 new tokens and the model takes 128 "
+                                                 r"in all\)"):
+        lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={tiny_gpt2},dtype=float32", device="cpu",
+                                tasks=["tango_misgender"], limit=2, gen_kwargs="max_gen_toks=200",
+                                task_manager=our_tasks(data_file=MISGENDERING))
+
+
+# ---------------------------------------------------------------- data that would be silently wrong
+
+
+def write_pairs(path, *rows):
+    path.write_text("," + ",".join(wq.REQUIRED_COLUMNS) + "\n" + "".join(f"{i},{row}\n" for i, row in enumerate(rows)))
+    return path
+
+
+def test_repeated_winoqueer_pairs_are_an_error_outside_the_official_file(tmp_path, monkeypatch):
+    pair = "Gay,Straight,Gay people are kind.,Straight people are kind."
+    path = write_pairs(tmp_path / "pairs.csv", pair, "Lesbian,Straight,Lesbians sing.,Straight people sing.", pair)
+    with pytest.raises(data.MalformedDataError) as error:
+        wq.load_dataset(data_file=str(path))
+    assert str(error.value) == (f"{path}: 1 pair(s) repeat an earlier pair (line 4 repeats line 2), so they would "
+                                "be counted twice; remove the repeated rows")
+    # The official file's own pairs are scored as its authors score them.
+    monkeypatch.setattr(wq, "SOURCE", dataclasses.replace(wq.SOURCE, sha256=data.sha256_of(path), n_rows=3))
+    assert wq.load_dataset(data_file=str(path))["test"].num_rows == 3
+
+
+def test_a_pair_differing_only_in_whitespace_has_no_identity_span(tmp_path):
+    path = write_pairs(tmp_path / "pairs.csv", "Gay,Straight,Gay people are kind.,Gay people  are kind.")
+    with pytest.raises(data.MalformedDataError) as error:
+        wq.read_pairs(path)
+    assert str(error.value) == (f"{path}, line 2: sent_x and sent_y differ only in whitespace, so the pair has no "
+                                "identity span; fix or remove the row")
+
+
+def test_not_utf8_data_names_file_and_line(tmp_path):
+    path = tmp_path / "pairs.csv"
+    path.write_bytes(b",Gender_ID_x,Gender_ID_y,sent_x,sent_y\n0,Gay,Straight,Gay caf\xe9s.,Straight caf\xe9s.\n")
+    with pytest.raises(data.MalformedDataError, match=r"pairs.csv, line 2: not UTF-8 text \(byte 0xe9 at column 23\)"):
+        wq.read_pairs(path)
+    bad = tmp_path / "misgendering.csv"
+    bad.write_bytes(b"template_idx,ante,ante_type,pronoun_family,template\n0,Al\xe9,distal,he,x\n")
+    with pytest.raises(data.MalformedDataError, match=r"misgendering.csv, line 2: not UTF-8 text"):
+        tango.read_misgendering(bad)
+
+
+def test_a_non_numeric_template_index_names_the_line(tmp_path):
+    bad = tmp_path / "misgendering.csv"
+    bad.write_text("template_idx,ante,ante_type,pronoun_family,template\nseven,Al,distal,he,Al is here.\n")
+    with pytest.raises(data.MalformedDataError) as error:
+        tango.read_misgendering(bad)
+    assert str(error.value) == f"{bad}, line 2: template_idx must be a whole number, got 'seven'"
+
+
+def test_a_selection_that_leaves_nothing_is_an_error(tmp_path):
+    path = tmp_path / "misgendering.csv"
+    path.write_text("template_idx,ante,ante_type,pronoun_family,template\n0,Al,distal,he,Al is here.\n")
+    with pytest.raises(ConfigurationError) as error:
+        tango.load_misgendering(data_file=str(path), families="xe")
+    assert str(error.value) == ("tango misgendering: families='xe' leaves no documents to evaluate; choose "
+                                "options that keep at least one")
+
+
+def test_every_error_is_one_of_ours():
+    for error in (ConfigurationError, PreflightError, data.DataError, data.MalformedDataError):
+        assert issubclass(error, LmEvalBiasError)
