@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import functools
+import copy
 import logging
 import math
 
 from lm_eval_bias import options
-from lm_eval_bias.errors import ConfigurationError
+from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
 from lm_eval_bias.metric_keys import is_comparison
 
 logger = logging.getLogger("lm_eval_bias")
@@ -137,11 +137,23 @@ class SubgroupMetricsTask(_task_base()):
         config = dict(config or {})
         config.pop("class", None)  # lm-eval passes it on; TaskConfig has no such field
         check_options(config)
-        super().__init__(config=config, **kwargs)
+        # The classifiers and the data are checked both, so that one problem does not hide the other.
+        failures = []
+        try:
+            config["filter_list"] = prepare_classifiers(config)
+        except LmEvalBiasError as error:
+            failures.append(error)
+        try:
+            super().__init__(config=config, **kwargs)
+        except LmEvalBiasError as error:
+            failures.append(error)
+        if len(failures) == 1:
+            raise failures[0]
+        if failures:
+            raise PreflightError([str(error) for error in failures])
         expect_subgroup_metrics(self.config.task)
         for name, aggregation in list(self._aggregation_list.items()):
             self._aggregation_list[name] = self._reported_or_na(name, aggregation)
-        self._prepare_classifiers()
         preflight.install_request_gate()
 
     def download(self, dataset_kwargs=None, **kwargs) -> None:
@@ -149,27 +161,6 @@ class SubgroupMetricsTask(_task_base()):
         provenance = getattr(self.dataset, "lm_eval_bias_data", None)
         if provenance is not None:
             self.config.metadata = {**(self.config.metadata or {}), "lm_eval_bias_data": provenance}
-
-    def _prepare_classifiers(self) -> None:
-        """Load now the classifiers this task's filters will use after generation, with the
-        task's ``detoxify_*`` options, so that a missing or broken checkpoint is found before
-        hours of generation rather than after."""
-        from lm_eval_bias.scorers import ClassifierFilter
-
-        chosen = None
-        for ensemble in self._filters:
-            for index, step in enumerate(ensemble.filters):
-                func = getattr(step, "func", None)
-                if not (isinstance(func, type) and issubclass(func, ClassifierFilter)):
-                    continue
-                if chosen is None:
-                    given = options.parse(self.config.metadata or {}, options.DETOXIFY_OPTIONS,
-                                          where=f"{self.config.task}: --metadata")
-                    chosen = {name: value for name, value in given.items() if value is not None}
-                # The filter's own YAML keywords win over the task metadata.
-                keywords = {**chosen, **step.keywords}
-                func(**keywords).load_scorers()
-                ensemble.filters[index] = functools.partial(func, **keywords)
 
     def build_all_requests(self, **kwargs):
         from lm_eval_bias import preflight
@@ -212,6 +203,28 @@ class SubgroupMetricsTask(_task_base()):
             return False
         declared = [m for m in self._higher_is_better if name.startswith(m)]
         return self._higher_is_better[max(declared, key=len)] if declared else False
+
+
+def prepare_classifiers(config: dict) -> list | None:
+    """The task's ``filter_list`` with its ``detoxify_*`` options handed to each classifier filter,
+    whose classifiers are loaded now: a missing or broken checkpoint is found before hours of
+    generation rather than after (lm-eval builds a filter only when it applies it)."""
+    from lm_eval_bias.scorers import ClassifierFilter
+
+    filter_list = copy.deepcopy(config.get("filter_list"))
+    given = None
+    for pipeline in filter_list or []:
+        for step in pipeline.get("filter", []):
+            function = step.get("function")
+            if not (isinstance(function, type) and issubclass(function, ClassifierFilter)):
+                continue
+            if given is None:
+                parsed = options.parse(config.get("metadata") or {}, options.DETOXIFY_OPTIONS)
+                given = {name: value for name, value in parsed.items() if value is not None}
+            for name, value in given.items():
+                step.setdefault(name, value)  # the filter's own YAML keywords win
+            function(**{key: value for key, value in step.items() if key != "function"}).load_scorers()
+    return filter_list
 
 
 def check_options(config: dict) -> None:

@@ -281,20 +281,41 @@ def _leaves(built) -> list:
     return leaves
 
 
+def _tags_expanded(task_manager, specs) -> list:
+    """Specs with each tag (``lm_eval_bias``) replaced by its tasks, so that one task's problem
+    does not hide the others'."""
+    expanded = []
+    for spec in specs:
+        entry = task_manager.task_index.get(spec) if isinstance(spec, str) else None
+        if entry is not None and getattr(entry.kind, "name", None) == "TAG":
+            expanded += sorted(entry.tags)
+        else:
+            expanded.append(spec)
+    return expanded
+
+
 def build_tasks(task_manager, tasks) -> tuple[list, list, list[str]]:
     """Build every spec, collecting our errors instead of stopping at the first.
 
-    Returns (built specs for lm-eval, leaf tasks, problems).
+    Returns (built specs for lm-eval, leaf tasks, problems). The same problem met by several
+    tasks (one missing classifier checkpoint, say) is reported once, naming them all.
     """
-    built, leaves, problems = [], [], []
-    for spec in tasks:
+    built, leaves = [], []
+    failed: dict[str, list[str]] = {}  # message -> the specs that met it
+    for spec in _tags_expanded(task_manager, tasks):
         try:
             item = spec if not isinstance(spec, (str, dict)) else _build(task_manager, spec)
         except LmEvalBiasError as error:
-            problems.append(str(error))
+            name = spec if isinstance(spec, str) else str(spec.get("task"))
+            for message in error.problems if isinstance(error, PreflightError) else [str(error)]:
+                failed.setdefault(message, []).append(name)
             continue
         built += item if isinstance(item, list) else [item]
         leaves += _leaves(item)
+    problems = []
+    for message, specs in failed.items():
+        named = ", ".join(specs)
+        problems.append(message if len(specs) == 1 and message.startswith(f"{named}:") else f"{named}: {message}")
     return built, leaves, problems
 
 

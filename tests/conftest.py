@@ -8,6 +8,7 @@ os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+import logging  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -37,6 +38,17 @@ def tiny_gpt2_long_context(tmp_path_factory, winoqueer_dir) -> Path:
     """The tiny GPT-2 with room for the longest prompts (SCM's ~230 tokens) and their generations:
     lm-eval-bias refuses requests that would be cut to fit 128 positions."""
     return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2-1024"), winoqueer_sentences(), n_positions=1024)
+
+
+@pytest.fixture(autouse=True)
+def fresh_package_logger():
+    """A test that runs ``lm_eval_bias.cli.main`` in-process gives our logger a handler on the
+    stderr pytest captured for it (closed afterwards) and stops it propagating to caplog: undo it."""
+    logger = logging.getLogger("lm_eval_bias")
+    handlers, propagate, level = list(logger.handlers), logger.propagate, logger.level
+    yield
+    logger.handlers[:] = handlers
+    logger.propagate, logger.level = propagate, level
 
 
 @pytest.fixture(autouse=True)

@@ -223,13 +223,13 @@ def test_every_problem_is_reported_together_before_the_model_loads(tmp_path):
                                      limit=0)
     problems = error.value.problems
     assert len(problems) == 5, problems
-    assert problems[0].startswith("tango_misgendering: data file 'misgendering_prompts.csv' not found, and "
-                                  "downloading is off")
+    assert problems[0].startswith("tango_misgender: tango_misgendering: data file 'misgendering_prompts.csv' "
+                                  "not found, and downloading is off")
     assert problems[1] == "--metadata: unknown option 'colour'"
     assert problems[2].startswith("winoqueer_mlm: needs the masked-LM backend")
     assert [p.split(":")[0] for p in problems[3:]] == ["winoqueer", "winoqueer_mlm"]
     assert all("--limit 0 leaves no documents" in p for p in problems[3:])
-    assert str(error.value).startswith("5 problems found before the evaluation started:\n- tango_misgendering:")
+    assert str(error.value).startswith("5 problems found before the evaluation started:\n- tango_misgender: ")
 
 
 def test_a_run_without_problems_goes_ahead_with_the_tasks_already_built():
@@ -263,11 +263,22 @@ def test_a_broken_classifier_is_found_when_the_task_is_built_not_after_generatio
         lm_eval_bias.simple_evaluate(model=model, tasks=["tango_disclosure"], task_manager=our_tasks(
             data_file=str(disclosure), detoxify_checkpoint=str(missing), detoxify_config_dir=str(tmp_path)))
     assert error.value.problems == [
-        f"detoxify: config_dir {str(tmp_path)!r} (from argument) has no config.json; save the base model's config "
-        "and tokenizer there with save_pretrained"]
+        f"tango_disclosure: detoxify: config_dir {str(tmp_path)!r} (from argument) has no config.json; save the "
+        "base model's config and tokenizer there with save_pretrained"]
     assert model.requests == 0
     with pytest.raises(ConfigurationError, match="'detoxify_dtype': expected one of float32, bfloat16, got 'half'"):
         built("tango_disclosure", data_file=str(disclosure), detoxify_dtype="half")
+
+
+def test_a_task_with_a_broken_classifier_and_missing_data_reports_both(tmp_path):
+    with pytest.raises(PreflightError) as error:
+        lm_eval_bias.simple_evaluate(model=CountingLM(), tasks=["tango_disclosure", "community_probes"],
+                                     task_manager=our_tasks(data_dir=str(tmp_path), detoxify_config_dir=str(tmp_path)))
+    missing_config = (f"detoxify: config_dir {str(tmp_path)!r} (from argument) has no config.json; save the base "
+                      "model's config and tokenizer there with save_pretrained")
+    assert error.value.problems[0] == f"tango_disclosure, community_probes: {missing_config}"
+    assert error.value.problems[1].startswith("tango_disclosure: data file 'disclosure.jsonl' not found")
+    assert len(error.value.problems) == 2
 
 
 # ---------------------------------------------------------------- what the backend returns
