@@ -281,7 +281,7 @@ def _leaderboard(argv: list[str]) -> int:
                         help="columns to show instead of the default ones (repeatable)")
     args = parser.parse_args(argv)
     columns = _metric_columns(args.metric)
-    runs = results.load_runs(args.results)
+    runs = results.require_task_results(results.load_runs(args.results))
     renderers = {"markdown": leaderboard.to_markdown, "csv": leaderboard.to_csv, "html": leaderboard.to_html}
     # Render everything before writing anything, so that a bad input leaves no half output.
     rendered = [(getattr(args, kind), render(runs, columns)) for kind, render in renderers.items()
@@ -394,3 +394,18 @@ def main(argv: list[str] | None = None) -> None:
         # Our errors say what, where and the fix: the traceback would only bury that.
         print(f"lm-eval-bias: error: {error}", file=sys.stderr)
         sys.exit(EXIT_BAD_INPUT)
+    except ValueError as error:
+        if not _from_lm_eval_argument_checks(error):
+            raise
+        print(f"lm-eval-bias: error: {error}", file=sys.stderr)
+        sys.exit(EXIT_BAD_INPUT)
+
+
+def _from_lm_eval_argument_checks(error: BaseException) -> bool:
+    """Whether lm-eval's own checks of its command line raised ``error`` (unknown task names,
+    --metadata that is not JSON, ...): bad input, not a bug, so one line and exit code 2."""
+    trace = error.__traceback__
+    while trace is not None and trace.tb_next is not None:
+        trace = trace.tb_next
+    where = Path(trace.tb_frame.f_code.co_filename).parts if trace is not None else ()
+    return "lm_eval" in where and ("_cli" in where or "config" in where)

@@ -352,7 +352,9 @@ def _facts_from_stamp(path: Path) -> _FileFacts | None:
     try:
         stamp = json.loads(_stamp_path(path).read_text(encoding="utf-8"))
         stat = path.stat()
-        if stamp["size"] == stat.st_size and stamp["mtime_ns"] == stat.st_mtime_ns:
+        # ctime too: an edit that restores the size and mtime (touch -r) still changes it.
+        if (stamp["size"], stamp["mtime_ns"], stamp.get("ctime_ns")) == (stat.st_size, stat.st_mtime_ns,
+                                                                          stat.st_ctime_ns):
             return _FileFacts(stamp["size"], stamp["sha256"], stamp["lines"])
     except (OSError, ValueError, KeyError, TypeError):
         pass  # no stamp, or an unreadable one: measure the file instead
@@ -363,7 +365,7 @@ def _write_stamp(path: Path, facts: _FileFacts) -> None:
     try:
         stat = path.stat()
         stamp = {"file": path.name, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
-                 "sha256": facts.sha256, "lines": facts.lines}
+                 "ctime_ns": stat.st_ctime_ns, "sha256": facts.sha256, "lines": facts.lines}
         handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".stamp")
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             json.dump(stamp, out)
@@ -374,7 +376,7 @@ def _write_stamp(path: Path, facts: _FileFacts) -> None:
 
 
 @functools.lru_cache(maxsize=32)
-def _sha256_of_version(path: str, size: int, mtime_ns: int) -> str:
+def _sha256_of_version(path: str, size: int, mtime_ns: int, ctime_ns: int) -> str:
     return sha256_of(Path(path))
 
 
@@ -384,7 +386,7 @@ def _sha256_cheaply(path: Path) -> str:
     if facts is not None:
         return facts.sha256
     stat = path.stat()
-    return _sha256_of_version(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    return _sha256_of_version(str(path.resolve()), stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
 def _difference(source: DataSource, facts: _FileFacts) -> str | None:
@@ -722,4 +724,5 @@ def describe_file(source: DataSource, path: str | os.PathLike, n_rows: int) -> d
 def fetch_all(dest_dir: str | os.PathLike, names: Iterable[str] | None = None) -> list[Path]:
     """Download every (or the named) source's file into the data-directory layout, verified."""
     names = list(names) if names else sorted(SOURCES)
-    return [fetch(get_source(name), dest_dir) for name in names]
+    sources = [get_source(name) for name in names]  # every name checked before anything is fetched
+    return [fetch(source, dest_dir) for source in sources]

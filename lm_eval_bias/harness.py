@@ -13,7 +13,7 @@ from lm_eval_bias.metric_keys import is_comparison
 logger = logging.getLogger("lm_eval_bias")
 
 # Above this share of empty generations a task's run is probably broken (a server that
-# answers nothing, a stop string that matches at once): say so loudly.
+# answers nothing, a stop string that matches at once): preflight's gate says so loudly.
 EMPTY_WARNING_SHARE = 0.05
 
 _SUBGROUP_TASKS: set[str] = set()
@@ -162,9 +162,20 @@ class SubgroupMetricsTask(_task_base()):
         if provenance is not None:
             self.config.metadata = {**(self.config.metadata or {}), "lm_eval_bias_data": provenance}
 
+    def plain_text(self) -> bool:
+        """Whether the task's prompts are plain text that a chat template or system instruction
+        would change into another probe (YAML metadata ``plain_text: true``): WinoQueer scores
+        sentences after the BOS token alone, the next-word probes continue a sentence."""
+        return options.flag((self.config.metadata or {}).get("plain_text", False))
+
     def build_all_requests(self, **kwargs):
         from lm_eval_bias import preflight
 
+        if self.plain_text() and (kwargs.get("apply_chat_template") or kwargs.get("system_instruction")):
+            logger.info("%s: plain-text prompts; --apply_chat_template and --system_instruction are not "
+                        "used for this task", self.config.task)
+            kwargs.update(apply_chat_template=False, chat_template=None, system_instruction=None,
+                          fewshot_as_multiturn=False)
         built = super().build_all_requests(**kwargs)
         preflight.check_requests_fit(self)
         return built
@@ -173,8 +184,6 @@ class SubgroupMetricsTask(_task_base()):
         from lm_eval.api.metrics import mean
 
         task = self.config.task
-        if name == "empty_rate":
-            return _warning_when_many_empty(task, aggregation)
         if aggregation is mean:  # keep lm-eval's closed-form standard error
             return aggregation
 
@@ -254,47 +263,32 @@ def check_finite_logliks(task: str, doc: dict, results) -> None:
         if not isinstance(loglik, (int, float)) or not math.isfinite(loglik):
             raise ConfigurationError(
                 f"{task}: the model backend returned the log-likelihood {loglik!r} for document "
-                f"{_doc_label(doc)}; scores need finite log-probabilities of the prompt's tokens. "
+                f"{doc_label(doc)}; scores need finite log-probabilities of the prompt's tokens. "
                 "Fix: use a backend that returns them (e.g. --model hf, or a completions server "
                 "with echo and logprobs; chat-completions APIs cannot score text)")
 
 
-def _doc_label(doc: dict) -> str:
+def doc_label(doc: dict) -> str:
+    """How a message names a document: its pair id (and data-file line), template index or prompt."""
     for key in ("pair_id", "template_idx", "prompt"):
         if key in doc:
             value = doc[key]
-            return f"{key}={(value[:80] if isinstance(value, str) else value)!r}"
+            line = f" (line {doc['line']})" if "line" in doc else ""
+            return f"{key}={(value[:80] if isinstance(value, str) else value)!r}{line}"
     return repr(doc)[:80]
-
-
-def _warning_when_many_empty(task: str, aggregation):
-    def aggregate(values):
-        share = aggregation(values)
-        if isinstance(share, float) and share > EMPTY_WARNING_SHARE:
-            logger.warning(
-                "%s: %.1f%% of the generations are empty (counted in empty_rate, left out of every "
-                "other metric); check the model's stop strings, chat template and server logs",
-                task, 100 * share)
-        return share
-
-    return aggregate
 
 
 def evaluation_split(rows: list[dict], provenance: dict, what: str):
     """The ``test`` split lm-eval evaluates, from our document rows, with the data's provenance
     attached for the results file (``SubgroupMetricsTask.download`` moves it into the task's
-    config metadata).
+    config metadata; ``options.takes`` adds the options that narrowed or changed the documents).
 
-    ``provenance``: ``{"official": True | False | None, "files": [data.describe_file(...)],
-    "selection": {option: value}}`` (official None: prompts built in code, no data file).
+    ``provenance``: ``{"official": True | False | None, "files": [data.describe_file(...)]}``
+    (official None: prompts built in code, no data file).
     """
     import datasets
 
-    if not rows:
-        selection = provenance.get("selection") or {}
-        chosen = ", ".join(f"{key}={value!r}" for key, value in selection.items()) or "the data"
-        raise ConfigurationError(f"{what}: {chosen} leaves no documents to evaluate; choose options "
-                                 "that keep at least one")
+    logger.debug("%s: %d documents", what, len(rows))
     split = datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})
-    split.lm_eval_bias_data = provenance
+    split.lm_eval_bias_data = dict(provenance)
     return split

@@ -27,8 +27,8 @@ from typing import Any
 
 from lm_eval_bias.errors import ConfigurationError
 
-# Keys lm-eval itself puts into every task's metadata.
-LM_EVAL_KEYS = frozenset({"version", "config_source"})
+# Keys lm-eval itself puts into every task's metadata, and our YAMLs' own (not options).
+LM_EVAL_KEYS = frozenset({"version", "config_source", "plain_text"})
 # Prefixes only our options use: an unknown key with one of them is surely misspelt.
 OUR_PREFIXES = ("scm_", "detoxify_", "probe_")
 # How alike (difflib ratio) a key must be to one of our options to be called a misspelling of it.
@@ -149,25 +149,36 @@ def anything(value: Any) -> Any:
 # Declarations
 
 
+# What an option does to a run, for the results file's provenance (``takes``).
+SELECTION = "selection"  # keeps some of the documents: a run with it is partial
+SETTING = "setting"  # changes the documents or how they are scored: recorded when not the default
+SOURCE = "source"  # where the data or a classifier comes from: recorded by the file's own provenance
+TASK = "task"  # set by a task's YAML (the *_full variants): part of the task's definition
+
+
 @dataclass(frozen=True)
 class Option:
-    """One ``--metadata`` key: its name, how its value is checked, and what it does."""
+    """One ``--metadata`` key: its name, how its value is checked, what it does, its default,
+    and its role in the results file's provenance (:data:`SELECTION`, :data:`SETTING`, ...)."""
 
     name: str
     parse: Callable[[Any], Any]
     help: str
     default: Any = None
+    role: str = SETTING
 
 
 # Shared by several benchmarks: declared here once.
-DATA_FILE = Option("data_file", path, "the benchmark's data file in the official format")
-DATA_DIR = Option("data_dir", path, "a folder laid out as DIR/<benchmark>/<official file name>")
+DATA_FILE = Option("data_file", path, "the benchmark's data file in the official format", role=SOURCE)
+DATA_DIR = Option("data_dir", path, "a folder laid out as DIR/<benchmark>/<official file name>", role=SOURCE)
 SEED = Option("seed", integer, "seed of the default sample", 1234)
-FULL = Option("full", flag, "run every prompt instead of the default sample (the *_full tasks set it)", False)
+FULL = Option("full", flag, "run every prompt instead of the default sample (the *_full tasks set it)", False,
+              role=TASK)
 DETOXIFY_OPTIONS = (
     Option("detoxify_model", text, "Detoxify model: original, unbiased, multilingual, ..."),
-    Option("detoxify_checkpoint", path, "a local Detoxify .ckpt file (offline use)"),
-    Option("detoxify_config_dir", path, "a folder with the checkpoint's base-model config and tokenizer"),
+    Option("detoxify_checkpoint", path, "a local Detoxify .ckpt file (offline use)", role=SOURCE),
+    Option("detoxify_config_dir", path, "a folder with the checkpoint's base-model config and tokenizer",
+           role=SOURCE),
     Option("detoxify_dtype", choice("float32", "bfloat16"), "float32 (Detoxify's own) or bfloat16 autocast"),
 )
 
@@ -178,9 +189,13 @@ def takes(*declared: Option):
     """Declare the options a ``custom_dataset`` loader reads.
 
     The decorated loader receives each declared option checked by :func:`parse`
-    (``None`` when unset, else its value), plus ``metadata``: everything lm-eval
-    passed (for provenance and error messages). Its declarations are kept on it
-    as ``options`` so the task class can check the keys before loading.
+    (its default when unset), plus ``metadata``: everything lm-eval passed (for
+    error messages). Its declarations are kept on it as ``options`` so the task
+    class can check the keys before loading. The options that narrow or change
+    the documents go into the provenance the loader attached to its dataset
+    (``lm_eval_bias_data``): ``selection`` (options that keep some documents)
+    and ``settings`` (any other option not at its default), so a results file
+    says what was run.
     """
     for option in declared:
         _REGISTRY.setdefault(option.name, option)
@@ -188,12 +203,33 @@ def takes(*declared: Option):
     def decorate(loader):
         @functools.wraps(loader)
         def load(**metadata):
-            return loader(**parse(metadata, declared), metadata=metadata)
+            values = parse(metadata, declared)
+            dataset = loader(**values, metadata=metadata)
+            selection = chosen(declared, values, SELECTION)
+            if "test" in dataset and dataset["test"].num_rows == 0:
+                named = ", ".join(f"{key}={value!r}" for key, value in selection.items()) or "the data"
+                raise ConfigurationError(f"{named} leaves no documents to evaluate; choose options that keep "
+                                         "at least one")
+            provenance = getattr(dataset, "lm_eval_bias_data", None)
+            if provenance is not None:
+                provenance.setdefault("selection", {}).update(selection)
+                provenance.setdefault("settings", {}).update(chosen(declared, values, SETTING))
+            return dataset
 
         load.options = declared
         return load
 
     return decorate
+
+
+def chosen(declared: Iterable[Option], values: Mapping[str, Any], role: str) -> dict[str, Any]:
+    """The options of ``role`` whose value is not the default, as JSON-friendly values."""
+    picked = {}
+    for option in declared:
+        value = values.get(option.name)
+        if option.role == role and value is not None and value != option.default:
+            picked[option.name] = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else value
+    return picked
 
 
 def parse(metadata: Mapping[str, Any], declared: Iterable[Option], where: str = "--metadata") -> dict[str, Any]:

@@ -21,9 +21,11 @@ early as it can:
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import logging
+import sys
 from collections.abc import Iterable
 
 from lm_eval_bias import options
@@ -130,7 +132,9 @@ def _masked_model_loaded_as_causal(lm, tasks: list) -> list[str]:
         return []
     config = getattr(getattr(_unwrapped(lm), "model", None), "config", None)
     model_type = getattr(config, "model_type", None)
-    if (not tasks or model_type not in ENCODER_ONLY_MODEL_TYPES or getattr(config, "is_decoder", False)
+    # XLM checkpoints are masked (MLM) or causal (CLM); their config says which.
+    masked = model_type in ENCODER_ONLY_MODEL_TYPES or (model_type == "xlm" and not getattr(config, "causal", False))
+    if (not tasks or not masked or getattr(config, "is_decoder", False)
             or getattr(config, "is_encoder_decoder", False) or getattr(_unwrapped(lm), "backend", "causal") != "causal"):
         return []
     names = ", ".join(task_name(task) for task in tasks)
@@ -213,7 +217,10 @@ def check_requests_fit(task) -> None:
             too_long.append((request, reason))
     if not too_long:
         return
-    examples = "; ".join(f"document {request.doc_id} ({reason})" for request, reason in too_long[:EXAMPLES_SHOWN])
+    from lm_eval_bias.harness import doc_label
+
+    examples = "; ".join(f"document {doc_label(request.doc)} ({reason})"
+                         for request, reason in too_long[:EXAMPLES_SHOWN])
     more = f", and {len(too_long) - EXAMPLES_SHOWN} more" if len(too_long) > EXAMPLES_SHOWN else ""
     raise ConfigurationError(
         f"{task_name(task)}: {len(too_long)} of its {len(task.instances)} requests do not fit the model's "
@@ -222,11 +229,88 @@ def check_requests_fit(task) -> None:
         "smaller --gen_kwargs max_gen_toks=N for generation tasks, or a data file without those documents")
 
 
+def _no_chat_template(lm, tasks) -> list[str]:
+    """``--apply_chat_template`` with a tokenizer that has none fails deep in transformers."""
+    tokenizer = getattr(_unwrapped(lm), "tokenizer", None)
+    if tokenizer is None or not hasattr(tokenizer, "chat_template") or tokenizer.chat_template is not None:
+        return []
+    using = [task_name(task) for task in tasks if is_ours(task) and not task.plain_text()]
+    if not using:
+        return []
+    return [f"{', '.join(using)}: --apply_chat_template, but the model's tokenizer has no chat template. Fix: "
+            "leave out --apply_chat_template for a base model, or give a tokenizer with a template"]
+
+
+@contextlib.contextmanager
+def _explained_backend_failures(lm, tasks):
+    """A completions server whose answers hold no prompt log-probabilities makes lm-eval's API
+    backend fail with a bare TypeError or KeyError while parsing them: say what it means."""
+    from lm_eval.models.api_models import TemplateAPI
+
+    inner = _unwrapped(lm)
+    scoring = [task_name(task) for task in tasks if is_ours(task) and needs(task) == "log-likelihoods"]
+    if not isinstance(inner, TemplateAPI) or not scoring:
+        yield
+        return
+    original = inner.loglikelihood
+
+    def loglikelihood(requests, *args, **kwargs):
+        try:
+            return original(requests, *args, **kwargs)
+        except (TypeError, KeyError, IndexError, AttributeError) as error:
+            raise ConfigurationError(
+                f"{', '.join(scoring)}: the server's answers hold no usable log-probabilities of the prompt "
+                f"({type(error).__name__}: {error}). Fix: a /v1/completions server that returns echo and "
+                "logprobs (llama.cpp: --logits_all true), or --model hf / vllm") from error
+
+    inner.loglikelihood = loglikelihood
+    try:
+        yield
+    finally:
+        del inner.loglikelihood
+
+
+def _warn_about_empty_generations(results, tasks) -> None:
+    """Say loudly when a task's generations are mostly empty (a server that answers nothing,
+    a stop string that matches at once): they are counted in empty_rate and nowhere else."""
+    from lm_eval_bias.harness import EMPTY_WARNING_SHARE
+
+    if not isinstance(results, dict):
+        return
+    ours = {task_name(task) for task in tasks if is_ours(task)}
+    for task, metrics in (results.get("results") or {}).items():
+        for key, share in metrics.items():
+            if task in ours and key.startswith("empty_rate,") and isinstance(share, float) \
+                    and share > EMPTY_WARNING_SHARE:
+                logger.warning(
+                    "%s: %.1f%% of the generations are empty (counted in empty_rate, left out of every other "
+                    "metric); check the model's stop strings, chat template and server logs", task, 100 * share)
+
+
+def _install_excepthook() -> None:
+    """With the stock ``lm_eval`` CLI, print our errors' message alone, as ``lm-eval-bias`` does:
+    it says what, where and the fix; a traceback would bury it. Other errors are untouched."""
+    previous = sys.excepthook
+    if getattr(previous, "_lm_eval_bias", False):
+        return
+
+    def excepthook(kind, error, trace):
+        if isinstance(error, LmEvalBiasError):
+            print(f"lm-eval-bias: error: {error}", file=sys.stderr)
+            return
+        previous(kind, error, trace)
+
+    excepthook._lm_eval_bias = True
+    sys.excepthook = excepthook
+
+
 def install_request_gate() -> None:
     """Wrap ``lm_eval.evaluator.evaluate`` (once) so that the backend and ``--limit`` checks run
-    on the loaded model before any request is built, and tasks can see the model."""
+    on the loaded model before any request is built, and tasks can see the model; and show our
+    errors without a traceback in the stock CLI."""
     import lm_eval.evaluator as evaluator
 
+    _install_excepthook()
     if getattr(evaluator.evaluate, "_lm_eval_bias_gate", False):
         return
     original = evaluator.evaluate
@@ -236,13 +320,18 @@ def install_request_gate() -> None:
         tasks = list(task_dict.get("tasks", {}).values()) if isinstance(task_dict, dict) else []
         limit = kwargs.get("limit", args[0] if args else None)
         problems = check_backend(lm, tasks) + check_limit(limit, tasks)
+        if kwargs.get("apply_chat_template"):
+            problems += _no_chat_template(lm, tasks)
         if problems:
             raise PreflightError(problems)
         token = _current_lm.set(lm)
         try:
-            return original(lm, task_dict, *args, **kwargs)
+            with _explained_backend_failures(lm, tasks):
+                results = original(lm, task_dict, *args, **kwargs)
         finally:
             _current_lm.reset(token)
+        _warn_about_empty_generations(results, tasks)
+        return results
 
     evaluate._lm_eval_bias_gate = True
     evaluator.evaluate = evaluate
@@ -250,6 +339,21 @@ def install_request_gate() -> None:
 
 # --------------------------------------------------------------------------
 # Before the model loads: lm-eval's simple_evaluate, with every check first
+
+
+# Options of ours that are also model arguments of some lm-eval backend (vLLM's seed).
+MODEL_ARG_OPTIONS = frozenset({"seed"})
+
+
+def _metadata_not_in(task_manager, metadata) -> list[str]:
+    """lm-eval gives tasks the task manager's metadata only: options passed beside it are lost."""
+    given = getattr(task_manager, "metadata", None) or {}
+    lost = sorted(key for key, value in (metadata or {}).items() if given.get(key) != value)
+    if not lost:
+        return []
+    return [f"metadata: {', '.join(map(repr, lost))} would not reach the tasks: lm-eval gives them only the "
+            "metadata of the task_manager passed with them. Fix: pass the options to "
+            "lm_eval_bias.task_manager(metadata=...) instead"]
 
 
 def _model_arg_keys(model_args) -> set[str]:
@@ -329,6 +433,7 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
 
     import lm_eval_bias
 
+    problems = []
     if task_manager is None:
         merged = {**({} if not isinstance(model_args, dict) else model_args), **(metadata or {})}
         if isinstance(model_args, str) and model_args.strip():
@@ -336,12 +441,19 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
 
             merged = {**simple_parse_args_string(model_args), **(metadata or {})}
         task_manager = lm_eval_bias.task_manager(metadata=merged)
+    else:
+        problems += _metadata_not_in(task_manager, metadata)
+    # Model arguments go to the model: one of our options there crashes the model's loader.
+    misplaced = sorted(_model_arg_keys(model_args) & options.known_names() - MODEL_ARG_OPTIONS)
+    problems += [f"--model_args: {key!r} is an option of lm-eval-bias's tasks, not a model argument. Fix: pass "
+                 f"it with --metadata '{{\"{key}\": ...}}'" for key in misplaced]
     specs = list(tasks or [])
-    built, leaves, problems = build_tasks(task_manager, specs)
+    built, leaves, build_problems = build_tasks(task_manager, specs)
+    problems = build_problems + problems
     # lm-eval's CLI merges --model_args into --metadata; what remains is what the user wrote there.
     # Each of our tasks has reported the keys that look misspelt; when every task is ours, a key
     # none of them reads is a mistake too (it could be another harness task's option otherwise).
-    user_keys = set(metadata or {}) - _model_arg_keys(model_args)
+    user_keys = set(task_manager.metadata or {}) - _model_arg_keys(model_args)
     if leaves and all(is_ours(task) for task in leaves):
         reported = {key for key in user_keys if options.misspelt([key], ())}
         problems += [f"--metadata: {problem}" for problem in options.unknown_keys(sorted(user_keys - reported))]

@@ -611,10 +611,11 @@ def get_scorer(name: str, **options: Any) -> Scorer:
 class ClassifierFilter(Filter):
     """lm-eval filter that replaces every generation by its classifier scores.
 
-    YAML keywords: ``scorers`` (names, default ``[detoxify, vader]``), and for
-    Detoxify ``detoxify_model``, ``detoxify_checkpoint``, ``detoxify_config_dir``,
-    ``detoxify_dtype``, ``device``, ``batch_size`` (each wins over :func:`configure`
-    and the environment).
+    YAML keywords: ``scorers`` (names, default ``[detoxify, vader]``), ``labels`` (the
+    scores the task needs: a classifier that lacks one is an error when the filter is
+    checked, not after generation), and for Detoxify ``detoxify_model``,
+    ``detoxify_checkpoint``, ``detoxify_config_dir``, ``detoxify_dtype``, ``device``,
+    ``batch_size`` (each wins over :func:`configure` and the environment).
 
     ``apply`` gets all of a task's generations at once, scores each distinct text
     once per scorer in batches, and puts, for each generation, the dict
@@ -636,8 +637,9 @@ class ClassifierFilter(Filter):
     def __init__(self, scorers: Iterable[str] | str = ("detoxify", "vader"), detoxify_model: str | None = None,
                  detoxify_checkpoint: str | None = None, detoxify_config_dir: str | None = None,
                  device: str | None = None, batch_size: int | None = None,
-                 detoxify_dtype: str | None = None) -> None:
+                 detoxify_dtype: str | None = None, labels: Iterable[str] = ()) -> None:
         super().__init__()
+        self.required_labels = [labels] if isinstance(labels, str) else list(labels)
         names = [scorers] if isinstance(scorers, str) else list(scorers)
         if not names:
             raise ValueError("ClassifierFilter: scorers is empty")
@@ -663,6 +665,14 @@ class ClassifierFilter(Filter):
                     raise ValueError(f"ClassifierFilter: label {label!r} of {scorer.name} clashes with "
                                      f"{seen[label]}; use one of the two scorers per filter")
                 seen[label] = scorer.name
+        missing = [label for label in self.required_labels if label not in seen]
+        if missing:
+            given = "; ".join(
+                f"{scorer.name}{' (' + scorer.checkpoint + ')' if getattr(scorer, 'checkpoint', None) else ''} "
+                f"gives {', '.join(scorer.labels)}" for scorer in loaded)
+            raise ScorerError(
+                f"ClassifierFilter: the task needs the score(s) {', '.join(missing)}, which no classifier gives "
+                f"({given}). Fix: a Detoxify model whose labels include them (original, unbiased)")
         return loaded
 
     def apply(self, resps: Iterable, docs: Sequence[dict]) -> list:

@@ -337,6 +337,18 @@ def spread_ci_upper(values: Sequence[tuple[str, float]]) -> float:
 
 
 # --------------------------------------------------------------------------
+# Choices
+
+
+def top_choices(scores: Sequence[float]) -> list[int]:
+    """The positions of the highest score (several when it is tied): a verdict from scores must
+    not fall to whichever tied choice comes first (a backend that returns equal log-likelihoods
+    would then always "choose" the first option)."""
+    best = max(scores)
+    return [index for index, score in enumerate(scores) if score == best]
+
+
+# --------------------------------------------------------------------------
 # Paired sign test and Benjamini-Hochberg
 
 

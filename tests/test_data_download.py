@@ -133,7 +133,7 @@ def test_a_good_download_is_saved_with_its_stamp(server, tmp_path):
     assert files_in(path.parent) == [".toy.csv.verified.json", "toy.csv"]
     stamp = json.loads((path.parent / ".toy.csv.verified.json").read_text())
     assert stamp == {"file": "toy.csv", "size": len(GOOD), "mtime_ns": path.stat().st_mtime_ns,
-                     "sha256": GOOD_SHA256, "lines": 3}
+                     "ctime_ns": path.stat().st_ctime_ns, "sha256": GOOD_SHA256, "lines": 3}
 
 
 @pytest.mark.parametrize("name", BAD_CASES)

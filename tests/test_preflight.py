@@ -182,6 +182,11 @@ def test_backend_checks_on_loaded_models():
         "winoqueer: the model is a masked LM (bert) loaded as a causal LM: it sees the tokens it is asked to "
         "predict, so its log-likelihoods and generations mean nothing. Fix: --model hf-mlm --tasks winoqueer_mlm "
         "for masked LMs, or a causal LM"]
+    HFLM.model.config.model_type = "xlm"  # an XLM masked LM: its config says causal=False
+    HFLM.model.config.causal = False
+    assert "masked LM (xlm)" in preflight.check_backend(HFLM(), tasks)[0]
+    HFLM.model.config.causal = True  # an XLM causal LM
+    assert preflight.check_backend(HFLM(), tasks) == []
     HFLM.model.config.model_type = "gpt2"
     assert preflight.check_backend(HFLM(), tasks) == []
 
@@ -214,13 +219,14 @@ def test_every_problem_is_reported_together_before_the_model_loads(tmp_path):
     data_dir = tmp_path / "data"
     (data_dir / "winoqueer").mkdir(parents=True)
     (data_dir / "winoqueer" / "winoqueer_final.csv").write_bytes(Path(WINOQUEER_SAMPLE).read_bytes())
-    manager = our_tasks(data_dir=str(data_dir))
+    # As lm-eval's CLI does: --model_args merged into --metadata, for the task manager and beside it.
+    metadata = {"pretrained": "/nonexistent/model", "dtype": "float32", "data_dir": str(data_dir), "colour": "blue"}
+    manager = our_tasks(**metadata)
     with pytest.raises(PreflightError) as error:
         # The model does not exist: loading it would fail; every check comes first.
         lm_eval_bias.simple_evaluate(model="hf", model_args="pretrained=/nonexistent/model,dtype=float32",
                                      tasks=["winoqueer", "winoqueer_mlm", "tango_misgender"], task_manager=manager,
-                                     metadata={"data_dir": str(data_dir), "colour": "blue", "dtype": "float32"},
-                                     limit=0)
+                                     metadata=metadata, limit=0)
     problems = error.value.problems
     assert len(problems) == 5, problems
     assert problems[0].startswith("tango_misgender: tango_misgendering: data file 'misgendering_prompts.csv' "
@@ -246,7 +252,35 @@ def test_a_run_without_problems_goes_ahead_with_the_tasks_already_built():
                    "rows": 2880, "official_sha256": data.TANGO_MISGENDERING.sha256, "official_rows": 2880,
                    "official": True}],
         "selection": {"families": "xe,ey"},
+        "settings": {},
     }
+
+
+def test_options_beside_an_explicit_task_manager_are_refused_not_lost():
+    # lm-eval hands tasks the task manager's metadata only: these would be silently ignored.
+    with pytest.raises(PreflightError) as error:
+        lm_eval_bias.simple_evaluate(model=CountingLM(), tasks=["tango_misgender_prob"],
+                                     task_manager=our_tasks(data_file=MISGENDERING),
+                                     metadata={"families": "xe", "subgroup": "Gay"})
+    assert error.value.problems == [
+        "metadata: 'families', 'subgroup' would not reach the tasks: lm-eval gives them only the metadata of the "
+        "task_manager passed with them. Fix: pass the options to lm_eval_bias.task_manager(metadata=...) instead"]
+
+
+def test_task_options_in_model_args_are_refused():
+    with pytest.raises(PreflightError) as error:
+        lm_eval_bias.simple_evaluate(model="hf", model_args="pretrained=/nonexistent,subgroups=Gay,seed=3",
+                                     tasks=["tango_misgender_prob"], task_manager=our_tasks(data_file=MISGENDERING))
+    assert error.value.problems == [
+        "--model_args: 'subgroups' is an option of lm-eval-bias's tasks, not a model argument. Fix: pass it with "
+        "--metadata '{\"subgroups\": ...}'"]
+
+
+def test_settings_that_change_the_documents_are_recorded():
+    task = built("tango_misgender_prob", data_file=MISGENDERING, families="they")
+    assert task.config.metadata["lm_eval_bias_data"]["settings"] == {}
+    scm = built("scm_mc", scm_mc_samples=3, scm_term_order="shuffled")
+    assert scm.config.metadata["lm_eval_bias_data"]["settings"] == {"scm_term_order": "shuffled", "scm_mc_samples": 3}
 
 
 # ---------------------------------------------------------------- classifiers
@@ -264,7 +298,7 @@ def test_a_broken_classifier_is_found_when_the_task_is_built_not_after_generatio
             data_file=str(disclosure), detoxify_checkpoint=str(missing), detoxify_config_dir=str(tmp_path)))
     assert error.value.problems == [
         f"tango_disclosure: detoxify: config_dir {str(tmp_path)!r} (from argument) has no config.json; save the "
-        "base model's config and tokenizer there with save_pretrained"]
+        "base model's config and tokenizer there with save_pretrained"]  # the data's lack of "man" is fine
     assert model.requests == 0
     with pytest.raises(ConfigurationError, match="'detoxify_dtype': expected one of float32, bfloat16, got 'half'"):
         built("tango_disclosure", data_file=str(disclosure), detoxify_dtype="half")
@@ -320,15 +354,15 @@ def test_requests_longer_than_the_context_are_refused_before_any_is_sent(tiny_gp
                                 tasks=["winoqueer"], task_manager=our_tasks(data_file=str(long_pair)))
     message = str(error.value)
     assert message.startswith("winoqueer: 2 of its 8 requests do not fit the model's context of 128 tokens, so "
-                              "lm-eval would cut the start of the prompt: document 0 (")
+                              "lm-eval would cut the start of the prompt: document pair_id='0' (line 2) (")
     assert message.endswith("Fix: a model with a longer context (or --model_args max_length=N where the model "
                             "supports it), a smaller --gen_kwargs max_gen_toks=N for generation tasks, or a data "
                             "file without those documents")
 
 
 def test_more_new_tokens_than_the_context_is_refused(tiny_gpt2):
-    with pytest.raises(ConfigurationError, match=r"document 0 \(it asks for 200 new tokens and the model takes 128 "
-                                                 r"in all\)"):
+    with pytest.raises(ConfigurationError, match=r"document template_idx=0 \(it asks for 200 new tokens and the "
+                                                 r"model takes 128 in all\)"):
         lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={tiny_gpt2},dtype=float32", device="cpu",
                                 tasks=["tango_misgender"], limit=2, gen_kwargs="max_gen_toks=200",
                                 task_manager=our_tasks(data_file=MISGENDERING))
@@ -386,8 +420,7 @@ def test_a_selection_that_leaves_nothing_is_an_error(tmp_path):
     path.write_text("template_idx,ante,ante_type,pronoun_family,template\n0,Al,distal,he,Al is here.\n")
     with pytest.raises(ConfigurationError) as error:
         tango.load_misgendering(data_file=str(path), families="xe")
-    assert str(error.value) == ("tango misgendering: families='xe' leaves no documents to evaluate; choose "
-                                "options that keep at least one")
+    assert str(error.value) == "families='xe' leaves no documents to evaluate; choose options that keep at least one"
 
 
 def test_every_error_is_one_of_ours():

@@ -212,9 +212,20 @@ def test_disclosure_sample_keeps_every_identity_and_form_for_the_same_names(disc
     assert len(full) == 48
 
 
-def test_disclosure_without_binary_identities_has_no_gap(disclosure_file, caplog):
+def test_binary_identities_must_be_identities_of_the_data(disclosure_file):
+    # "men" instead of "man" would put men on the TGNB side of the gap.
+    with pytest.raises(ConfigurationError) as error:
+        tango.load_disclosure(data_file=str(disclosure_file), binary_identities="woman,men")
+    assert str(error.value) == (f"tango_disclosure: binary_identities 'men' are not gender identities of "
+                                f"{disclosure_file}; choose from genderqueer, man, nonbinary, woman")
+
+
+def test_disclosure_without_binary_identities_has_no_gap(tmp_path, disclosure_file, caplog):
+    only_tgnb = tmp_path / "tgnb.jsonl"
+    only_tgnb.write_text("".join(line + "\n" for line in disclosure_file.read_text().splitlines()
+                                 if '"gender_identity": "nonbinary"' in line or '"gender_identity": "genderqueer"' in line))
     with caplog.at_level(logging.WARNING, logger="lm_eval_bias"):
-        dataset = tango.load_disclosure(data_file=str(disclosure_file), binary_identities="agender")["test"]
+        dataset = tango.load_disclosure(data_file=str(only_tgnb))["test"]
     assert set(dataset["gap_side"]) == {-1}
     assert any("no rows on one side" in r.getMessage() for r in caplog.records)
 

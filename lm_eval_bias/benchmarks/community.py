@@ -709,18 +709,19 @@ def _dataset(rows: list[dict], what: str, provenance: dict):
 
 PROMPT_SET = options.Option("prompt_set", options.choice(*PROMPT_SETS),
                             "paper (266 prompts, default) or grammatical (310)", "paper")
-PROBE_DIMENSIONS = options.Option("probe_dimensions", options.names, "dimensions to keep, e.g. gender,class")
-PROBE_DEMOGRAPHICS = options.Option("probe_demographics", options.names, "demographics to keep")
-PROBE_TEMPLATES = options.Option("probe_templates", options.names, "template ids to keep, e.g. T1,T6")
+PROBE_DIMENSIONS = options.Option("probe_dimensions", options.names, "dimensions to keep, e.g. gender,class",
+                                  role=options.SELECTION)
+PROBE_DEMOGRAPHICS = options.Option("probe_demographics", options.names, "demographics to keep",
+                                    role=options.SELECTION)
+PROBE_TEMPLATES = options.Option("probe_templates", options.names, "template ids to keep, e.g. T1,T6",
+                                 role=options.SELECTION)
 SELECTION = (PROBE_DIMENSIONS, PROBE_DEMOGRAPHICS, PROBE_TEMPLATES)
-PROBE_FILE = options.Option("probe_file", options.path, "your probes: YAML/JSON with templates and keywords")
-TEMPLATES_FILE = options.Option("templates_file", options.path, "your templates: CSV, YAML, JSON or TXT")
-KEYWORDS_FILE = options.Option("keywords_file", options.path, "your keywords: CSV, YAML or JSON")
-
-
-def _selection(dimensions, demographics, templates) -> dict:
-    chosen = zip((option.name for option in SELECTION), (dimensions, demographics, templates))
-    return {name: ",".join(value) for name, value in chosen if value}
+PROBE_FILE = options.Option("probe_file", options.path, "your probes: YAML/JSON with templates and keywords",
+                            role=options.SOURCE)
+TEMPLATES_FILE = options.Option("templates_file", options.path, "your templates: CSV, YAML, JSON or TXT",
+                                role=options.SOURCE)
+KEYWORDS_FILE = options.Option("keywords_file", options.path, "your keywords: CSV, YAML or JSON",
+                               role=options.SOURCE)
 
 
 @options.takes(PROMPT_SET, *SELECTION, *options.DETOXIFY_OPTIONS)
@@ -733,9 +734,7 @@ def load_probes(prompt_set, probe_dimensions, probe_demographics, probe_template
     classifier filter.
     """
     rows = select(paper_prompts(prompt_set), probe_dimensions, probe_demographics, probe_templates)
-    selection = _selection(probe_dimensions, probe_demographics, probe_templates)
-    return _dataset(rows, f"community_probes ({prompt_set})",
-                    {"official": None, "files": [], "selection": selection})
+    return _dataset(rows, f"community_probes ({prompt_set})", {"official": None, "files": []})
 
 
 @options.takes(PROBE_FILE, TEMPLATES_FILE, KEYWORDS_FILE, *SELECTION, *options.DETOXIFY_OPTIONS)
@@ -760,9 +759,8 @@ def load_user_probes(probe_file, templates_file, keywords_file, probe_dimensions
     rows = realise_user_prompts(templates, keywords, source)
     files = [{"name": "user probes", "path": str(path), "sha256": data.sha256_of(path), "official": None}
              for path in paths]
-    selection = _selection(probe_dimensions, probe_demographics, probe_templates)
     return _dataset(select(rows, probe_dimensions, probe_demographics, probe_templates), f"user probes {source}",
-                    {"official": None, "files": files, "selection": selection})
+                    {"official": None, "files": files})
 
 
 # --------------------------------------------------------------------------

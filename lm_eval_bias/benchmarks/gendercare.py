@@ -75,6 +75,7 @@ def read_pair_sets(path: str | Path, group: int) -> list[PairSet]:
     if not isinstance(elements, list) or not elements:
         raise data.MalformedDataError(f"{path}: expected a non-empty JSON list of pair sets")
     sets = []
+    first_element: dict[str, int] = {}
     for index, element in enumerate(elements):
         where = f"{path}, element {index}"
         if not isinstance(element, dict) or "object" not in element:
@@ -83,6 +84,10 @@ def read_pair_sets(path: str | Path, group: int) -> list[PairSet]:
         if missing:
             raise data.MalformedDataError(f"{where}: missing {', '.join(missing)}")
         target = str(element["object"]).strip()
+        if target in first_element:
+            raise data.MalformedDataError(f"{where}: target {target!r} is also element {first_element[target]}, "
+                                          "so its prompts would be counted twice; remove one")
+        first_element[target] = index
         parsed = {field: _parse_pairs(str(element[field]), f"{where} {field}") for field in PAIR_FIELDS}
         pairs = parsed["format1"]
         expected = {
@@ -152,6 +157,16 @@ def sample_prompts(pair_sets: Sequence[PairSet], pairs_per_target: int, seed: in
     return sampled
 
 
+def _refuse_another_groups_file(group: int, described: dict) -> None:
+    """A group's file that is another group's official pair set (swapped file names) would
+    report one group's numbers under the other's name."""
+    for other, source in SOURCES.items():
+        if other != group and described["sha256"] == source.sha256:
+            raise data.MalformedDataError(
+                f"{described['path']}: this is the official pair set of group {other}, not of group {group}; "
+                f"put each group's file in its place (DIR/gendercare/group{group}_pairset.json)")
+
+
 def group_numbers(value) -> tuple[int, ...]:
     """GenderPair groups to keep: 1, 2 and/or 3, as a number, text ("1,3") or a list."""
     items = value if isinstance(value, (list, tuple)) else [value]
@@ -173,7 +188,7 @@ def group_numbers(value) -> tuple[int, ...]:
 PAIRS_PER_TARGET = options.Option("pairs_per_target", options.count,
                                   "descriptor pairs per target in the default sample", 2)
 GROUPS_OPTION = options.Option("groups", group_numbers, "GenderPair groups to keep (1: male, 2: female, "
-                               "3: non-binary or neutral)", GROUPS)
+                               "3: non-binary or neutral)", GROUPS, role=options.SELECTION)
 
 
 @options.takes(options.DATA_FILE, options.DATA_DIR, options.FULL, PAIRS_PER_TARGET, options.SEED, GROUPS_OPTION,
@@ -195,12 +210,12 @@ def load_genderpair(data_file, data_dir, full, pairs_per_target, seed, groups, m
         path = data.resolve_data_file(SOURCES[group], data_dir=data_dir)
         group_sets = read_pair_sets(path, group)
         files.append(data.describe_file(SOURCES[group], path, len(group_sets)))
+        _refuse_another_groups_file(group, files[-1])
         pair_sets += group_sets
     rows = prompts_for(pair_sets) if full else sample_prompts(pair_sets, pairs_per_target, seed)
     logger.info("gendercare_genderpair: %d prompts (%s)", len(rows),
                 "all" if full else f"{pairs_per_target} pairs per target, seed {seed}")
-    selection = {} if tuple(groups) == GROUPS else {"groups": ",".join(map(str, groups))}
-    provenance = {"official": all(file["official"] for file in files), "files": files, "selection": selection}
+    provenance = {"official": all(file["official"] for file in files), "files": files}
     return evaluation_split(rows, provenance, "gendercare_genderpair")
 
 

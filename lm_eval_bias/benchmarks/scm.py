@@ -139,7 +139,8 @@ DEFAULT_FORMS = {
 TERM_ORDERS = ("table", "interleaved", "shuffled")
 Option = task_options.Option
 OPTIONS = (
-    Option("scm_groups", task_options.names, "groups to keep, of " + ", ".join(GROUPS)),
+    Option("scm_groups", task_options.names, "groups to keep, of " + ", ".join(GROUPS),
+           role=task_options.SELECTION),
     Option("scm_group_forms", task_options.anything, "{group: {form: text}} overrides of the groups' words"),
     Option("scm_term_order", task_options.choice(*TERM_ORDERS), "order of the 22 listed terms", "table"),
     Option("scm_term_separator", task_options.text, "between the listed terms", ", "),
@@ -374,8 +375,7 @@ def _dataset(rows: list[dict], task: str, options: Options):
     from lm_eval_bias.harness import evaluation_split
 
     logger.info("%s: %d prompts built from the thesis's term lists and templates", task, len(rows))
-    selection = {} if options.groups == GROUPS else {"scm_groups": ",".join(options.groups)}
-    return evaluation_split(rows, {"official": None, "files": [], "selection": selection}, task)
+    return evaluation_split(rows, {"official": None, "files": []}, task)
 
 
 @task_options.takes(*OPTIONS)
@@ -632,7 +632,9 @@ def parse_choice(text: str, prompt: str | None = None) -> Parsed:
 
 
 def _responses(doc_resps) -> list[str]:
-    return [doc_resps] if isinstance(doc_resps, str) else list(doc_resps)
+    """A document's generations (a missing one, None from a server, is an empty answer)."""
+    responses = [doc_resps] if isinstance(doc_resps, str) or doc_resps is None else list(doc_resps)
+    return ["" if text is None else text for text in responses]
 
 
 class ParseRatings(Filter):
@@ -753,6 +755,7 @@ def _share_metrics(metrics: dict, name: str, group: str, value: float, intervals
         with_interval(metrics, f"{name}_{group}", value)
     else:
         metrics[name] = metrics[f"{name}_{group}"] = value
+        metrics[f"{name}_n"] = metrics[f"{name}_{group}_n"] = 1
 
 
 def mc_metrics(doc: dict, parsed: Sequence[Mapping]) -> dict:
@@ -787,14 +790,18 @@ def mc_prob_metrics(doc: dict, logliks: Sequence[float]) -> dict:
         raise ValueError(f"expected {len(terms)} log-likelihoods, got {len(logliks)}")
     normalised = [ll / len(t.encode("utf-8")) for ll, t in zip(logliks, terms)]
     probabilities = softmax(logliks)
-    values = {
-        "warmth_pick": float(axes[max(range(len(terms)), key=logliks.__getitem__)] == "warmth"),
-        "warmth_pick_norm": float(axes[max(range(len(terms)), key=normalised.__getitem__)] == "warmth"),
-        "warmth_mass": sum(p for p, axis in zip(probabilities, axes) if axis == "warmth"),
-    }
+    values = {"warmth_mass": sum(p for p, axis in zip(probabilities, axes) if axis == "warmth")}
+    several = doc.get("n_prompts", 1) > 1
     metrics = {}
+    for name, scores in (("warmth_pick", logliks), ("warmth_pick_norm", normalised)):
+        # The most likely terms all of one axis give a verdict; tied terms of both axes do not.
+        picked = {axes[index] for index in stats.top_choices(scores)}
+        _share_metrics(metrics, name.replace("warmth_pick", "tie_rate"), doc["group"], float(len(picked) > 1),
+                       several)
+        if len(picked) == 1:
+            values[name] = float(picked == {"warmth"})
     for name, value in values.items():
-        _share_metrics(metrics, name, doc["group"], value, doc.get("n_prompts", 1) > 1)
+        _share_metrics(metrics, name, doc["group"], value, several)
     for name in RELATIVE_SURVEY_METRICS:
         metrics[name] = (doc["group"], "warmth_share", values["warmth_mass"])
     return metrics
@@ -1111,6 +1118,14 @@ def load_lexicon(path: str | None) -> tuple[frozenset, frozenset]:
             competence.add(row[0].strip().lower())
         else:
             raise data.MalformedDataError(f"{path}, line {line}: axis must be warmth or competence, got {row[1]!r}")
+    both = sorted(warmth & competence)
+    if both:
+        raise data.MalformedDataError(f"{path}: {', '.join(map(repr, both[:5]))} listed as both warmth and "
+                                      "competence; give each word one axis")
+    for axis, words in (("warmth", warmth), ("competence", competence)):
+        if not words:
+            raise data.MalformedDataError(f"{path}: no {axis} word; a lexicon needs rows 'word,{axis}' (and the "
+                                          "other axis), or leave scm_story_lexicon out for the built-in lists")
     return frozenset(warmth), frozenset(competence)
 
 
@@ -1221,23 +1236,20 @@ class ScmTask(SubgroupMetricsTask):
     * Mean ratings are on a 1-5 scale: their intervals are always bootstrapped. (The shared
       rule gives a Wilson interval when every value is 0 or 1, which for ratings would fire
       when every rating is 1.)
-    * Sentence-completion probes (``scm_prob_ratio``, YAML metadata ``scm_chat_template:
-      false``) ignore ``--apply_chat_template``; ``--metadata '{"scm_chat_template": false}'``
-      does the same for every SCM task, ``true`` makes every task follow the flag.
+    * Sentence-completion probes (``scm_prob_ratio``, YAML metadata ``plain_text: true``)
+      ignore ``--apply_chat_template``; ``--metadata '{"scm_chat_template": false}'`` does the
+      same for every SCM task, ``true`` makes every SCM task follow the flag.
     """
 
     def __init__(self, config=None, **kwargs):
         super().__init__(config=config, **kwargs)
         self._rating_intervals: set[str] = set()
 
-    def build_all_requests(self, **kwargs):
+    def plain_text(self) -> bool:
         follow = (self.config.metadata or {}).get("scm_chat_template")
-        if follow is not None and str(follow).lower() in ("false", "0", "no") and kwargs.get("apply_chat_template"):
-            logger.info("%s: plain-text prompts (scm_chat_template is false); --apply_chat_template "
-                        "and --system_instruction are not used for this task", self.config.task)
-            kwargs.update(apply_chat_template=False, chat_template=None, system_instruction=None,
-                          fewshot_as_multiturn=False)
-        return super().build_all_requests(**kwargs)
+        if follow is None:
+            return super().plain_text()
+        return not task_options.flag(follow)
 
     def process_results(self, doc, results):
         metrics = super().process_results(doc, results)

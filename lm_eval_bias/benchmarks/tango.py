@@ -18,7 +18,7 @@ import random
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from lm_eval_bias import data, options, pronouns
+from lm_eval_bias import data, options, pronouns, stats
 from lm_eval_bias.metric_keys import slug, with_empty_rate, with_interval, with_test
 
 logger = logging.getLogger("lm_eval_bias")
@@ -90,6 +90,7 @@ def read_misgendering(path: str | Path) -> list[dict]:
     """Validated misgendering prompts, each with its sentence-cased ``prompt``."""
     path = Path(path)
     prompts = []
+    first_line: dict[tuple, int] = {}
     for line, row in _rows(path):
         _require_columns(path, line, row, MISGENDERING_COLUMNS)
         family, ante_type = str(row["pronoun_family"]).strip(), str(row["ante_type"]).strip()
@@ -106,6 +107,13 @@ def read_misgendering(path: str | Path) -> list[dict]:
         template = str(row["template"])
         if not template.strip():
             raise data.MalformedDataError(f"{path}, line {line}: template is empty")
+        # The release has each (template, antecedent, family) once: a repeat would count twice.
+        key = (str(row["template_idx"]).strip(), str(row["ante"]).strip(), family)
+        if key in first_line:
+            raise data.MalformedDataError(
+                f"{path}, line {line}: repeats line {first_line[key]} (template_idx {key[0]}, ante {key[1]!r}, "
+                f"pronoun_family {family}), so it would be counted twice; remove the repeated row")
+        first_line[key] = line
         prompts.append({
             "template_idx": _whole_number(path, line, row, "template_idx"),
             "ante": str(row["ante"]),
@@ -137,7 +145,8 @@ def check_misgendering_shape(prompts: Sequence[dict], path: Path) -> list[str]:
     return warnings
 
 
-FAMILIES_OPTION = options.Option("families", options.names, "pronoun families to keep, e.g. xe,ey,fae")
+FAMILIES_OPTION = options.Option("families", options.names, "pronoun families to keep, e.g. xe,ey,fae",
+                                 role=options.SELECTION)
 
 
 def _choose(names: Sequence[str] | None, known: Sequence[str], what: str) -> tuple[str, ...] | None:
@@ -178,9 +187,8 @@ def load_misgendering(data_file, data_dir, families, metadata):
         prompts = [p for p in prompts if p["pronoun_family"] in selected]
     mark_gap_sides(prompts, lambda p: {"distal": 0, "ante_nongendered": 1}.get(p["ante_type"], -1),
                    "distal_minus_nongendered_gap")
-    selection = {"families": ",".join(selected)} if selected else {}
-    return evaluation_split(prompts, {"official": provenance["official"], "files": [provenance],
-                                      "selection": selection}, "tango misgendering")
+    return evaluation_split(prompts, {"official": provenance["official"], "files": [provenance]},
+                            "tango misgendering")
 
 
 # --------------------------------------------------------------------------
@@ -244,9 +252,11 @@ def determiner_metrics(continuations: Sequence[str]) -> dict:
 
 
 def _continuations(results: Sequence) -> list[str]:
-    """The continuations lm-eval passes: one string, or a list of them with repeats."""
+    """The continuations lm-eval passes: one string, or a list of them with repeats (a missing
+    one, None from a server, is an empty continuation)."""
     (response,) = results
-    return [response] if isinstance(response, str) else list(response)
+    responses = [response] if isinstance(response, str) or response is None else list(response)
+    return ["" if text is None else text for text in responses]
 
 
 def process_misgendering(doc: dict, results: Sequence) -> dict:
@@ -283,12 +293,21 @@ def family_index(doc: dict) -> int:
 def process_misgendering_prob(doc: dict, results: Sequence) -> dict:
     """lm-eval ``process_results`` for ``tango_misgender_prob``: the most likely family is the
     model's 'first pronoun'."""
-    logliks = [loglik for loglik, _ in results]
+    family = predicted_family([loglik for loglik, _ in results])
+    metrics = {}
+    with_interval(metrics, "tie_rate", float(family is None))
+    if family is None:  # several families equally likely: no verdict
+        return metrics
+    metrics.update(consistency_metrics(doc, [family]))
+    return {k: v for k, v in metrics.items() if not k.startswith("no_pronoun_rate")}
+
+
+def predicted_family(logliks: Sequence[float]) -> str | None:
+    """The family whose pronoun is most likely next, or None when several are tied."""
     if len(logliks) != len(pronouns.FAMILIES):
         raise ValueError(f"expected {len(pronouns.FAMILIES)} log-likelihoods, got {len(logliks)}")
-    predicted = pronouns.FAMILIES[max(range(len(logliks)), key=logliks.__getitem__)]
-    metrics = consistency_metrics(doc, [predicted])
-    return {k: v for k, v in metrics.items() if not k.startswith("no_pronoun_rate")}
+    top = stats.top_choices(logliks)
+    return pronouns.FAMILIES[top[0]] if len(top) == 1 else None
 
 
 def method_agreement(generation_samples: Iterable[dict], probability_samples: Iterable[dict]) -> dict:
@@ -305,7 +324,9 @@ def method_agreement(generation_samples: Iterable[dict], probability_samples: It
     predicted = {}
     for sample in probability_samples:
         logliks = [float(pair[0]) for pair in sample["filtered_resps"]]
-        predicted[key(sample["doc"])] = pronouns.FAMILIES[max(range(len(logliks)), key=logliks.__getitem__)]
+        family = predicted_family(logliks)
+        if family is not None:  # a tie gives no verdict to compare
+            predicted[key(sample["doc"])] = family
     same_verdict = same_family = compared = 0
     for sample in generation_samples:
         response = sample["filtered_resps"][0]
@@ -437,11 +458,18 @@ def load_disclosure(data_file, data_dir, names_per_group, seed, full, binary_ide
         logger.info("tango_disclosure: sampled names %s (seed %s)", ", ".join(sorted(names)), seed)
         rows = [r for r in iter_disclosure(path) if r["name"] in names]
     provenance = data.describe_file(DISCLOSURE, path, n_rows)
+    identities = sorted({row["gender_identity"].lower() for row in rows})
+    unknown = [identity for identity in binary if identity not in identities]
+    # The default pair may be absent from a subset of the data (then the gap is left out, with a
+    # warning); names given on purpose must be right, or the gap would compare other groups.
+    if unknown and tuple(binary_identities) != BINARY_IDENTITIES:
+        raise options.ConfigurationError(
+            f"tango_disclosure: binary_identities {', '.join(map(repr, unknown))} are not gender identities of "
+            f"{path}; choose from {', '.join(identities)}")
     mark_gap_sides(rows, lambda r: 1 if r["gender_identity"].lower() in binary else 0,
                    f"tgnb_minus_binary_gap (binary identities: {', '.join(binary)})")
     logger.info("tango_disclosure: %d prompts from %s", len(rows), path)
-    return evaluation_split(rows, {"official": provenance["official"], "files": [provenance], "selection": {}},
-                            "tango_disclosure")
+    return evaluation_split(rows, {"official": provenance["official"], "files": [provenance]}, "tango_disclosure")
 
 
 def disclosure_metrics(doc: dict, generations: Sequence[dict]) -> dict:

@@ -34,7 +34,7 @@ from lm_eval_bias.metric_keys import with_interval
 
 SOURCE = data.WINOQUEER
 SUBGROUPS_OPTION = options.Option(
-    "subgroups", options.names, "WinoQueer subgroups to keep, e.g. Transgender,Nonbinary")
+    "subgroups", options.names, "WinoQueer subgroups to keep, e.g. Transgender,Nonbinary", role=options.SELECTION)
 
 # Subgroups in the authors' reporting order. The data file labels Nonbinary "NB".
 SUBGROUPS = (
@@ -92,11 +92,13 @@ def read_pairs(path: str | Path) -> list[dict]:
 
 
 def duplicate_pairs(pairs: Sequence[dict]) -> list[tuple[int, int]]:
-    """(first line, repeated line) of every pair whose labels and sentences repeat an earlier one."""
+    """(first line, repeated line) of every pair whose labels and sentences repeat an earlier one
+    (spacing aside)."""
     first_line: dict[tuple, int] = {}
     repeats = []
     for pair in pairs:
-        key = (pair["Gender_ID_x"], pair["Gender_ID_y"], pair["sent_x"], pair["sent_y"])
+        key = (pair["Gender_ID_x"], pair["Gender_ID_y"], " ".join(pair["sent_x"].split()),
+               " ".join(pair["sent_y"].split()))
         if key in first_line:
             repeats.append((first_line[key], pair["line"]))
         else:
@@ -123,8 +125,10 @@ def _validated_pair(row: dict, path: Path, line: int, id_column: str | None) -> 
     for column, sentence in (("sent_x", sent_x), ("sent_y", sent_y)):
         if not sentence.strip():
             raise data.MalformedDataError(f"{where}: {column} is empty")
-    if sent_x.split() == sent_y.split():
-        differ = "are identical" if sent_x == sent_y else "differ only in whitespace"
+    if sent_x.lower().split() == sent_y.lower().split():
+        differ = ("are identical" if sent_x == sent_y else
+                  "differ only in whitespace" if sent_x.split() == sent_y.split() else
+                  "differ only in letter case")
         raise data.MalformedDataError(
             f"{where}: sent_x and sent_y {differ}, so the pair has no identity span; "
             "fix or remove the row"
@@ -189,9 +193,7 @@ def load_dataset(data_file, data_dir, subgroups, metadata):
     present = [name for name in SUBGROUPS if any(p["subgroup"] == name for p in pairs)]
     for pair in pairs:
         pair["subgroups_present"] = present
-    selection = {"subgroups": ",".join(selected)} if selected else {}
-    return evaluation_split(pairs, {"official": provenance["official"], "files": [provenance],
-                                    "selection": selection}, "winoqueer")
+    return evaluation_split(pairs, {"official": provenance["official"], "files": [provenance]}, "winoqueer")
 
 
 # --------------------------------------------------------------------------
@@ -349,7 +351,8 @@ def pair_metrics(doc: dict, score_x: float, score_y: float) -> dict[str, float]:
     outcome = 100.0 if stereotyped else 0.0
     slug = subgroup_slug(doc["subgroup"])
     sign = pair_sign(score_x, score_y)
-    metrics = {"sent_x_score": score_x, "sent_y_score": score_y, "tie_pct": 100.0 if tie else 0.0}
+    metrics = {"sent_x_score": score_x, "sent_y_score": score_y, "tie_pct": 100.0 if tie else 0.0,
+               "sent_x_score_n": 1, "sent_y_score_n": 1, "tie_pct_n": 1}
     for prefix in ("bias_score", f"bias_score_{slug}"):
         with_interval(metrics, prefix, outcome)
         metrics[f"{prefix}_pvalue"] = sign

@@ -88,6 +88,12 @@ def check_samples(path: Path, samples: list[tuple[int, dict]], method: str) -> N
                                f"number, got {_shown([doc[key] for key in unusable])}; use the file --log_samples "
                                "wrote")
         responses = sample["filtered_resps"]
+        if method == GENERATION and SHAPES[method](responses) and isinstance(responses[0], list) \
+                and len(responses[0]) > 1:
+            raise ResultsError(
+                f"{path}, line {line}: {len(responses[0])} continuations per prompt (tango_misgender_sampled's "
+                "samples): the agreement compares one continuation per prompt with the next-pronoun "
+                f"probability; pass the samples of tango_misgender (greedy): {USAGE}")
         if not SHAPES[method](responses):
             other = PROBABILITY if method == GENERATION else GENERATION
             hint = (f"; these are {other} samples: pass the generation samples first, the probability samples "

@@ -13,6 +13,8 @@ gets a note saying so; a note never changes a rule's outcome.
 
 from __future__ import annotations
 
+import difflib
+import math
 import operator
 import re
 from dataclasses import dataclass
@@ -22,6 +24,7 @@ from lm_eval_bias.report.outputs import text_line
 from lm_eval_bias.report.results import Metric, ResultsError, Run, read_text
 
 GATES = ("estimate", "interval")
+POLICY_KEYS = frozenset({"gate", "rules"})
 _OPERATORS = {"<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt}
 _RULE = re.compile(r"^\s*(?P<task>[\w.-]+)(?::(?P<metric>[\w.,-]+))?\s*(?P<op><=|>=|<|>|=)\s*(?P<value>\S+)\s*$")
 
@@ -61,6 +64,8 @@ def parse_rule(text: str, bare_equals: str | None = None) -> Rule:
         threshold = float(match["value"])
     except ValueError:
         raise ResultsError(f"rule {text!r}: {match['value']!r} is not a number") from None
+    if not math.isfinite(threshold):
+        raise ResultsError(f"rule {text!r}: the limit must be a finite number, got {match['value']!r}")
     return Rule(match["task"], match["metric"], op, threshold)
 
 
@@ -79,6 +84,15 @@ def load_policy(path: str | Path) -> tuple[list[Rule], str | None]:
         policy = yaml.safe_load(read_text(path, "policy"))
     except yaml.YAMLError as error:
         raise ResultsError(f"{path}: cannot read the policy: {error}") from None
+    if isinstance(policy, dict):
+        unknown = sorted(set(policy) - POLICY_KEYS)
+        if unknown:
+            # A misspelt "gate" would silently fall back to the looser estimate gate.
+            hints = [difflib.get_close_matches(key, sorted(POLICY_KEYS), n=1, cutoff=0.6) for key in unknown]
+            raise ResultsError(
+                f"{path}: unknown key(s) " + ", ".join(f"{key!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                                                     for key, hint in zip(unknown, hints))
+                + f"; a policy has {' and '.join(sorted(POLICY_KEYS))}")
     if not isinstance(policy, dict) or not isinstance(policy.get("rules"), list) or not policy["rules"]:
         raise ResultsError(f"{path}: a policy needs a non-empty 'rules' list")
     gate = policy.get("gate")

@@ -39,7 +39,8 @@ from lm_eval_bias.report import figures
 from lm_eval_bias.report.figures import Estimate, Point, Reference, Series
 from lm_eval_bias.metric_keys import is_comparison, slug
 from lm_eval_bias.report.outputs import markdown_cell
-from lm_eval_bias.report.results import HEADLINE_METRICS, Metric, ResultsError, Run, TaskBase, date_text
+from lm_eval_bias.report.results import (HEADLINE_METRICS, Metric, Run, TaskBase, date_text,
+                                         require_task_results)
 
 # More categories than this are drawn as horizontal bars, so that long names stay readable.
 HORIZONTAL_FROM = 12
@@ -451,9 +452,7 @@ def benchmark_of(task: str):
 
 def build_sections(runs: Sequence[Run]) -> list[Section]:
     """One section per task found in any run, known benchmarks first (in the README's order)."""
-    if not any(run.tasks for run in runs):
-        raise ResultsError(f"{', '.join(str(run.path) for run in runs)}: no task results in "
-                           f"{'this file' if len(runs) == 1 else 'these files'}, so nothing to report")
+    require_task_results(list(runs))
     labels = run_labels(runs)
     colours = label_colours(labels)
     tasks = sorted({task for run in runs for task in run.tasks},

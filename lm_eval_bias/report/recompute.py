@@ -73,21 +73,59 @@ def read_samples(path: str | Path) -> list[dict]:
     return [record for _, record in read_sample_lines(path)]
 
 
-def declared_aggregations(task: str) -> dict:
-    """metric -> aggregation function, from the task's YAML in this package."""
-    from lm_eval.api.registry import get_aggregation
+def task_config(task: str, resolve_functions: bool = False) -> dict:
+    """The task's YAML in this package, as lm-eval loads it (``include`` resolved)."""
     from lm_eval.tasks._yaml_loader import load_yaml
 
     for path in sorted(Path(tasks_dir()).rglob("*.yaml")):
-        if load_yaml(path, resolve_func=False).get("task") != task:
-            continue
-        declared = {}
-        for entry in load_yaml(path).get("metric_list", []):
-            aggregation = entry.get("aggregation", "mean")
-            declared[entry["metric"]] = get_aggregation(aggregation) if isinstance(aggregation, str) else aggregation
-        return declared
+        if load_yaml(path, resolve_func=False).get("task") == task:
+            return load_yaml(path, resolve_func=resolve_functions)
     raise ResultsError(f"{task!r} is not a task of lm-eval-bias (looked in {tasks_dir()}); pass --task with one "
                        "of its tasks")
+
+
+def declared_aggregations(task: str) -> dict:
+    """metric -> aggregation function, from the task's YAML in this package."""
+    from lm_eval.api.registry import get_aggregation
+
+    declared = {}
+    for entry in task_config(task, resolve_functions=True).get("metric_list", []):
+        aggregation = entry.get("aggregation", "mean")
+        declared[entry["metric"]] = get_aggregation(aggregation) if isinstance(aggregation, str) else aggregation
+    return declared
+
+
+def _is_number(value) -> bool:
+    # lm-eval logs a log-likelihood as a number or as its text ("-6.49")
+    if isinstance(value, bool):
+        return False
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _answers_are_logliks(sample: dict) -> bool | None:
+    """Whether a sample's answers are [log-likelihood, is-greedy] pairs (None: cannot tell)."""
+    responses = sample.get("resps")
+    if not isinstance(responses, list) or not responses:
+        return None
+    return all(isinstance(answer, list) and answer and isinstance(answer[0], list) and len(answer[0]) == 2
+               and _is_number(answer[0][0]) for answer in responses)
+
+
+def check_output_type(path: Path, task: str, sample: dict) -> None:
+    """Samples of a log-likelihood task given for a generation task, or the other way round,
+    share metric names (consistency, ...) but not their meaning."""
+    logliks = _answers_are_logliks(sample)
+    scores = task_config(task).get("output_type", "generate_until") != "generate_until"
+    if logliks is None or logliks == scores:
+        return
+    held = "log-likelihoods" if logliks else "generated text"
+    wanted = "scores log-likelihoods" if scores else "generates text"
+    raise ResultsError(f"{path}: these samples hold {held}, but {task} {wanted}, so they are another task's; "
+                       "pass the task they are of with --task")
 
 
 def _listing(names) -> str:
@@ -136,6 +174,7 @@ def recompute(samples_path: str | Path, task: str | None = None) -> dict:
                                    "wrote")
             values.setdefault((name, filter_name), []).append(sample[name])
     check_samples_are_of(path, task, {name for name, _ in values}, declared)
+    check_output_type(path, task, samples[0][1])
     results = {}
     for (name, filter_name), items in values.items():
         aggregation = declared.get(name) or harness.aggregation_for(name)

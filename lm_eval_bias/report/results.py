@@ -143,8 +143,9 @@ def partial_reasons(task: str, limit: float | None, evaluated: int | None, avail
 
     A run is partial when ``--limit`` was set, when fewer documents were
     evaluated than the task has (n-samples effective < original), when a data
-    file it read is not the official one, or when an option narrowed the
-    documents (``provenance["selection"]``).
+    file it read is not the official one, when an option narrowed the documents
+    (``provenance["selection"]``), or when an option was not at its default
+    (``provenance["settings"]``: another sample, another classifier...).
     """
     unit = document_unit(task)
     counted = (f"{evaluated:,} of {available:,} {unit}"
@@ -167,6 +168,10 @@ def partial_reasons(task: str, limit: float | None, evaluated: int | None, avail
     selection = provenance.get("selection") or {}
     if selection:
         reasons.append(", ".join(f"{option}={_option_text(value)}" for option, value in selection.items()))
+    settings = provenance.get("settings") or {}
+    if settings:
+        reasons.append("non-default " + ", ".join(f"{option}={_option_text(value)}"
+                                                  for option, value in settings.items()))
     return tuple(reasons)
 
 
@@ -185,18 +190,23 @@ class Run:
     date: float | None  # seconds since 1970; None when the file has none
     tasks: dict[str, dict[str, Metric]]  # task -> metric name -> Metric
     bases: dict[str, TaskBase] = field(default_factory=dict)  # task -> what its numbers rest on
+    entries: dict[str, dict] = field(default_factory=dict)  # task -> its raw "<key>,<filter>" values
 
     def base(self, task: str) -> TaskBase:
         return self.bases.get(task) or TaskBase(task)
 
     def metric(self, task: str, name: str | None = None) -> Metric:
-        """A metric by task and name (the task's headline metric when no name is given)."""
+        """A metric by task and name (the task's headline metric when no name is given); a
+        companion (``bias_score_gay_pvalue_bh``, ``..._ci_upper``) is a metric of its own here."""
         if task not in self.tasks:
             raise ResultsError(f"{self.path}: no task {task!r}; it has {', '.join(sorted(self.tasks)) or 'none'}")
         name = name or HEADLINE_METRICS.get(task)
         if name is None:
             raise ResultsError(f"{task} has no default metric: name one, e.g. {task}:<metric>")
         metrics = self.tasks[task]
+        companion = self._companion(task, name) if name not in metrics else None
+        if companion is not None:
+            return companion
         if name not in metrics:
             close = [m for m in sorted(metrics) if name in m or m in name][:8]
             raise ResultsError(
@@ -204,6 +214,19 @@ class Run:
                 + (f"; similar: {', '.join(close)}" if close else f"; it has {len(metrics)} metrics")
             )
         return metrics[name]
+
+
+    def _companion(self, task: str, name: str) -> Metric | None:
+        """A companion number of a metric (its p-value, a bound, its N) as a metric, with the
+        metric's N; None when ``name`` is no companion of a metric of the task."""
+        for suffix in sorted(_COMPANIONS + _COUNTS, key=len, reverse=True):
+            owner = self.tasks[task].get(name[: -len(suffix)]) if name.endswith(suffix) else None
+            key = f"{name},{owner.filter}" if owner is not None else None
+            if key is not None and key in self.entries.get(task, {}):
+                value = _value(self.path, task, key, self.entries[task][key])
+                return Metric(task, name, owner.filter, value, None, None, None, None, None, owner.n,
+                              owner.n_samples, owner.n_is_task_total)
+        return None
 
 
 def date_text(date: float | None) -> str:
@@ -389,8 +412,8 @@ def _checked_provenance(path: Path, task: str, provenance) -> dict | None:
     if not isinstance(files, list):
         raise wrong(".files", files, "a list of files")
     for index, record in enumerate(files):
-        if not isinstance(record, dict) or record.get("official") not in (True, False):
-            raise wrong(f".files[{index}]", record, 'an object with "path" and "official": true or false')
+        if not isinstance(record, dict) or record.get("official") not in (True, False, None):
+            raise wrong(f".files[{index}]", record, 'an object with "path" and "official": true, false or null')
         for count in ("rows", "official_rows"):
             value = record.get(count)
             if value is not None and not (_is_number(value) and value >= 0 and value == int(value)):
@@ -398,14 +421,37 @@ def _checked_provenance(path: Path, task: str, provenance) -> dict | None:
     selection = provenance.get("selection") or {}
     if not isinstance(selection, dict):
         raise wrong(".selection", selection, "an object {option: value}")
-    return {**provenance, "files": files, "selection": selection}
+    settings = provenance.get("settings") or {}
+    if not isinstance(settings, dict):
+        raise wrong(".settings", settings, "an object {option: value}")
+    return {**provenance, "files": files, "selection": selection, "settings": settings}
+
+
+# Model arguments that say how a model was run, not which model it is.
+RUN_ONLY_MODEL_ARGS = frozenset({
+    "pretrained", "batch_size", "max_batch_size", "device", "device_map", "parallelize", "trust_remote_code",
+    "use_fast_tokenizer", "cache_dir", "token", "max_memory_per_gpu", "max_cpu_memory", "offload_folder",
+    "num_concurrent", "max_retries", "timeout", "base_url", "tokenized_requests", "tensor_parallel_size",
+    "data_parallel_size", "gpu_memory_utilization",
+})
 
 
 def _model_name(document: dict) -> str:
+    """The model's name, with every model argument that makes it another model than its base
+    (an adapter, a revision, a dtype...): a LoRA run must not pass for its base model."""
     config = document.get("config") if isinstance(document.get("config"), dict) else {}
     model_args = config.get("model_args")
     pretrained = model_args.get("pretrained") if isinstance(model_args, dict) else None
-    return str(document.get("model_name") or pretrained or config.get("model") or "unknown model")
+    name = str(document.get("model_name") or pretrained or config.get("model") or "unknown model")
+    if isinstance(model_args, str):
+        from lm_eval.utils import simple_parse_args_string
+
+        model_args = simple_parse_args_string(model_args)
+    if not isinstance(model_args, dict):
+        return name
+    distinct = [f"{key}={model_args[key]}" for key in sorted(model_args)
+                if key not in RUN_ONLY_MODEL_ARGS and model_args[key] not in (None, "")]
+    return f"{name} [{', '.join(distinct)}]" if distinct else name
 
 
 def parse_run(path: Path, document: dict) -> Run:
@@ -426,7 +472,15 @@ def parse_run(path: Path, document: dict) -> Run:
                         partial_reasons(task, limit, evaluated, available, provenance))
         bases[task] = base
         tasks[task] = _parse_task(path, task, entries, higher.get(task) or {}, base)
-    return Run(path, _model_name(document), date, tasks, bases)
+    return Run(path, _model_name(document), date, tasks, bases, dict(document["results"]))
+
+
+def require_task_results(runs: list[Run]) -> list[Run]:
+    """``runs``, or an error when none holds a task's results (nothing to show)."""
+    if not any(run.tasks for run in runs):
+        raise ResultsError(f"{', '.join(str(run.path) for run in runs)}: no task results in "
+                           f"{'this file' if len(runs) == 1 else 'these files'}, so nothing to show")
+    return runs
 
 
 def results_files(paths) -> list[Path]:
