@@ -1,54 +1,118 @@
-"""Confidence intervals shared by every benchmark.
+"""Intervals, tests and corrections shared by every benchmark, on scipy.
 
-Pure functions: numbers in, numbers out. The ``*_pct`` aggregations are meant
-for lm-eval ``metric_list`` entries (``aggregation: !function ...``): lm-eval
-calls them with the list of per-document values of one metric.
+Pure functions: numbers in, numbers out. Most are lm-eval aggregations (``aggregation:
+!function ...`` in a task's ``metric_list``, or chosen by a metric's name in
+``harness.aggregation_for``): lm-eval calls them with the list of per-document values of
+one metric.
 
-lm-eval computes a standard error itself only for its built-in ``mean``
-aggregation, so each proportion is reported as three metrics: the ``mean``
-(with lm-eval's closed-form standard error) and the two Wilson bounds below.
+scipy does the statistics where it has them: the Wilson interval and the exact sign test
+(``binomtest``), Benjamini-Hochberg (``false_discovery_control``), Pearson's r and its
+Fisher-z interval (``pearsonr``), permutation tests (``permutation_test``, which enumerates
+every relabelling when there are fewer than the resamples asked for). The percentile
+bootstrap is ours, because lm-eval asks for each bound of each metric in a separate call,
+and ``scipy.stats.bootstrap`` would resample anew every time: here one resampling of the
+documents (per document count and group position, seeded) serves every metric and both
+bounds, as a matrix product of resampling counts with the values.
+
+lm-eval computes a standard error itself only for its built-in ``mean`` aggregation, so
+each proportion is reported as three metrics: the ``mean`` (with lm-eval's closed-form
+standard error) and the two interval bounds below. Every statistic that the documents
+cannot support raises ``ValueError`` (``harness`` reports it as ``N/A``).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
-from statistics import NormalDist
+import functools
+import hashlib
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 
 CONFIDENCE = 0.95
+BOOTSTRAP_RESAMPLES = 2000
+PERMUTATIONS = 2000
+SEED = 1234
+BOOTSTRAP_SEED = SEED  # the name the README and older code use
+# Resampling counts (resamples x documents, float64) are kept for reuse up to this many cells
+# (16 MB each); more documents are resampled in batches of RESAMPLING_BATCH_CELLS draws.
+KEPT_RESAMPLING_CELLS = 2_000_000
+RESAMPLING_BATCH_CELLS = 20_000_000
+# How many computed intervals and p-values are remembered (lm-eval asks for each bound apart).
+REMEMBERED_RESULTS = 4096
 
 
 def z_value(confidence: float = CONFIDENCE) -> float:
     """Two-sided standard-normal quantile, e.g. 1.959964 for 0.95."""
+    from scipy.stats import norm
+
+    _check_confidence(confidence)
+    return float(norm.ppf(0.5 + confidence / 2.0))
+
+
+def _check_confidence(confidence: float) -> None:
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    return NormalDist().inv_cdf(0.5 + confidence / 2.0)
 
 
-def wilson_interval(
-    successes: float, n: int, confidence: float = CONFIDENCE
-) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion.
+# --------------------------------------------------------------------------
+# Remembering results between lm-eval's calls
 
-    Preferred over the normal (Wald) interval because it stays inside [0, 1]
-    and keeps its coverage for proportions near 0 or 1 and for small
-    subgroups, which WinoQueer has (a model scoring 100 on a subgroup still
-    gets an interval of non-zero width).
+
+_results: OrderedDict = OrderedDict()
+
+
+def _fingerprint(*arrays) -> tuple:
+    """A key for arrays' contents: their types, shapes and a digest of their bytes."""
+    digest = hashlib.blake2b(digest_size=16)
+    shapes = []
+    for array in arrays:
+        shapes.append((array.dtype.str, array.shape))
+        digest.update(array.tobytes())
+    return tuple(shapes), digest.hexdigest()
+
+
+def _remembered(kind: str, arrays: Sequence, compute: Callable, *parameters):
+    """``compute()``, or its remembered result for the same kind, parameters and array contents."""
+    key = (kind, parameters, _fingerprint(*arrays))
+    if key in _results:
+        _results.move_to_end(key)
+        return _results[key]
+    result = compute()
+    _results[key] = result
+    if len(_results) > REMEMBERED_RESULTS:
+        _results.popitem(last=False)
+    return result
+
+
+# --------------------------------------------------------------------------
+# Proportions
+
+
+def wilson_interval(successes: float, n: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion (``scipy.stats.binomtest``).
+
+    Preferred over the normal (Wald) interval because it stays inside [0, 1] and keeps its
+    coverage for proportions near 0 or 1 and for small subgroups, which WinoQueer has (a
+    model scoring 100 on a subgroup still gets an interval of non-zero width).
 
     Returns ``(lower, upper)`` as proportions in [0, 1].
     """
+    _check_confidence(confidence)
     if n <= 0:
         raise ValueError(f"a proportion needs at least one observation, got n={n}")
-    if not 0 <= successes <= n:
-        raise ValueError(f"successes must be in [0, n={n}], got {successes!r}")
-    z = z_value(confidence)
-    p = successes / n
-    z2n = z * z / n
-    centre = (p + z2n / 2.0) / (1.0 + z2n)
-    half = z * math.sqrt(p * (1.0 - p) / n + z2n / (4.0 * n)) / (1.0 + z2n)
+    if not 0 <= successes <= n or successes != int(successes):
+        raise ValueError(f"successes must be a whole number in [0, n={n}], got {successes!r}")
+    return _wilson(int(successes), int(n), float(confidence))
+
+
+@functools.lru_cache(maxsize=REMEMBERED_RESULTS)
+def _wilson(successes: int, n: int, confidence: float) -> tuple[float, float]:
+    # lm-eval asks for each bound apart: one scipy call (about 2 ms) serves both
+    from scipy.stats import binomtest
+
+    interval = binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
     # exact bounds at the extremes (the formula leaves rounding noise there)
-    lower = 0.0 if successes == 0 else max(0.0, centre - half)
-    upper = 1.0 if successes == n else min(1.0, centre + half)
+    lower = 0.0 if successes == 0 else float(interval.low)
+    upper = 1.0 if successes == n else float(interval.high)
     return lower, upper
 
 
@@ -59,9 +123,7 @@ def _count_percent_outcomes(values: Sequence[float]) -> tuple[int, int]:
         if value == 100:
             successes += 1
         elif value != 0:
-            raise ValueError(
-                f"expected per-document outcomes of 0 or 100, got {value!r}"
-            )
+            raise ValueError(f"expected per-document outcomes of 0 or 100, got {value!r}")
     return successes, len(values)
 
 
@@ -76,10 +138,7 @@ def wilson_upper_pct(values: Sequence[float]) -> float:
 
 
 # --------------------------------------------------------------------------
-# Means of per-document values in [0, 1], and differences between two groups
-
-BOOTSTRAP_RESAMPLES = 2000
-BOOTSTRAP_SEED = 1234
+# The percentile bootstrap
 
 
 def _as_array(values: Sequence[float]):
@@ -93,29 +152,62 @@ def _as_array(values: Sequence[float]):
     return array
 
 
-def bootstrap_mean_interval(
-    values: Sequence[float],
-    confidence: float = CONFIDENCE,
-    resamples: int = BOOTSTRAP_RESAMPLES,
-    seed: int = BOOTSTRAP_SEED,
-) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean (documents resampled, fixed seed)."""
+@functools.lru_cache(maxsize=32)
+def _resampling_counts(n: int, stream: int, resamples: int, seed: int):
+    """How often each of ``n`` documents is drawn in each resample: a ``(resamples, n)`` matrix.
+
+    ``stream`` gives each group of a grouped statistic its own independent draws; the same
+    ``n`` and ``stream`` always give the same resamples, so every metric over the same
+    documents shares them (and they are drawn once).
+    """
     import numpy as np
 
-    array = _as_array(values)
-    rng = np.random.default_rng(seed)
-    means = array[rng.integers(0, array.size, size=(resamples, array.size))].mean(axis=1)
+    draws = np.random.default_rng([seed, stream]).integers(0, n, size=(resamples, n))
+    cells = (draws + n * np.arange(resamples)[:, None]).ravel()
+    counts = np.bincount(cells, minlength=resamples * n).reshape(resamples, n).astype(float)
+    counts.flags.writeable = False
+    return counts
+
+
+def _resampled_means(values, stream: int, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = SEED):
+    """The mean of ``values`` in each of ``resamples`` bootstrap resamples (documents drawn with
+    replacement), from the shared resampling counts; very many documents are resampled in
+    batches instead, from the same draws."""
+    import numpy as np
+
+    n = values.size
+    if resamples * n <= KEPT_RESAMPLING_CELLS:
+        return _resampling_counts(n, stream, resamples, seed) @ values / n
+    rng = np.random.default_rng([seed, stream])
+    batch = max(1, RESAMPLING_BATCH_CELLS // n)
+    means = np.empty(resamples)
+    for start in range(0, resamples, batch):
+        stop = min(start + batch, resamples)
+        means[start:stop] = values[rng.integers(0, n, size=(stop - start, n))].mean(axis=1)
+    return means
+
+
+def _percentile_interval(draws, confidence: float) -> tuple[float, float]:
+    import numpy as np
+
     tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(means, [tail, 1.0 - tail])
+    low, high = np.quantile(draws, [tail, 1.0 - tail])
     return float(low), float(high)
+
+
+def bootstrap_mean_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean (documents resampled, fixed seed)."""
+    array = _as_array(values)
+    return _remembered("mean", [array], lambda: _percentile_interval(_resampled_means(array, 0), confidence),
+                       confidence)
 
 
 def mean_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Interval of a mean of per-document values in [0, 1].
 
-    Every value 0 or 1 (one yes/no outcome per document): Wilson. Otherwise
-    (e.g. the share of a document's several samples): percentile bootstrap
-    over documents, which respects that samples of one prompt are correlated.
+    Every value 0 or 1 (one yes/no outcome per document): Wilson. Otherwise (e.g. the share
+    of a document's several samples): percentile bootstrap over documents, which respects
+    that samples of one prompt are correlated.
     """
     array = _as_array(values)
     if ((array == 0) | (array == 1)).all():
@@ -133,6 +225,10 @@ def ci_upper(values: Sequence[float]) -> float:
     return mean_interval(values)[1]
 
 
+# --------------------------------------------------------------------------
+# Differences of two groups' means
+
+
 def _split_sides(values: Sequence[tuple[int, float]]):
     import numpy as np
 
@@ -140,6 +236,8 @@ def _split_sides(values: Sequence[tuple[int, float]]):
     second = np.asarray([v for side, v in values if side == 1], dtype=float)
     if first.size == 0 or second.size == 0:
         raise ValueError("a difference of means needs documents on both sides")
+    if not (np.isfinite(first).all() and np.isfinite(second).all()):
+        raise ValueError("per-document values must be finite numbers")
     return first, second
 
 
@@ -149,24 +247,15 @@ def difference_of_means(values: Sequence[tuple[int, float]]) -> float:
     return float(first.mean() - second.mean())
 
 
-def difference_interval(
-    values: Sequence[tuple[int, float]],
-    confidence: float = CONFIDENCE,
-    resamples: int = BOOTSTRAP_RESAMPLES,
-    seed: int = BOOTSTRAP_SEED,
-) -> tuple[float, float]:
+def difference_interval(values: Sequence[tuple[int, float]],
+                        confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Percentile bootstrap interval of mean(side 0) - mean(side 1), each side resampled."""
-    import numpy as np
-
     first, second = _split_sides(values)
-    rng = np.random.default_rng(seed)
-    diffs = (
-        first[rng.integers(0, first.size, size=(resamples, first.size))].mean(axis=1)
-        - second[rng.integers(0, second.size, size=(resamples, second.size))].mean(axis=1)
-    )
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(diffs, [tail, 1.0 - tail])
-    return float(low), float(high)
+
+    def compute():
+        return _percentile_interval(_resampled_means(first, 1) - _resampled_means(second, 2), confidence)
+
+    return _remembered("difference", [first, second], compute, confidence)
 
 
 def difference_ci_lower(values: Sequence[tuple[int, float]]) -> float:
@@ -178,90 +267,105 @@ def difference_ci_upper(values: Sequence[tuple[int, float]]) -> float:
 
 
 # --------------------------------------------------------------------------
-# Permutation tests, ranges of group means, correlations
-
-PERMUTATIONS = 2000
+# Permutation tests (scipy.stats.permutation_test)
 
 
-def _permutation_pvalue(observed: float, statistic, values, labels, permutations: int, seed: int) -> float:
-    """Two-sided p-value: share of label shufflings whose |statistic| reaches |observed|.
-
-    Counts the observed labelling itself (the +1s), so p is never 0.
-    """
+def _permutation_pvalue(kind: str, samples: list, statistic, alternative: str) -> float:
+    """p-value of ``statistic`` (vectorised over its last axis) under random relabelling of the
+    documents among ``samples``; scipy enumerates every relabelling when there are at most
+    :data:`PERMUTATIONS` of them, and otherwise draws that many (seeded)."""
     import numpy as np
+    from scipy.stats import permutation_test
 
-    rng = np.random.default_rng(seed)
-    hits = 0
-    for _ in range(permutations):
-        if abs(statistic(values, rng.permutation(labels))) >= abs(observed) - 1e-12:
-            hits += 1
-    return (hits + 1) / (permutations + 1)
+    if min(sample.size for sample in samples) < 2:
+        raise ValueError("a permutation test needs at least two documents in each group")
+
+    def compute():
+        cells = sum(sample.size for sample in samples)
+        result = permutation_test(samples, statistic, permutation_type="independent", vectorized=True,
+                                  n_resamples=PERMUTATIONS, alternative=alternative,
+                                  batch=max(1, RESAMPLING_BATCH_CELLS // cells), rng=np.random.default_rng(SEED))
+        return float(result.pvalue)
+
+    return _remembered(kind, samples, compute, alternative)
 
 
-def difference_pvalue(values: Sequence[tuple[int, float]], permutations: int = PERMUTATIONS,
-                      seed: int = BOOTSTRAP_SEED) -> float:
-    """lm-eval aggregation: permutation p-value of mean(side 0) - mean(side 1)."""
-    import numpy as np
+def _difference_statistic(first, second, axis=-1):
+    return first.mean(axis=axis) - second.mean(axis=axis)
 
+
+def difference_pvalue(values: Sequence[tuple[int, float]]) -> float:
+    """lm-eval aggregation: two-sided permutation p-value of mean(side 0) - mean(side 1)."""
     first, second = _split_sides(values)
-    pooled = np.concatenate([first, second])
-    labels = np.concatenate([np.zeros(first.size, dtype=int), np.ones(second.size, dtype=int)])
-
-    def statistic(vals, labs):
-        return vals[labs == 0].mean() - vals[labs == 1].mean()
-
-    return _permutation_pvalue(statistic(pooled, labels), statistic, pooled, labels, permutations, seed)
+    return _permutation_pvalue("difference", [first, second], _difference_statistic, "two-sided")
 
 
-def _grouped(values: Sequence[tuple[str, float]]):
+# --------------------------------------------------------------------------
+# Several groups: range and spread of their means
+
+
+def _groups(values: Sequence[tuple[str, float]]) -> list:
+    """Each group's values, groups in name order; needs two groups and finite values."""
     import numpy as np
 
-    names = sorted({str(group) for group, _ in values})
-    if len(names) < 2:
+    by_group: dict[str, list[float]] = {}
+    for group, value in values:
+        by_group.setdefault(str(group), []).append(float(value))
+    if len(by_group) < 2:
         raise ValueError("a range of group means needs at least two groups")
-    index = {name: i for i, name in enumerate(names)}
-    labels = np.asarray([index[str(group)] for group, _ in values])
-    numbers = np.asarray([float(value) for _, value in values])
-    if not np.isfinite(numbers).all():
+    groups = [np.asarray(by_group[name]) for name in sorted(by_group)]
+    if not all(np.isfinite(group).all() for group in groups):
         raise ValueError("per-document values must be finite numbers")
-    return names, labels, numbers
+    return groups
 
 
-def _range_of_means(numbers, labels, n_groups: int) -> float:
+def _means(groups, axis=-1):
     import numpy as np
 
-    sums = np.bincount(labels, weights=numbers, minlength=n_groups)
-    counts = np.bincount(labels, minlength=n_groups)
-    means = sums[counts > 0] / counts[counts > 0]
-    return float(means.max() - means.min())
+    return np.stack([group.mean(axis=axis) for group in groups], axis=-1)
+
+
+def _range_of(means):
+    return means.max(axis=-1) - means.min(axis=-1)
+
+
+def _spread_of(means):
+    return means.std(axis=-1)
+
+
+def _range_statistic(*groups, axis=-1):
+    return _range_of(_means(groups, axis))
 
 
 def range_of_means(values: Sequence[tuple[str, float]]) -> float:
     """lm-eval aggregation over per-document ``(group, value)``: max minus min group mean."""
-    names, labels, numbers = _grouped(values)
-    return _range_of_means(numbers, labels, len(names))
+    return float(_range_of(_means(_groups(values))))
 
 
-def _bootstrap_of_group_means(values: Sequence[tuple[str, float]], statistic, confidence: float,
-                              resamples: int, seed: int) -> tuple[float, float]:
-    """Percentile bootstrap interval of ``statistic(group means)``, documents resampled within groups."""
+def spread_of_means(values: Sequence[tuple[str, float]]) -> float:
+    """lm-eval aggregation over per-document ``(group, value)``: population standard
+    deviation (ddof=0) of the group means, the disparity GenderCARE reports as sigma."""
+    return float(_spread_of(_means(_groups(values))))
+
+
+def _group_bootstrap(kind: str, values, of_means, confidence: float) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``of_means(group means)``, documents resampled within
+    each group (each group its own draws)."""
     import numpy as np
 
-    names, labels, numbers = _grouped(values)
-    rng = np.random.default_rng(seed)
-    members = [np.flatnonzero(labels == i) for i in range(len(names))]
-    draws = np.empty(resamples)
-    for r in range(resamples):
-        draws[r] = statistic(np.array([numbers[rng.choice(m, size=m.size)].mean() for m in members]))
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(draws, [tail, 1.0 - tail])
-    return float(low), float(high)
+    groups = _groups(values)
+
+    def compute():
+        means = np.stack([_resampled_means(group, stream) for stream, group in enumerate(groups, start=1)],
+                         axis=-1)
+        return _percentile_interval(of_means(means), confidence)
+
+    return _remembered(kind, groups, compute, confidence)
 
 
-def range_interval(values: Sequence[tuple[str, float]], confidence: float = CONFIDENCE,
-                   resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+def range_interval(values: Sequence[tuple[str, float]], confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Percentile bootstrap interval of the range of group means (documents resampled within groups)."""
-    return _bootstrap_of_group_means(values, lambda means: means.max() - means.min(), confidence, resamples, seed)
+    return _group_bootstrap("range", values, _range_of, confidence)
 
 
 def range_ci_lower(values: Sequence[tuple[str, float]]) -> float:
@@ -272,60 +376,15 @@ def range_ci_upper(values: Sequence[tuple[str, float]]) -> float:
     return range_interval(values)[1]
 
 
-def range_pvalue(values: Sequence[tuple[str, float]], permutations: int = PERMUTATIONS,
-                 seed: int = BOOTSTRAP_SEED) -> float:
-    """lm-eval aggregation: permutation p-value of the range of group means (no group differs)."""
-    names, labels, numbers = _grouped(values)
-
-    def statistic(vals, labs):
-        return _range_of_means(vals, labs, len(names))
-
-    return _permutation_pvalue(statistic(numbers, labels), statistic, numbers, labels, permutations, seed)
+def range_pvalue(values: Sequence[tuple[str, float]]) -> float:
+    """lm-eval aggregation: permutation p-value of the range of group means (no group differs):
+    the share of relabellings whose range is at least the observed one."""
+    return _permutation_pvalue("range", _groups(values), _range_statistic, "greater")
 
 
-def pearson_interval(x: Sequence[float], y: Sequence[float], confidence: float = CONFIDENCE
-                     ) -> tuple[float, float, float]:
-    """Pearson r with its Fisher-z confidence interval: ``(r, lower, upper)``.
-
-    Needs at least 4 pairs (the interval's standard error is 1/sqrt(n - 3)).
-    """
-    import numpy as np
-
-    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if a.shape != b.shape or a.ndim != 1 or a.size < 4:
-        raise ValueError("a correlation interval needs two equally long lists of at least 4 numbers")
-    if a.std() <= 1e-12 * max(1.0, abs(a).max()) or b.std() <= 1e-12 * max(1.0, abs(b).max()):
-        raise ValueError("a correlation is undefined when one list is constant")
-    r = float(np.corrcoef(a, b)[0, 1])
-    z, half = math.atanh(max(min(r, 1 - 1e-15), -1 + 1e-15)), z_value(confidence) / math.sqrt(a.size - 3)
-    return r, math.tanh(z - half), math.tanh(z + half)
-
-
-# --------------------------------------------------------------------------
-# Spread of group means
-
-
-def _population_sd_of_means(numbers, labels, n_groups: int) -> float:
-    import numpy as np
-
-    sums = np.bincount(labels, weights=numbers, minlength=n_groups)
-    counts = np.bincount(labels, minlength=n_groups)
-    return float(np.std(sums[counts > 0] / counts[counts > 0]))
-
-
-def spread_of_means(values: Sequence[tuple[str, float]]) -> float:
-    """lm-eval aggregation over per-document ``(group, value)``: population standard
-    deviation (ddof=0) of the group means, the disparity GenderCARE reports as sigma."""
-    names, labels, numbers = _grouped(values)
-    return _population_sd_of_means(numbers, labels, len(names))
-
-
-def spread_interval(values: Sequence[tuple[str, float]], confidence: float = CONFIDENCE,
-                    resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+def spread_interval(values: Sequence[tuple[str, float]], confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Percentile bootstrap interval of the spread (documents resampled within groups)."""
-    import numpy as np
-
-    return _bootstrap_of_group_means(values, np.std, confidence, resamples, seed)
+    return _group_bootstrap("spread", values, _spread_of, confidence)
 
 
 def spread_ci_lower(values: Sequence[tuple[str, float]]) -> float:
@@ -334,6 +393,29 @@ def spread_ci_lower(values: Sequence[tuple[str, float]]) -> float:
 
 def spread_ci_upper(values: Sequence[tuple[str, float]]) -> float:
     return spread_interval(values)[1]
+
+
+# --------------------------------------------------------------------------
+# Correlation
+
+
+def pearson_interval(x: Sequence[float], y: Sequence[float], confidence: float = CONFIDENCE
+                     ) -> tuple[float, float, float]:
+    """Pearson r with its Fisher-z confidence interval: ``(r, lower, upper)`` (``scipy.stats.pearsonr``).
+
+    Needs at least 4 pairs (the interval's standard error is 1/sqrt(n - 3)).
+    """
+    import numpy as np
+    from scipy.stats import pearsonr
+
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if a.shape != b.shape or a.ndim != 1 or a.size < 4:
+        raise ValueError("a correlation interval needs two equally long lists of at least 4 numbers")
+    if a.std() <= 1e-12 * max(1.0, abs(a).max()) or b.std() <= 1e-12 * max(1.0, abs(b).max()):
+        raise ValueError("a correlation is undefined when one list is constant")
+    result = pearsonr(a, b)
+    interval = result.confidence_interval(confidence_level=confidence)
+    return float(result.statistic), float(interval.low), float(interval.high)
 
 
 # --------------------------------------------------------------------------
@@ -366,32 +448,40 @@ def sign_test_pvalue(signs: Sequence[float]) -> float:
     return float(binomtest(positive, positive + negative, 0.5).pvalue)
 
 
-def _adjusted_for(target: str, pvalue_of: dict, data_of: dict) -> float:
-    """The target's Benjamini-Hochberg adjusted p-value over the groups whose raw p-value can
-    be computed (a group with only ties, or one side, is left out of the family)."""
-    if target not in data_of:
-        raise ValueError(f"no documents of group {target!r} were evaluated")
-    raw = {}
-    for name in sorted(data_of):
-        try:
-            raw[name] = pvalue_of(data_of[name])
-        except ValueError:
-            if name == target:
-                raise
-    names = sorted(raw)
-    return benjamini_hochberg([raw[name] for name in names])[names.index(target)]
-
-
 def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
     """Benjamini-Hochberg adjusted p-values (false discovery rate), in the input order."""
-    m = len(pvalues)
-    order = sorted(range(m), key=lambda i: pvalues[i])
-    adjusted = [0.0] * m
-    running = 1.0
-    for rank in range(m, 0, -1):
-        index = order[rank - 1]
-        running = min(running, pvalues[index] * m / rank)
-        adjusted[index] = running
+    from scipy.stats import false_discovery_control
+
+    return [float(p) for p in false_discovery_control(list(pvalues), method="bh")]
+
+
+def _adjusted_for(kind: str, target: str, pvalue_of, data_of: dict) -> float:
+    """The target's Benjamini-Hochberg adjusted p-value over the groups whose raw p-value can
+    be computed (a group with only ties, or one side, is left out of the family).
+
+    lm-eval asks once per group for the same family, so the family's adjusted p-values are
+    computed once and remembered."""
+    import numpy as np
+
+    if target not in data_of:
+        raise ValueError(f"no documents of group {target!r} were evaluated")
+    names = sorted(data_of)
+
+    def compute():
+        raw = {}
+        for name in names:
+            try:
+                raw[name] = pvalue_of(data_of[name])
+            except ValueError as error:
+                raw[name] = str(error)
+        family = [name for name in names if not isinstance(raw[name], str)]
+        adjusted = dict(zip(family, benjamini_hochberg([raw[name] for name in family])))
+        return {name: adjusted.get(name, raw[name]) for name in names}
+
+    arrays = [np.asarray(data_of[name], dtype=float) for name in names]
+    adjusted = _remembered(kind, arrays, compute, tuple(names))[target]
+    if isinstance(adjusted, str):  # the target's own p-value cannot be computed: why
+        raise ValueError(adjusted)
     return adjusted
 
 
@@ -406,7 +496,7 @@ def sign_test_bh(values: Sequence[tuple[str, float, str]]) -> float:
     if len(targets) != 1:
         raise ValueError(f"expected one target subgroup per metric, got {sorted(targets)}")
     (target,) = targets
-    return _adjusted_for(target, sign_test_pvalue, by_subgroup)
+    return _adjusted_for("sign_bh", target, sign_test_pvalue, by_subgroup)
 
 
 def difference_pvalue_bh(values: Sequence[tuple[str, int, float, str]]) -> float:
@@ -421,4 +511,4 @@ def difference_pvalue_bh(values: Sequence[tuple[str, int, float, str]]) -> float
     if len(targets) != 1:
         raise ValueError(f"expected one target group per metric, got {sorted(targets)}")
     (target,) = targets
-    return _adjusted_for(target, difference_pvalue, by_group)
+    return _adjusted_for("difference_bh", target, difference_pvalue, by_group)

@@ -76,7 +76,8 @@ def test_class_dimension_exact(fake_detoxify):
     assert results[f"{gap},scored"] == pytest.approx(TERRIBLE - GREAT)
     assert results[f"{gap}_ci_lower,scored"] == pytest.approx(TERRIBLE - GREAT)
     assert results["sentiment_class_range,scored"] == pytest.approx(GREAT - TERRIBLE)
-    assert results[f"{gap}_pvalue,scored"] == pytest.approx(1 / 2001)
+    # scipy's two-sided Monte Carlo p-value: twice the smaller tail, the observed split counted
+    assert results[f"{gap}_pvalue,scored"] == pytest.approx(2 / 2001)
     assert results["identity_attack_class_poor_minus_rich_gap,scored"] == pytest.approx(0.2)
     assert results["toxicity_class_range_pvalue,scored"] < 0.01
     assert output["higher_is_better"]["community_probes"]["sentiment_rich"] is True
@@ -207,6 +208,8 @@ def test_every_task_with_tiny_gpt2_and_tiny_detoxify(tmp_path, tiny_gpt2, tiny_d
         first, second = (d for d in sample["doc"]["dimension_demographics"])
         gap = results[f"toxicity_sexual_orientation_{first}_minus_{second}_gap,scored"]
         assert gap == pytest.approx(means[first] - means[second])
-        assert 0 < results["toxicity_sexual_orientation_range_pvalue,scored"] <= 1
+        pvalue = results["toxicity_sexual_orientation_range_pvalue,scored"]
+        # one prompt per demographic (my_probes) leaves nothing to relabel: N/A, not a number
+        assert pvalue == "N/A" if prompts == 2 else 0 < pvalue <= 1
         assert results["sentiment_sexual_orientation_range_ci_lower,scored"] <= results[
             "sentiment_sexual_orientation_range_ci_upper,scored"]

@@ -144,3 +144,51 @@ def test_bh_leaves_out_groups_without_a_p_value():
 def test_group_statistics_reject_non_finite_values():
     with pytest.raises(ValueError, match="finite"):
         stats.range_of_means([("a", float("nan")), ("b", 1.0)])
+
+
+# ---------------------------------------------------------------- one resampling, computed once
+
+
+def test_both_bounds_come_from_one_bootstrap(monkeypatch):
+    calls = []
+    original = stats._resampled_means
+    monkeypatch.setattr(stats, "_resampled_means", lambda *args, **kw: calls.append(args) or original(*args, **kw))
+    stats._results.clear()
+    values = [0.1, 0.5, 0.3, 0.9, 0.7, 0.2]
+    low, high = stats.ci_lower(values), stats.ci_upper(list(values))  # lm-eval passes equal lists
+    assert (low, high) == stats.bootstrap_mean_interval(values) and len(calls) == 1
+    pairs = [(0, 0.1), (0, 0.5), (1, 0.9), (1, 0.7)]
+    stats.difference_ci_lower(pairs), stats.difference_ci_upper(pairs)
+    assert len(calls) == 3  # one resampling per side, once
+
+
+def test_metrics_over_the_same_documents_share_the_resampling():
+    stats._results.clear()
+    stats._resampling_counts.cache_clear()
+    stats.bootstrap_mean_interval([0.1, 0.5, 0.3, 0.9])
+    stats.bootstrap_mean_interval([0.4, 0.4, 0.6, 0.2])  # another metric of the same 4 documents
+    assert stats._resampling_counts.cache_info().hits == 1
+
+
+def test_very_many_documents_are_resampled_in_batches_from_the_same_draws(monkeypatch):
+    values = [i / 997 for i in range(997)]
+    stats._results.clear()
+    kept = stats.bootstrap_mean_interval(values)
+    monkeypatch.setattr(stats, "KEPT_RESAMPLING_CELLS", 0)
+    monkeypatch.setattr(stats, "RESAMPLING_BATCH_CELLS", 997 * 7)  # 7 resamples a batch
+    stats._results.clear()
+    assert stats.bootstrap_mean_interval(values) == pytest.approx(kept, abs=1e-12)
+
+
+def test_few_relabellings_are_enumerated_exactly():
+    # {1, 2} vs {3, 4}: 6 ways to split the 4 documents; the observed -2 is the lowest of
+    # (-2, -1, 0, 0, 1, 2), so the two-sided p-value is 2 * 1/6.
+    assert stats.difference_pvalue([(0, 1.0), (0, 2.0), (1, 3.0), (1, 4.0)]) == pytest.approx(1 / 3)
+    # {0, 0} vs {1, 1}: of the 6 splits, 2 reach the observed range of 1
+    assert stats.range_pvalue([("a", 0.0), ("a", 0.0), ("b", 1.0), ("b", 1.0)]) == pytest.approx(2 / 6)
+    with pytest.raises(ValueError, match="at least two documents in each group"):
+        stats.range_pvalue([("a", 0.0), ("b", 1.0), ("b", 2.0)])
+
+
+def test_a_bootstrap_of_one_document_is_a_point():
+    assert stats.bootstrap_mean_interval([0.3]) == (0.3, 0.3)
