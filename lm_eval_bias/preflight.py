@@ -200,6 +200,97 @@ def _overflow(lm, request) -> str | None:
     return None
 
 
+# Sentence starts on which a prefix-token context is checked to tokenize as lm-eval's own
+# empty-context requests do (some SentencePiece tokenizers drop the word-start marker after a
+# special token; then the check fails and the task keeps empty contexts).
+PREFIX_PROBES = ("The", "LGBTQ people are kind.", "Nonbinary people don't", "\"Queer\" folks, 2023",
+                 "élan vital", " a leading space")
+
+
+def prefix_token_text(lm) -> str | None:
+    """The text of the model's prefix token (BOS, else EOS), when a request whose context is that
+    text followed by a string is tokenized exactly as lm-eval tokenizes an empty-context request
+    for the same string (``[prefix token] + tokens of the string``); otherwise None.
+
+    lm-eval conditions on the prefix token only when a context is empty; a task that needs
+    "BOS, then the first words" as a context can write it as this text where it is not None.
+    Needs a local tokenizing backend (hf, vllm, sglang, or an API model with
+    ``tokenized_requests``): a string sent to a server would be tokenized by the server.
+    """
+    lm = _unwrapped(lm)
+    if lm is None:
+        return None
+    from lm_eval_bias.models.hf_mlm import HFMaskedLM
+
+    tokenizer = getattr(lm, "tokenizer", None)
+    if (isinstance(lm, HFMaskedLM) or not callable(getattr(lm, "tok_encode", None))
+            or not hasattr(tokenizer, "decode") or getattr(lm, "backend", "causal") != "causal"
+            or not getattr(lm, "tokenized_requests", True)):
+        return None
+    try:
+        prefix = lm.prefix_token_id
+        text = tokenizer.decode([prefix])
+        if not text or list(lm.tok_encode(text)) != [prefix]:
+            return None
+        for probe in PREFIX_PROBES:
+            if list(lm.tok_encode(text + probe)) != [prefix, *lm.tok_encode(probe, add_special_tokens=False)]:
+                return None
+    except Exception:  # noqa: BLE001 - a tokenizer that cannot do this (tiktoken refuses special text)
+        return None
+    return text
+
+
+def logits_cache_conflicts(lm, requests: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Requests that lm-eval's ``hf`` backend would score wrongly together (lm-eval 0.4.13).
+
+    With ``logits_cache`` (its default) ``HFLM`` runs one forward pass for all requests whose
+    tokens agree but for the last, then reads each request's log-probabilities from the first
+    positions of the longest one's continuation; a request of the group whose continuation is
+    shorter gets the log-probabilities of other tokens. Requests that all have empty contexts
+    never meet this (their continuations are their whole token sequences). Returns the
+    requests in such groups: none for other backends, or without ``logits_cache``. Every
+    context must start with ``prefix_token_text(lm)``: lm-eval then tokenizes it without
+    adding special tokens, as the batches here do.
+    """
+    from lm_eval.models.huggingface import HFLM
+
+    lm = _unwrapped(lm)
+    if not (isinstance(lm, HFLM) and getattr(lm, "logits_cache", False) and lm.backend == "causal"):
+        return []
+    requests = list(dict.fromkeys(requests))
+    wholes = list(dict.fromkeys(context + continuation for context, continuation in requests))
+    whole_ids = dict(zip(wholes, _batch_encode(lm, wholes)))
+    by_key: dict[tuple, list] = {}
+    for request in requests:
+        by_key.setdefault(tuple(whole_ids[request[0] + request[1]][:-1]), []).append(request)
+    # Only requests that share their tokens-but-the-last with a request of another context can
+    # meet the problem: their contexts' lengths (lm-eval's _encode_pair moves the context's
+    # trailing spaces to the continuation) say whether they do.
+    crowded = [group for group in by_key.values() if len({context for context, _ in group}) > 1]
+    contexts = list(dict.fromkeys(context.rstrip() for group in crowded for context, _ in group))
+    context_length = {context: len(ids) for context, ids in zip(contexts, _batch_encode(lm, contexts))}
+    conflicts = []
+    for group in crowded:
+        if len({context_length[context.rstrip()] for context, _ in group}) > 1:
+            conflicts += group
+    return conflicts
+
+
+def _batch_encode(lm, texts: list[str]) -> list[list[int]]:
+    """``lm.tok_encode`` of texts that start with the prefix token's text, in one batch."""
+    return lm.tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
+
+
+def current_lm():
+    """The model lm-eval is evaluating now (None outside a run started through the gate)."""
+    return _current_lm.get()
+
+
+def current_prefix_token_text() -> str | None:
+    """:func:`prefix_token_text` of the model lm-eval is evaluating now (None outside a run)."""
+    return prefix_token_text(_current_lm.get())
+
+
 def check_requests_fit(task) -> None:
     """Refuse a task whose requests the current model would truncate: lm-eval would drop the
     start of the prompt (or fail an assertion) and score something else than the benchmark's

@@ -86,6 +86,47 @@ def cli_run(tmp_path_factory, tiny_gpt2, pair_slice):
             "samples_file": samples_file}
 
 
+@pytest.fixture(scope="module")
+def one_request_run(tmp_path_factory, tiny_gpt2, winoqueer_dir):
+    """Every 80th pair of the gender subset (200 pairs, no sentence split at two words): one
+    request per sentence."""
+    with open(winoqueer_dir / "winoqueer_gender_subset.csv", encoding="utf-8-sig", newline="") as f:
+        rows = list(csv.DictReader(f))[::80][:200]
+    workdir = tmp_path_factory.mktemp("one-request")
+    data_file = workdir / "pairs.csv"
+    with open(data_file, "w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["Gender_ID_x", "Gender_ID_y", "sent_x", "sent_y"],
+                                extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    run([str(BIN / "lm-eval-bias"), "run", "--model", "hf",
+         "--model_args", f"pretrained={tiny_gpt2},dtype=float32", "--device", "cpu", "--batch_size", "16",
+         "--tasks", "winoqueer", "--metadata", json.dumps({"data_file": str(data_file)}),
+         "--output_path", str(workdir / "out"), "--log_samples"], cwd=workdir)
+    samples_file = next((workdir / "out").rglob("samples_winoqueer_*.jsonl"))
+    return {"samples": [json.loads(line) for line in samples_file.read_text().splitlines()],
+            "results": strict_json(next((workdir / "out").rglob("results_*.json")))}
+
+
+def test_one_request_per_sentence_where_the_tokenizer_allows(one_request_run, tiny_gpt2):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2)
+    bos = tokenizer.decode([tokenizer.bos_token_id])
+    assert bos == "<|endoftext|>"
+    samples = one_request_run["samples"]
+    assert len(samples) == 200
+    for sample in samples:
+        x, y = sample["doc"]["sent_x"], sample["doc"]["sent_y"]
+        spans = wq.scored_spans(x, y)
+        (start_x, _), (start_y, _) = spans.x[0], spans.y[0]
+        requests = [(arg["arg_0"], arg["arg_1"]) for arg in sample["arguments"].values()]
+        # BOS as text and the words before the scored span, then the rest of the sentence
+        assert requests == [(bos + x[:start_x], x[start_x:]), (bos + y[:start_y], y[start_y:])]
+        (score_x,), (score_y,) = ([float(value) for value, _ in resp] for resp in sample["resps"])
+        assert (sample["sent_x_score"], sample["sent_y_score"]) == (score_x, score_y)
+
+
 def test_results_json_has_every_subgroup_with_stderr_and_interval(cli_run):
     results = cli_run["results"]["results"]["winoqueer"]
     assert results["sample_len"] == N_PAIRS
@@ -109,7 +150,9 @@ def test_results_are_recomputable_from_the_logged_pair_scores(cli_run):
             outcomes[key] += stereotyped
             ties[key] += tie
             counts[key] += 1
-        # every request has an empty context: the model's BOS token conditions it
+        # The head sample splits "Straight people are sinful." after "Straight" in one pair and after
+        # "Straight people" in another, which lm-eval's hf logits cache would mix up: every request
+        # has an empty context (the model's BOS token conditions it).
         assert all(arg["arg_0"] == "" for arg in sample["arguments"].values())
     assert results["bias_score,none"] == pytest.approx(100 * outcomes["all"] / N_PAIRS)
     assert results["tie_pct,none"] == pytest.approx(100 * ties["all"] / N_PAIRS)
@@ -141,7 +184,8 @@ def test_cache_file_is_specific_to_the_model(cli_run, tiny_gpt2):
     assert "tiny-gpt2" in databases[0].name
 
 
-def test_plugin_agrees_with_the_token_by_token_reference(cli_run, tiny_gpt2):
+@pytest.mark.parametrize("run_name", ["cli_run", "one_request_run"])
+def test_plugin_agrees_with_the_token_by_token_reference(run_name, request, tiny_gpt2):
     """Pair by pair against the authors' method, with the model's own tokenizer.
 
     Where both methods score the same tokens, the score differences must match;
@@ -152,8 +196,9 @@ def test_plugin_agrees_with_the_token_by_token_reference(cli_run, tiny_gpt2):
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2)
     model = AutoModelForCausalLM.from_pretrained(tiny_gpt2, dtype=torch.float32).eval()
+    samples = request.getfixturevalue(run_name)["samples"]
     agree = same_tokens = 0
-    for sample in cli_run["samples"]:
+    for sample in samples:
         x, y = sample["doc"]["sent_x"], sample["doc"]["sent_y"]
         reference = reference_pair_score(model, tokenizer, x, y)
         spans = wq.scored_spans(x, y)
@@ -171,8 +216,8 @@ def test_plugin_agrees_with_the_token_by_token_reference(cli_run, tiny_gpt2):
             if abs(reference_diff) > 2e-3:
                 assert ours_outcome == reference_outcome, (x, y)
         agree += ours_outcome == reference_outcome
-    assert same_tokens >= 0.9 * N_PAIRS
-    assert agree >= 0.95 * N_PAIRS
+    assert same_tokens >= 0.9 * len(samples)
+    assert agree >= 0.95 * len(samples)
 
 
 def test_stock_cli_with_include_path(tmp_path, tiny_gpt2, pair_slice):

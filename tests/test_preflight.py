@@ -353,7 +353,8 @@ def test_requests_longer_than_the_context_are_refused_before_any_is_sent(tiny_gp
         lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={tiny_gpt2},dtype=float32", device="cpu",
                                 tasks=["winoqueer"], task_manager=our_tasks(data_file=str(long_pair)))
     message = str(error.value)
-    assert message.startswith("winoqueer: 2 of its 8 requests do not fit the model's context of 128 tokens, so "
+    # one request per sentence (BOS text + the words before the scored span, then the rest)
+    assert message.startswith("winoqueer: 2 of its 4 requests do not fit the model's context of 128 tokens, so "
                               "lm-eval would cut the start of the prompt: document pair_id='0' (line 2) (")
     assert message.endswith("Fix: a model with a longer context (or --model_args max_length=N where the model "
                             "supports it), a smaller --gen_kwargs max_gen_toks=N for generation tasks, or a data "
@@ -426,3 +427,50 @@ def test_a_selection_that_leaves_nothing_is_an_error(tmp_path):
 def test_every_error_is_one_of_ours():
     for error in (ConfigurationError, PreflightError, data.DataError, data.MalformedDataError):
         assert issubclass(error, LmEvalBiasError)
+
+
+# ---------------------------------------------------------------- BOS as text (WinoQueer's one request per sentence)
+
+
+@pytest.fixture(scope="module")
+def tiny_hflm(tiny_gpt2):
+    from lm_eval.models.huggingface import HFLM
+
+    return HFLM(pretrained=str(tiny_gpt2), device="cpu", dtype="float32", batch_size=4)
+
+
+def test_prefix_token_text_is_found_only_where_it_tokenizes_as_the_prefix_token(tiny_hflm, monkeypatch):
+    from fake_models import ScriptedLM
+
+    assert preflight.prefix_token_text(tiny_hflm) == "<|endoftext|>"
+    assert preflight.prefix_token_text(ScriptedLM()) is None  # no tokenizer: no way to check
+    assert preflight.prefix_token_text(None) is None
+    # a backend that adds BOS itself would read the text as a second BOS
+    monkeypatch.setattr(tiny_hflm, "add_bos_token", True)
+    monkeypatch.setattr(tiny_hflm.tokenizer, "add_bos_token", True, raising=False)
+    monkeypatch.setattr(type(tiny_hflm), "tok_encode",
+                        lambda self, text, add_special_tokens=None, **kw: [0] + self.tokenizer.encode(
+                            text, add_special_tokens=False))
+    assert preflight.prefix_token_text(tiny_hflm) is None
+
+
+def test_lm_eval_hf_logits_cache_misreads_a_sentence_split_at_two_words(tiny_hflm):
+    """lm-eval 0.4.13's hf backend, with its default logits_cache, runs one forward pass for
+    requests whose tokens agree but for the last and reads the shorter continuation's
+    log-probabilities at the wrong positions: why WinoQueer falls back to empty contexts then."""
+    from lm_eval.api.instance import Instance
+
+    split_after_one_word = ("<|endoftext|>Straight", " people are sinful.")
+    split_after_two_words = ("<|endoftext|>Straight people", " are sinful.")
+    other = ("<|endoftext|>Lesbians", " are sinful.")
+
+    def loglik(*requests):
+        instances = [Instance("loglikelihood", {}, request, index) for index, request in enumerate(requests)]
+        return [value for value, _ in tiny_hflm.loglikelihood(instances, disable_tqdm=True)]
+
+    alone = loglik(split_after_two_words)[0]
+    together = loglik(split_after_one_word, split_after_two_words)[1]
+    assert together != pytest.approx(alone, abs=1e-4)  # if this fails, lm-eval fixed it
+    assert preflight.logits_cache_conflicts(tiny_hflm, [split_after_one_word, split_after_two_words, other]) == [
+        split_after_one_word, split_after_two_words]
+    assert preflight.logits_cache_conflicts(tiny_hflm, [split_after_two_words, other]) == []

@@ -10,18 +10,30 @@ authors' code does; ties count as not stereotyped and stay in the denominator.
 How it maps onto lm-eval: the two sentences are split into shared and modified
 segments at word/punctuation boundaries. Only shared segments after the first
 modified span are scored (the shared prefix before it is identical in both
-sentences and cancels). A segment ``text[s:e]`` is scored as
-``L(text[:e]) - L(text[:s])``, where ``L(p)`` is lm-eval's log-likelihood of
-the prefix ``p`` with an empty context, i.e. conditioned on the model's prefix
-(BOS) token. Empty contexts are the only requests for which every lm-eval
-backend prepends that token, so this is how "BOS included" holds for every
-model, and the requests are plain batched ``loglikelihood`` requests that the
-backends sort, deduplicate and cache.
+sentences and cancels).
+
+One request per sentence, where it is exact: when the scored segments are the one
+suffix ``text[s:]`` (true of every pair in the official file), the sentence is
+one ``loglikelihood`` request with context ``<BOS text> + text[:s]`` and
+continuation ``text[s:]``: one forward pass over BOS and the sentence, the
+floor. The BOS text is the model's prefix token written out; it is used only
+when ``preflight.prefix_token_text`` has checked that the model's tokenizer reads
+it as that one token and tokenizes the words after it as it does without it, so
+the request conditions on exactly what the authors' code does (BOS, then the
+sentence). Otherwise (another backend or tokenizer, or a pair with several scored
+segments) a segment ``text[s:e]`` is scored as ``L(text[:e]) - L(text[:s])``,
+where ``L(p)`` is lm-eval's log-likelihood of the prefix ``p`` with an empty
+context: empty contexts are the requests for which every lm-eval backend
+prepends the prefix token itself. Both forms score the same tokens wherever the
+tokenizer has a token boundary at ``s`` (a word start or punctuation mark, as
+for byte-level BPE); the requests are plain batched ``loglikelihood`` requests
+that the backends sort, deduplicate and cache.
 """
 
 from __future__ import annotations
 
 import csv
+import logging
 import difflib
 import functools
 import re
@@ -31,6 +43,8 @@ from pathlib import Path
 
 from lm_eval_bias import data, options
 from lm_eval_bias.metric_keys import with_interval
+
+logger = logging.getLogger("lm_eval_bias")
 
 SOURCE = data.WINOQUEER
 SUBGROUPS_OPTION = options.Option(
@@ -286,16 +300,45 @@ def request_plan(sent_x: str, sent_y: str) -> RequestPlan:
     return RequestPlan(tuple(prefix_ends(spans.x)), tuple(prefix_ends(spans.y)), spans)
 
 
-def pair_scores(sent_x: str, sent_y: str, logliks: Sequence[float]) -> tuple[float, float]:
-    """Both sentence scores from the log-likelihoods of ``doc_to_choice``'s prefixes."""
+def single_suffix_start(spans: PairSpans, sent_x: str, sent_y: str) -> tuple[int, int] | None:
+    """``(s_x, s_y)`` when each sentence's scored tokens are its one suffix ``text[s:]``, else None."""
+    if len(spans.x) != 1 or spans.x[0][1] != len(sent_x) or spans.y[0][1] != len(sent_y):
+        return None
+    return spans.x[0][0], spans.y[0][0]
+
+
+def pair_requests(sent_x: str, sent_y: str, prefix_text: str | None = None) -> list[tuple[str, str]]:
+    """The ``(context, continuation)`` log-likelihood requests of one pair, ``sent_x``'s first.
+
+    With ``prefix_text`` (the model's prefix token as text, see the module docstring) and one
+    scored suffix per sentence: one request per sentence. Otherwise the sentence prefixes of
+    ``request_plan`` with empty contexts.
+    """
     plan = request_plan(sent_x, sent_y)
+    starts = single_suffix_start(plan.spans, sent_x, sent_y) if plan.has_scored_tokens else None
+    if prefix_text and starts is not None:
+        (start_x, start_y) = starts
+        return [(prefix_text + sent_x[:start_x], sent_x[start_x:]),
+                (prefix_text + sent_y[:start_y], sent_y[start_y:])]
+    return [("", sent_x[:end]) for end in plan.x_ends] + [("", sent_y[:end]) for end in plan.y_ends]
+
+
+def pair_scores(sent_x: str, sent_y: str, logliks: Sequence[float]) -> tuple[float, float]:
+    """Both sentence scores from the log-likelihoods of ``pair_requests``' requests (either form:
+    a pair with scored tokens sends two requests in the one-request form and at least three
+    as prefixes, so the count says which)."""
+    plan = request_plan(sent_x, sent_y)
+    if not plan.has_scored_tokens:
+        if len(logliks) != 2:
+            raise ValueError(f"expected 2 log-likelihoods for the pair, got {len(logliks)}")
+        return 0.0, 0.0
+    if len(logliks) == 2 and single_suffix_start(plan.spans, sent_x, sent_y) is not None:
+        return float(logliks[0]), float(logliks[1])
     n_x = len(plan.x_ends)
     if len(logliks) != n_x + len(plan.y_ends):
         raise ValueError(
             f"expected {n_x + len(plan.y_ends)} log-likelihoods for the pair, got {len(logliks)}"
         )
-    if not plan.has_scored_tokens:
-        return 0.0, 0.0
     score_x = sentence_score(plan.spans.x, dict(zip(plan.x_ends, logliks[:n_x])))
     score_y = sentence_score(plan.spans.y, dict(zip(plan.y_ends, logliks[n_x:])))
     return score_x, score_y
@@ -319,11 +362,67 @@ def pair_outcome(score_x: float, score_y: float) -> tuple[bool, bool]:
 
 
 def doc_to_choice(doc: dict) -> list[str]:
-    """The prefixes to score with an empty context: ``sent_x``'s, then ``sent_y``'s."""
-    plan = request_plan(doc["sent_x"], doc["sent_y"])
-    return [doc["sent_x"][:end] for end in plan.x_ends] + [
-        doc["sent_y"][:end] for end in plan.y_ends
-    ]
+    """The sentence prefixes of the empty-context form, ``sent_x``'s then ``sent_y``'s (what
+    lm-eval shows as the document's choices)."""
+    return [continuation for _, continuation in pair_requests(doc["sent_x"], doc["sent_y"])]
+
+
+def _winoqueer_task_class():
+    from lm_eval.api.instance import Instance
+
+    from lm_eval_bias import preflight
+    from lm_eval_bias.harness import SubgroupMetricsTask
+
+    class WinoQueerTask(SubgroupMetricsTask):
+        """``winoqueer``: sends ``pair_requests`` for each pair, one request per sentence where the
+        model's tokenizer allows it (decided once per run, when lm-eval builds the requests)."""
+
+        prefix_text: str | None = None
+
+        def build_all_requests(self, *, limit=None, samples=None, rank=0, world_size=1, **kwargs):
+            docs = [doc for _, doc in self.doc_iterator(rank=rank, limit=limit, world_size=world_size,
+                                                        samples=samples)]
+            self.prefix_text = self._usable_prefix_text(docs)
+            return super().build_all_requests(limit=limit, samples=samples, rank=rank, world_size=world_size,
+                                              **kwargs)
+
+        def _usable_prefix_text(self, docs) -> str | None:
+            task = self.config.task
+            prefix_text = preflight.current_prefix_token_text()
+            if prefix_text is None:
+                logger.info("%s: the model's prefix token cannot be written as text for this backend; "
+                            "scoring sentence prefixes with empty contexts (up to 4 requests per pair)", task)
+                return None
+            requests = [request for doc in docs for request in pair_requests(doc["sent_x"], doc["sent_y"], prefix_text)]
+            conflicts = preflight.logits_cache_conflicts(preflight.current_lm(), requests)
+            if conflicts:
+                logger.info("%s: %d requests split one sentence at different words, which lm-eval's hf "
+                            "backend would score wrongly with logits_cache (e.g. %r); scoring sentence "
+                            "prefixes with empty contexts instead (up to 4 requests per pair)",
+                            task, len(conflicts), conflicts[0])
+                return None
+            logger.info("%s: one request per sentence, the context starting with %r (the model's prefix token)",
+                        task, prefix_text)
+            return prefix_text
+
+        def construct_requests(self, doc, ctx, **kwargs):
+            kwargs.pop("apply_chat_template", None)  # plain text (SubgroupMetricsTask.plain_text)
+            kwargs.pop("chat_template", None)
+            requests = pair_requests(doc["sent_x"], doc["sent_y"], self.prefix_text)
+            return [Instance(request_type="loglikelihood", doc=doc, arguments=arguments, idx=index, **kwargs)
+                    for index, arguments in enumerate(requests)]
+
+    WinoQueerTask.__module__ = __name__
+    return WinoQueerTask
+
+
+def __getattr__(name: str):
+    # The lm-eval task class (YAML ``class: !function ...WinoQueerTask``) is made on first use, so
+    # that this module's pure functions import without lm-eval and torch (a second or more).
+    if name == "WinoQueerTask":
+        globals()[name] = task_class = _winoqueer_task_class()
+        return task_class
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def process_results(doc: dict, results: Sequence) -> dict[str, float]:
