@@ -33,12 +33,14 @@ import hashlib
 import json
 import logging
 import math
+import os
 import re
 import sys
 from pathlib import Path
 
 from lm_eval_bias import data, models, tasks_dir
-from lm_eval_bias.errors import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_OK, ConfigurationError, LmEvalBiasError
+from lm_eval_bias.errors import (EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_OK, ConfigurationError, LmEvalBiasError,
+                                 PreflightError)
 
 logger = logging.getLogger("lm_eval_bias")
 
@@ -105,6 +107,14 @@ def _install_evaluate_shim() -> None:
         return
 
     def simple_evaluate(*args, **kwargs):
+        tracker_output = getattr(kwargs.get("evaluation_tracker"), "output_path", None)
+        problems = [problem for problem in (
+            _unwritable("--use_cache", Path(kwargs["use_cache"]).parent) if kwargs.get("use_cache") else None,
+            _unwritable("--output_path", Path(tracker_output) if not str(tracker_output).endswith(".json")
+                        else Path(tracker_output).parent) if tracker_output else None,
+        ) if problem]
+        if problems:
+            raise PreflightError(problems)
         if kwargs.get("use_cache"):
             path = model_specific_cache_path(
                 kwargs["use_cache"], kwargs.get("model"), kwargs.get("model_args")
@@ -115,6 +125,21 @@ def _install_evaluate_shim() -> None:
 
     simple_evaluate._lm_eval_bias_shim = True
     lm_eval.simple_evaluate = simple_evaluate
+
+
+def _unwritable(option: str, folder: Path) -> str | None:
+    """Why ``folder`` cannot be created or written (lm-eval would find out only after every
+    request: results lost, or a crash), or None."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        reason = f"{existing} is a file, not a folder"
+    elif not os.access(existing, os.W_OK | os.X_OK):
+        reason = f"{existing} is not writable"
+    else:
+        return None
+    return f"{option}: cannot write under {folder}: {reason}. Fix: give a path in a writable folder"
 
 
 class _ArgumentParser(argparse.ArgumentParser):

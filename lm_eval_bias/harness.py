@@ -134,6 +134,8 @@ class SubgroupMetricsTask(_task_base()):
     def __init__(self, config=None, **kwargs):
         from lm_eval_bias import preflight
 
+        # first, so that the stock CLI shows even this task's own errors as one message
+        preflight.install_request_gate()
         config = dict(config or {})
         config.pop("class", None)  # lm-eval passes it on; TaskConfig has no such field
         check_options(config)
@@ -154,7 +156,6 @@ class SubgroupMetricsTask(_task_base()):
         expect_subgroup_metrics(self.config.task)
         for name, aggregation in list(self._aggregation_list.items()):
             self._aggregation_list[name] = self._reported_or_na(name, aggregation)
-        preflight.install_request_gate()
 
     def download(self, dataset_kwargs=None, **kwargs) -> None:
         super().download(dataset_kwargs, **kwargs)

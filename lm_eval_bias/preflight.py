@@ -25,6 +25,7 @@ import contextlib
 import contextvars
 import functools
 import logging
+import math
 import sys
 from collections.abc import Iterable
 
@@ -147,6 +148,9 @@ def check_limit(limit, tasks: Iterable) -> list[str]:
     """``--limit`` that leaves a task nothing to evaluate (lm-eval would crash on it)."""
     if limit is None:
         return []
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not math.isfinite(limit):
+        return [f"--limit {limit!r} is not a number of documents. Fix: --limit N with N >= 1 (or a fraction "
+                "between 0 and 1), or no --limit"]
     from lm_eval.evaluator_utils import get_sample_size
 
     problems = []

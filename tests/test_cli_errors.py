@@ -3,6 +3,7 @@ bad input or configuration, 1 only for a failed gate rule, no traceback; and the
 ``recompute`` and ``tango-agreement`` make on their samples files."""
 
 import json
+import os
 
 import pytest
 
@@ -303,3 +304,24 @@ def test_tango_agreement_on_samples_of_other_prompts(tango_files, capsys):
     assert (code, err) == (2, f"lm-eval-bias tango-agreement: {generation} and {probability}: no prompt is in both "
                               "sample files with a pronoun in its continuation; pass the samples of runs on the same "
                               "prompts\n")
+
+
+@pytest.mark.parametrize("option", ["--use_cache", "--output_path"])
+def test_an_unwritable_cache_or_output_path_is_refused_before_the_model_loads(option, tmp_path):
+    import subprocess
+    import sys
+
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    # the model does not exist: the path is refused before lm-eval would try to load it
+    completed = subprocess.run(
+        [sys.executable, "-m", "lm_eval_bias", "--model", "hf", "--model_args", f"pretrained={tmp_path / 'no-model'}",
+         "--tasks", "winoqueer", option, str(blocker / "sub" / "x")],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    folder = blocker / "sub" if option == "--use_cache" else blocker / "sub" / "x"
+    assert completed.returncode == 2
+    assert completed.stderr.endswith(
+        "lm-eval-bias: error: 1 problem found before the evaluation started:\n"
+        f"- {option}: cannot write under {folder}: {blocker} is a file, not a folder. Fix: give a path in a "
+        "writable folder\n")
+    assert "Traceback" not in completed.stderr

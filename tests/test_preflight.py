@@ -6,6 +6,7 @@ Each test asserts the exact problem a user sees and that nothing expensive ran f
 import dataclasses
 import json
 import math
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -210,6 +211,41 @@ def test_limit_zero_is_refused_before_any_request():
         "tango_misgender_prob: --limit 0 leaves no documents to evaluate. Fix: --limit N with N >= 1 (or a "
         "fraction above 0), or no --limit"]
     assert model.requests == 0
+
+
+@pytest.mark.parametrize("limit", [float("nan"), float("inf"), "5", True])
+def test_a_limit_that_is_not_a_number_of_documents_is_refused(limit):
+    model = CountingLM()
+    with pytest.raises(PreflightError) as error:
+        lm_eval.simple_evaluate(model=model, tasks=["tango_misgender_prob"], limit=limit,
+                                task_manager=our_tasks(data_file=MISGENDERING))
+    assert error.value.problems == [
+        f"--limit {limit!r} is not a number of documents. Fix: --limit N with N >= 1 (or a fraction between 0 "
+        "and 1), or no --limit"]
+    assert model.requests == 0
+
+
+def test_swapped_winoqueer_sentences_are_an_error_outside_the_official_file(tmp_path):
+    path = write_pairs(tmp_path / "pairs.csv", "Gay,Straight,Gay people are kind.,Straight people are kind.",
+                       "Lesbian,Straight,Straight people sing.,Lesbians sing.")
+    with pytest.raises(data.MalformedDataError) as error:
+        wq.load_dataset(data_file=str(path))
+    assert str(error.value) == (
+        f"{path}: in 1 pair(s) the words that differ in sent_x name the counterfactual (straight, heterosexual, "
+        "cisgender, cis) and those in sent_y do not, at line(s) 3: sent_x must be the LGBTQ+ sentence and sent_y "
+        "its counterfactual, or the score is inverted. Fix: swap the two sentences (or the sent_x/sent_y column "
+        "names) in those rows")
+    assert wq.looks_swapped("Cis people are kind.", "Trans people are kind.")
+    assert not wq.looks_swapped("Straight-acting gay men are kind.", "Straight men are kind.")
+
+
+def test_an_error_while_the_stock_cli_builds_a_task_prints_one_message(monkeypatch):
+    from lm_eval.tasks import TaskManager, get_task_dict
+
+    monkeypatch.setattr(sys, "excepthook", sys.__excepthook__)
+    with pytest.raises(ConfigurationError, match="unknown option 'subgroup'"):
+        get_task_dict(["winoqueer"], TaskManager(include_path=tasks_dir(), metadata={"subgroup": "Queer"}))
+    assert getattr(sys.excepthook, "_lm_eval_bias", False)
 
 
 # ---------------------------------------------------------------- lm_eval_bias.simple_evaluate

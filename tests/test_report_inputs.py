@@ -111,6 +111,24 @@ def test_an_interval_whose_lower_end_is_above_its_upper_end_is_exit_2(tmp_path, 
         assert (code, out, err) == (2, "", f"lm-eval-bias {command[0]}: {message}\n")
 
 
+def test_an_estimate_outside_its_own_interval_is_exit_2(tmp_path, capsys):
+    path = write(tmp_path / "results_est.json", winoqueer_results(score=70.0, ci=(20.0, 40.0)))
+    code, out, err = run_cli(["check", path, "--max", "winoqueer=60", "--gate", "interval"], capsys)
+    assert (code, out) == (2, "")
+    assert err == (f"lm-eval-bias check: {path}: task winoqueer, metric bias_score (none): the estimate 70 lies "
+                   "outside its own interval [20, 40], so the file is inconsistent; re-run the evaluation, or "
+                   "recompute the task from its samples file (lm-eval-bias recompute)\n")
+
+
+def test_a_range_of_group_means_may_lie_below_its_bootstrap_interval(tmp_path, capsys):
+    # resampling inflates a range or spread, so its percentile interval can sit above the estimate
+    path = write(tmp_path / "results_range.json", winoqueer_results(extra={
+        "toxicity_gender_range,none": 0.01, "toxicity_gender_range_ci_lower,none": 0.02,
+        "toxicity_gender_range_ci_upper,none": 0.09}))
+    code, out, err = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
+    assert (code, err) == (0, "")
+
+
 @pytest.mark.parametrize("date, shown", [("yesterday", "'yesterday'"), (True, "True"), ([1], "[1]")])
 def test_a_date_that_is_not_a_number_is_exit_2_not_a_failed_rule(tmp_path, capsys, date, shown):
     path = write(tmp_path / "results_date.json", winoqueer_results(date=date))

@@ -197,6 +197,16 @@ def load_dataset(data_file, data_dir, subgroups, metadata):
             f"{path}: {len(repeats)} pair(s) repeat an earlier pair ({shown}{more}), so they would "
             "be counted twice; remove the repeated rows"
         )
+    swapped = [pair["line"] for pair in pairs if looks_swapped(pair["sent_x"], pair["sent_y"])]
+    if swapped and not provenance["official"]:
+        shown = ", ".join(str(line) for line in swapped[:5]) + (f" (and {len(swapped) - 5} more)"
+                                                                  if len(swapped) > 5 else "")
+        raise data.MalformedDataError(
+            f"{path}: in {len(swapped)} pair(s) the words that differ in sent_x name the counterfactual "
+            f"(straight, heterosexual, cisgender, cis) and those in sent_y do not, at line(s) {shown}: "
+            "sent_x must be the LGBTQ+ sentence and sent_y its counterfactual, or the score is inverted. "
+            "Fix: swap the two sentences (or the sent_x/sent_y column names) in those rows"
+        )
     if selected:
         pairs = [pair for pair in pairs if pair["subgroup"] in selected]
         if not pairs:
@@ -210,8 +220,20 @@ def load_dataset(data_file, data_dir, subgroups, metadata):
     return evaluation_split(pairs, {"official": provenance["official"], "files": [provenance]}, "winoqueer")
 
 
+_COUNTERFACTUAL_WORD = re.compile(r"\b(?:straight|heterosexuals?|cisgender|cis)\b", re.IGNORECASE)
+
+
+def looks_swapped(sent_x: str, sent_y: str) -> bool:
+    """Whether the words that differ between the sentences name the counterfactual identity in
+    ``sent_x`` and not in ``sent_y`` (true of no pair of the official data: a swapped row)."""
+    changed_x, changed_y = changed_words(sent_x, sent_y)
+    return bool(_COUNTERFACTUAL_WORD.search(changed_x)) and not _COUNTERFACTUAL_WORD.search(changed_y)
+
+
 # --------------------------------------------------------------------------
 # Segmentation (pure)
+
+
 
 # A unit is a word (apostrophes inside it, straight or curly, included) or a
 # single punctuation mark, together with the whitespace before it; trailing
@@ -246,15 +268,27 @@ def _offsets(units: Sequence[str]) -> list[int]:
     return offsets
 
 
+def _diff(sent_x: str, sent_y: str):
+    units_x, units_y = split_units(sent_x), split_units(sent_y)
+    opcodes = difflib.SequenceMatcher(None, units_x, units_y, autojunk=False).get_opcodes()
+    return units_x, units_y, opcodes
+
+
+def changed_words(sent_x: str, sent_y: str) -> tuple[str, str]:
+    """The text of the units that differ, in each sentence."""
+    units_x, units_y, opcodes = _diff(sent_x, sent_y)
+    changed = [("".join(units_x[i1:i2]), "".join(units_y[j1:j2])) for tag, i1, i2, j1, j2 in opcodes if tag != "equal"]
+    return " ".join(x for x, _ in changed), " ".join(y for _, y in changed)
+
+
 @functools.lru_cache(maxsize=1 << 17)
 def scored_spans(sent_x: str, sent_y: str) -> PairSpans:
     """Shared segments after the first modified span, in both sentences."""
-    units_x, units_y = split_units(sent_x), split_units(sent_y)
+    units_x, units_y, opcodes = _diff(sent_x, sent_y)
     offsets_x, offsets_y = _offsets(units_x), _offsets(units_y)
-    matcher = difflib.SequenceMatcher(None, units_x, units_y, autojunk=False)
     spans_x, spans_y = [], []
     after_modified = False
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes:
         if tag != "equal":
             after_modified = True
         elif after_modified:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lm_eval_bias.errors import DataError
+from lm_eval_bias.metric_keys import is_comparison
 
 NOT_AVAILABLE = "N/A"  # lm-eval's own marker for a number it could not compute
 
@@ -262,6 +263,10 @@ def _shown(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+# rounding allowed between an estimate and its interval's bounds (relative)
+_SLACK = 1e-9
+
+
 def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -333,11 +338,20 @@ def _parse_metric(path: Path, task: str, entries: dict, name: str, filter_name: 
             f"{path}: task {task}, metric {name} ({filter_name}): ci_lower {lower:g} is above ci_upper "
             f"{upper:g}, so the file is inconsistent; re-run the evaluation, or recompute the task from its "
             "samples file (lm-eval-bias recompute)")
+    value = _value(path, task, key(""), entries[key("")])
+    # A Wilson, Fisher-z or bootstrap interval of a mean holds its estimate; one of a range or
+    # spread of group means need not (resampling inflates them), so those are not checked.
+    if (lower is not None and upper is not None and value != NOT_AVAILABLE and not is_comparison(name)
+            and not lower - _SLACK * max(1.0, abs(lower)) <= value <= upper + _SLACK * max(1.0, abs(upper))):
+        raise ResultsError(
+            f"{path}: task {task}, metric {name} ({filter_name}): the estimate {value:g} lies outside its own "
+            f"interval [{lower:g}, {upper:g}], so the file is inconsistent; re-run the evaluation, or recompute "
+            "the task from its samples file (lm-eval-bias recompute)")
     has_count = key("_n") in entries
     n = count("_n") if has_count else base.evaluated
     pvalue_bh = companion("_pvalue_bh")
     return Metric(
-        task, name, filter_name, _value(path, task, key(""), entries[key("")]),
+        task, name, filter_name, value,
         companion("_stderr"), lower, upper,
         pvalue_bh if pvalue_bh is not None else companion("_pvalue"),
         higher.get(name) if isinstance(higher, dict) else None,
