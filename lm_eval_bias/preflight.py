@@ -173,12 +173,17 @@ def _tokens(lm, text: str) -> int:
 def _context_checked(lm) -> bool:
     """Whether lm-eval truncates this backend's inputs to ``lm.max_length`` itself (the local
     backends); API servers report no real context size, and hf-mlm checks its own."""
-    from lm_eval.models.api_models import TemplateAPI
-
     from lm_eval_bias.models.hf_mlm import HFMaskedLM
 
     return (isinstance(getattr(lm, "max_length", None), int) and callable(getattr(lm, "tok_encode", None))
-            and not isinstance(lm, (TemplateAPI, HFMaskedLM)))
+            and not _is_api_model(lm) and not isinstance(lm, HFMaskedLM))
+
+
+def _is_api_model(lm) -> bool:
+    """Whether ``lm`` is one of lm-eval's API backends (``TemplateAPI``), without importing their
+    module (aiohttp and more: a third of a second) in a run that loaded none of them."""
+    module = sys.modules.get("lm_eval.models.api_models")
+    return module is not None and isinstance(lm, module.TemplateAPI)
 
 
 def _overflow(lm, request) -> str | None:
@@ -340,11 +345,9 @@ def _no_chat_template(lm, tasks) -> list[str]:
 def _explained_backend_failures(lm, tasks):
     """A completions server whose answers hold no prompt log-probabilities makes lm-eval's API
     backend fail with a bare TypeError or KeyError while parsing them: say what it means."""
-    from lm_eval.models.api_models import TemplateAPI
-
     inner = _unwrapped(lm)
     scoring = [task_name(task) for task in tasks if is_ours(task) and needs(task) == "log-likelihoods"]
-    if not isinstance(inner, TemplateAPI) or not scoring:
+    if not _is_api_model(inner) or not scoring:
         yield
         return
     original = inner.loglikelihood

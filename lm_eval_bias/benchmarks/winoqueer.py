@@ -268,35 +268,39 @@ def _offsets(units: Sequence[str]) -> list[int]:
     return offsets
 
 
-def _diff(sent_x: str, sent_y: str):
+@functools.lru_cache(maxsize=1 << 17)
+def _compared(sent_x: str, sent_y: str) -> tuple[PairSpans, str, str, bool]:
+    """One diff of the pair's units, kept for every later question about the pair (its data
+    check, its requests, its scores): the scored spans, the changed text of each sentence, and
+    whether anything changed at all."""
     units_x, units_y = split_units(sent_x), split_units(sent_y)
     opcodes = difflib.SequenceMatcher(None, units_x, units_y, autojunk=False).get_opcodes()
-    return units_x, units_y, opcodes
-
-
-def changed_words(sent_x: str, sent_y: str) -> tuple[str, str]:
-    """The text of the units that differ, in each sentence."""
-    units_x, units_y, opcodes = _diff(sent_x, sent_y)
-    changed = [("".join(units_x[i1:i2]), "".join(units_y[j1:j2])) for tag, i1, i2, j1, j2 in opcodes if tag != "equal"]
-    return " ".join(x for x, _ in changed), " ".join(y for _, y in changed)
-
-
-@functools.lru_cache(maxsize=1 << 17)
-def scored_spans(sent_x: str, sent_y: str) -> PairSpans:
-    """Shared segments after the first modified span, in both sentences."""
-    units_x, units_y, opcodes = _diff(sent_x, sent_y)
     offsets_x, offsets_y = _offsets(units_x), _offsets(units_y)
-    spans_x, spans_y = [], []
+    spans_x, spans_y, changed_x, changed_y = [], [], [], []
     after_modified = False
     for tag, i1, i2, j1, j2 in opcodes:
         if tag != "equal":
             after_modified = True
+            changed_x.append("".join(units_x[i1:i2]))
+            changed_y.append("".join(units_y[j1:j2]))
         elif after_modified:
             spans_x.append((offsets_x[i1], offsets_x[i2]))
             spans_y.append((offsets_y[j1], offsets_y[j2]))
-    if not after_modified:
+    return PairSpans(tuple(spans_x), tuple(spans_y)), " ".join(changed_x), " ".join(changed_y), after_modified
+
+
+def changed_words(sent_x: str, sent_y: str) -> tuple[str, str]:
+    """The text of the units that differ, in each sentence."""
+    _, changed_x, changed_y, _ = _compared(sent_x, sent_y)
+    return changed_x, changed_y
+
+
+def scored_spans(sent_x: str, sent_y: str) -> PairSpans:
+    """Shared segments after the first modified span, in both sentences."""
+    spans, _, _, modified = _compared(sent_x, sent_y)
+    if not modified:
         raise ValueError(f"the sentences are identical: {sent_x!r}")
-    return PairSpans(tuple(spans_x), tuple(spans_y))
+    return spans
 
 
 def prefix_ends(spans: Sequence[tuple[int, int]]) -> list[int]:
@@ -348,12 +352,14 @@ def pair_requests(sent_x: str, sent_y: str, prefix_text: str | None = None) -> l
     scored suffix per sentence: one request per sentence. Otherwise the sentence prefixes of
     ``request_plan`` with empty contexts.
     """
+    if prefix_text:
+        spans = scored_spans(sent_x, sent_y)
+        starts = single_suffix_start(spans, sent_x, sent_y) if spans.x else None
+        if starts is not None:
+            (start_x, start_y) = starts
+            return [(prefix_text + sent_x[:start_x], sent_x[start_x:]),
+                    (prefix_text + sent_y[:start_y], sent_y[start_y:])]
     plan = request_plan(sent_x, sent_y)
-    starts = single_suffix_start(plan.spans, sent_x, sent_y) if plan.has_scored_tokens else None
-    if prefix_text and starts is not None:
-        (start_x, start_y) = starts
-        return [(prefix_text + sent_x[:start_x], sent_x[start_x:]),
-                (prefix_text + sent_y[:start_y], sent_y[start_y:])]
     return [("", sent_x[:end]) for end in plan.x_ends] + [("", sent_y[:end]) for end in plan.y_ends]
 
 
@@ -361,13 +367,14 @@ def pair_scores(sent_x: str, sent_y: str, logliks: Sequence[float]) -> tuple[flo
     """Both sentence scores from the log-likelihoods of ``pair_requests``' requests (either form:
     a pair with scored tokens sends two requests in the one-request form and at least three
     as prefixes, so the count says which)."""
-    plan = request_plan(sent_x, sent_y)
-    if not plan.has_scored_tokens:
+    spans = scored_spans(sent_x, sent_y)
+    if not spans.x:
         if len(logliks) != 2:
             raise ValueError(f"expected 2 log-likelihoods for the pair, got {len(logliks)}")
         return 0.0, 0.0
-    if len(logliks) == 2 and single_suffix_start(plan.spans, sent_x, sent_y) is not None:
+    if len(logliks) == 2 and single_suffix_start(spans, sent_x, sent_y) is not None:
         return float(logliks[0]), float(logliks[1])
+    plan = request_plan(sent_x, sent_y)
     n_x = len(plan.x_ends)
     if len(logliks) != n_x + len(plan.y_ends):
         raise ValueError(
@@ -395,6 +402,13 @@ def pair_outcome(score_x: float, score_y: float) -> tuple[bool, bool]:
 # lm-eval hooks
 
 
+def doc_to_text(doc: dict) -> str:
+    """No prompt: the requests carry the sentences (``pair_requests``). A function, not ``""`` in
+    the YAML, because lm-eval renders a string with Jinja anew for every document (seconds for the
+    official file's 45,540 pairs)."""
+    return ""
+
+
 def doc_to_choice(doc: dict) -> list[str]:
     """The sentence prefixes of the empty-context form, ``sent_x``'s then ``sent_y``'s (what
     lm-eval shows as the document's choices)."""
@@ -414,20 +428,35 @@ def _winoqueer_task_class():
         prefix_text: str | None = None
 
         def build_all_requests(self, *, limit=None, samples=None, rank=0, world_size=1, **kwargs):
-            docs = [doc for _, doc in self.doc_iterator(rank=rank, limit=limit, world_size=world_size,
-                                                        samples=samples)]
-            self.prefix_text = self._usable_prefix_text(docs)
+            self.prefix_text = self._usable_prefix_text(self._pairs_to_evaluate(limit, samples, rank, world_size))
             return super().build_all_requests(limit=limit, samples=samples, rank=rank, world_size=world_size,
                                               **kwargs)
 
-        def _usable_prefix_text(self, docs) -> str | None:
+        def _pairs_to_evaluate(self, limit, samples, rank, world_size) -> list[tuple[str, str]]:
+            """``(sent_x, sent_y)`` of the documents lm-eval's ``doc_iterator`` will give, read as
+            columns (iterating the dataset's rows once more would cost most of a second)."""
+            from lm_eval.utils import create_iterator
+
+            documents = self.eval_docs
+            positions = [index for index in range(len(documents)) if not samples or index in samples]
+            chosen = [position for _, position in create_iterator(
+                enumerate(positions), rank=int(rank), limit=None if samples or not limit else int(limit),
+                world_size=int(world_size))]
+            if hasattr(documents, "select_columns"):  # a datasets.Dataset: whole columns at once
+                columns = documents.select_columns(["sent_x", "sent_y"]).to_dict()
+                sent_x, sent_y = columns["sent_x"], columns["sent_y"]
+            else:
+                sent_x, sent_y = [doc["sent_x"] for doc in documents], [doc["sent_y"] for doc in documents]
+            return [(sent_x[position], sent_y[position]) for position in chosen]
+
+        def _usable_prefix_text(self, pairs) -> str | None:
             task = self.config.task
             prefix_text = preflight.current_prefix_token_text()
             if prefix_text is None:
                 logger.info("%s: the model's prefix token cannot be written as text for this backend; "
                             "scoring sentence prefixes with empty contexts (up to 4 requests per pair)", task)
                 return None
-            requests = [request for doc in docs for request in pair_requests(doc["sent_x"], doc["sent_y"], prefix_text)]
+            requests = [request for sent_x, sent_y in pairs for request in pair_requests(sent_x, sent_y, prefix_text)]
             conflicts = preflight.logits_cache_conflicts(preflight.current_lm(), requests)
             if conflicts:
                 logger.info("%s: %d requests split one sentence at different words, which lm-eval's hf "
