@@ -35,7 +35,11 @@ def task_manager(extra_include_paths=None, **kwargs):
     from lm_eval_bias import models, options
     from lm_eval_bias.errors import ConfigurationError
 
-    problems = options.misspelt(sorted(kwargs.get("metadata") or {}), ())
+    metadata = kwargs.get("metadata")
+    if metadata is not None and (not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata)):
+        raise ConfigurationError(f"task_manager(metadata=...): expected a dict of option names (text) to values, "
+                                 f"got {metadata!r}"[:300])
+    problems = options.misspelt(sorted(metadata or {}), ())
     if problems:
         raise ConfigurationError("task_manager(metadata=...): " + "; ".join(problems))
     models.register()  # so that model="hf-mlm" works in simple_evaluate too

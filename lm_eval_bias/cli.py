@@ -169,11 +169,11 @@ def _subcommand(name: str):
     return decorate
 
 
-def _write(outputs: list[tuple[str, str]]) -> None:
-    """Write the rendered (path, text) outputs, all or none, and say so."""
+def _write(outputs: list[tuple[str, str]], inputs=()) -> None:
+    """Write the rendered (path, text) outputs, all or none, and say so; never over an input."""
     from lm_eval_bias.report.outputs import write_all
 
-    write_all(outputs)
+    write_all(outputs, inputs)
     for target, _ in outputs:
         print(f"wrote {target}")
 
@@ -312,7 +312,7 @@ def _leaderboard(argv: list[str]) -> int:
     rendered = [(getattr(args, kind), render(runs, columns)) for kind, render in renderers.items()
                 if getattr(args, kind)]
     if rendered:
-        _write(rendered)
+        _write(rendered, [run.path for run in runs])
     else:
         print(leaderboard.to_markdown(runs, columns), end="")
     for choice in leaderboard.skipped_runs(leaderboard.choose_runs(runs)):
@@ -346,7 +346,7 @@ def _recompute(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     numbers = recompute.recompute(args.samples, args.task)
     if args.json:
-        _write([(args.json, strict_json(numbers, indent=2) + "\n")])
+        _write([(args.json, strict_json(numbers, indent=2) + "\n")], [args.samples])
     for key in sorted(numbers):
         name, _, filter_name = key.partition(",")
         if not name.endswith("_stderr"):
@@ -379,7 +379,7 @@ def _report(argv: list[str]) -> int:
     rendered = [(target, render(runs, args.title)) for target, render in
                 ((args.html, report_html.to_html), (args.markdown, report_html.to_markdown)) if target]
     if rendered:
-        _write(rendered)
+        _write(rendered, [run.path for run in runs])
     else:
         print(report_html.to_markdown(runs, args.title), end="")
     return EXIT_OK

@@ -192,6 +192,8 @@ def _overflow(lm, request) -> str | None:
     if request.request_type == "generate_until":
         context, generation_kwargs = request.args[0], (request.args[1] if len(request.args) > 1 else {})
         new_tokens = int((generation_kwargs or {}).get("max_gen_toks", getattr(lm, "max_gen_toks", 256)))
+        if new_tokens < 1:
+            return f"it asks for {new_tokens} new tokens, and a generation needs at least 1 (max_gen_toks)"
         if new_tokens >= limit:
             return f"it asks for {new_tokens} new tokens and the model takes {limit} in all"
         budget = limit - new_tokens
@@ -531,6 +533,12 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
 
     import lm_eval_bias
 
+    if metadata is not None and (not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata)):
+        raise ConfigurationError(f"simple_evaluate(metadata=...): expected a dict of option names (text) to "
+                                 f"values, got {metadata!r}"[:300])
+    if isinstance(tasks, str) or (tasks is not None and not isinstance(tasks, (list, tuple))):
+        raise ConfigurationError(f"simple_evaluate(tasks=...): expected a list of task names, e.g. "
+                                 f"[{tasks!r}], got {tasks!r}"[:300])
     problems = []
     if task_manager is None:
         merged = {**({} if not isinstance(model_args, dict) else model_args), **(metadata or {})}

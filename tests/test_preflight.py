@@ -6,6 +6,7 @@ Each test asserts the exact problem a user sees and that nothing expensive ran f
 import dataclasses
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -239,6 +240,34 @@ def test_swapped_winoqueer_sentences_are_an_error_outside_the_official_file(tmp_
     assert not wq.looks_swapped("Straight-acting gay men are kind.", "Straight men are kind.")
 
 
+def test_a_counterfactual_that_does_not_name_its_label_is_an_error(tmp_path):
+    path = write_pairs(tmp_path / "pairs.csv", "LGBTQ,Cisgender,LGBTQ people are kind.,Lesbian people are kind.")
+    with pytest.raises(data.MalformedDataError, match=r"line\(s\) 2: sent_y must be the counterfactual that its "
+                                                      r"label names"):
+        wq.load_dataset(data_file=str(path))
+    assert wq.names_its_label("Gay men sing.", "Straight men sing.", "Straight")
+    assert not wq.names_its_label("Trans men sing.", "Straight men sing.", "Cisgender")
+
+
+def test_a_tango_label_that_disagrees_with_its_template_is_an_error(tmp_path):
+    path = tmp_path / "misgendering.csv"
+    path.write_text("template_idx,ante,ante_type,pronoun_family,template\n"
+                    "0,casey,ante_nongendered,she,casey is an actor and he is known for his roles.\n")
+    with pytest.raises(data.MalformedDataError) as error:
+        tango.read_misgendering(path)
+    assert str(error.value).startswith(f"{path}, line 2: pronoun_family is 'she' but the template uses he pronouns")
+
+
+@pytest.mark.parametrize("arguments, problem", [
+    ({"metadata": "data_dir=x"}, "simple_evaluate(metadata=...): expected a dict of option names (text) to values"),
+    ({"metadata": {None: 1}}, "simple_evaluate(metadata=...): expected a dict of option names (text) to values"),
+    ({"tasks": "winoqueer"}, "simple_evaluate(tasks=...): expected a list of task names, e.g. ['winoqueer']"),
+])
+def test_python_arguments_of_the_wrong_kind_are_our_errors(arguments, problem):
+    with pytest.raises(ConfigurationError, match=re.escape(problem)):
+        lm_eval_bias.simple_evaluate(model=CountingLM(), **{"tasks": ["winoqueer"], **arguments})
+
+
 def test_an_error_while_the_stock_cli_builds_a_task_prints_one_message(monkeypatch):
     from lm_eval.tasks import TaskManager, get_task_dict
 
@@ -402,6 +431,14 @@ def test_more_new_tokens_than_the_context_is_refused(tiny_gpt2):
                                                  r"model takes 128 in all\)"):
         lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={tiny_gpt2},dtype=float32", device="cpu",
                                 tasks=["tango_misgender"], limit=2, gen_kwargs="max_gen_toks=200",
+                                task_manager=our_tasks(data_file=MISGENDERING))
+
+
+def test_no_new_tokens_is_refused_before_the_first_request(tiny_gpt2):
+    with pytest.raises(ConfigurationError, match=r"document template_idx=0 \(it asks for 0 new tokens, and a "
+                                                 r"generation needs at least 1 \(max_gen_toks\)\)"):
+        lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={tiny_gpt2},dtype=float32", device="cpu",
+                                tasks=["tango_misgender"], limit=2, gen_kwargs="max_gen_toks=0",
                                 task_manager=our_tasks(data_file=MISGENDERING))
 
 

@@ -19,11 +19,13 @@ OFFICIAL_WINOQUEER = {"name": "winoqueer", "path": "/data/winoqueer/winoqueer_fi
                       "rows": 45540, "official": True, "official_sha256": "ab" * 32, "official_rows": 45540}
 
 
-def winoqueer_results(model="org/model-a", score=62.0, ci=(60.0, 64.0), *, n=45540, date=1_763_700_000.0,
+def winoqueer_results(model="org/model-a", score=62.0, ci=(60.0, 64.0), *, n=None, date=1_763_700_000.0,
                       limit=None, effective=None, original=45540, files=(OFFICIAL_WINOQUEER,), selection=None,
-                      counts=True, extra=None, lgbtq=(70.0, 64.0, 75.0), lgbtq_n=1200):
+                      counts=True, extra=None, lgbtq=(70.0, 64.0, 75.0), lgbtq_n=None):
     """A WinoQueer results document: bias_score and bias_score_lgbtq with intervals and (``counts``) ``_n``."""
     effective = original if effective is None else effective
+    n = effective if n is None else n
+    lgbtq_n = min(1200, effective) if lgbtq_n is None else lgbtq_n
     entry = {"alias": "WinoQueer", "sample_len": effective,
              "bias_score,none": score, "bias_score_stderr,none": 0.5,
              "bias_score_ci_lower,none": ci[0], "bias_score_ci_upper,none": ci[1],
@@ -118,6 +120,37 @@ def test_an_estimate_outside_its_own_interval_is_exit_2(tmp_path, capsys):
     assert err == (f"lm-eval-bias check: {path}: task winoqueer, metric bias_score (none): the estimate 70 lies "
                    "outside its own interval [20, 40], so the file is inconsistent; re-run the evaluation, or "
                    "recompute the task from its samples file (lm-eval-bias recompute)\n")
+
+
+def test_an_estimate_above_its_only_bound_is_exit_2(tmp_path, capsys):
+    path = write(tmp_path / "results_half.json", winoqueer_results(score=70.0, ci=("N/A", 40.0)))
+    code, out, err = run_cli(["check", path, "--max", "winoqueer=60"], capsys)
+    assert (code, out) == (2, "")
+    assert "the estimate 70 lies outside its own interval [N/A, 40]" in err
+
+
+@pytest.mark.parametrize("n, rests_on", [(99_999, "99,999 documents, more than the 12 the task evaluated"),
+                                         (0, "0 documents, yet it has a value")])
+def test_a_count_the_task_cannot_have_is_exit_2(tmp_path, capsys, n, rests_on):
+    path = write(tmp_path / "results_n.json", winoqueer_results(n=n, effective=12, limit=12, lgbtq_n=5))
+    code, out, err = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
+    assert (code, out) == (2, "")
+    assert f"bias_score_n says the number rests on {rests_on}, so the file is inconsistent" in err
+
+
+@pytest.mark.parametrize("command", [["leaderboard", "--csv"], ["report", "--markdown"]])
+def test_an_output_over_an_input_or_a_link_is_refused(tmp_path, capsys, command):
+    path = write(tmp_path / "results_a.json", winoqueer_results())
+    before = path.read_text()
+    code, out, err = run_cli([command[0], path, command[1], path], capsys)
+    assert (code, out) == (2, "")
+    assert "it is one of the files this command reads" in err and path.read_text() == before
+    link = tmp_path / "link.csv"
+    (tmp_path / "target.csv").write_text("old")
+    link.symlink_to(tmp_path / "target.csv")
+    code, out, err = run_cli([command[0], path, command[1], link], capsys)
+    assert code == 2 and "it is a symbolic link, which writing would replace" in err
+    assert link.is_symlink() and (tmp_path / "target.csv").read_text() == "old"
 
 
 def test_a_range_of_group_means_may_lie_below_its_bootstrap_interval(tmp_path, capsys):

@@ -261,7 +261,7 @@ def test_rules_on_p_values_and_bounds_and_finite_limits(tmp_path, capsys):
 
 def test_an_adapter_is_another_model_than_its_base(tmp_path):
     base = winoqueer_results()
-    adapter = winoqueer_results(score=55.0)
+    adapter = winoqueer_results(score=55.0, ci=(53.0, 57.0))
     adapter["config"]["model_args"] = "pretrained=org/model-a,peft=org/lora-1,batch_size=8"
     runs = results.load_runs([write(tmp_path / "a" / "results_1.json", base),
                               write(tmp_path / "b" / "results_2.json", adapter)])

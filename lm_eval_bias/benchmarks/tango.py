@@ -107,6 +107,14 @@ def read_misgendering(path: str | Path) -> list[dict]:
         template = str(row["template"])
         if not template.strip():
             raise data.MalformedDataError(f"{path}, line {line}: template is empty")
+        # A label that disagrees with the template's own pronouns would score a consistent model
+        # as misgendering (true of no row of the release).
+        others = sorted({match.family for match in pronouns.find_pronouns(template)} - {family})
+        if others:
+            raise data.MalformedDataError(
+                f"{path}, line {line}: pronoun_family is {family!r} but the template uses {', '.join(others)} "
+                f"pronouns ({template.strip()[:80]!r}); the family must be the template's own. Fix: correct the "
+                "pronoun_family label or the template")
         # The release has each (template, antecedent, family) once: a repeat would count twice.
         key = (str(row["template_idx"]).strip(), str(row["ante"]).strip(), family)
         if key in first_line:

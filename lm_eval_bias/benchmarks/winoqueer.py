@@ -197,16 +197,8 @@ def load_dataset(data_file, data_dir, subgroups, metadata):
             f"{path}: {len(repeats)} pair(s) repeat an earlier pair ({shown}{more}), so they would "
             "be counted twice; remove the repeated rows"
         )
-    swapped = [pair["line"] for pair in pairs if looks_swapped(pair["sent_x"], pair["sent_y"])]
-    if swapped and not provenance["official"]:
-        shown = ", ".join(str(line) for line in swapped[:5]) + (f" (and {len(swapped) - 5} more)"
-                                                                  if len(swapped) > 5 else "")
-        raise data.MalformedDataError(
-            f"{path}: in {len(swapped)} pair(s) the words that differ in sent_x name the counterfactual "
-            f"(straight, heterosexual, cisgender, cis) and those in sent_y do not, at line(s) {shown}: "
-            "sent_x must be the LGBTQ+ sentence and sent_y its counterfactual, or the score is inverted. "
-            "Fix: swap the two sentences (or the sent_x/sent_y column names) in those rows"
-        )
+    if not provenance["official"]:
+        _check_counterfactuals(path, pairs)
     if selected:
         pairs = [pair for pair in pairs if pair["subgroup"] in selected]
         if not pairs:
@@ -228,6 +220,37 @@ def looks_swapped(sent_x: str, sent_y: str) -> bool:
     ``sent_x`` and not in ``sent_y`` (true of no pair of the official data: a swapped row)."""
     changed_x, changed_y = changed_words(sent_x, sent_y)
     return bool(_COUNTERFACTUAL_WORD.search(changed_x)) and not _COUNTERFACTUAL_WORD.search(changed_y)
+
+
+def _lines(lines: list[int]) -> str:
+    return ", ".join(str(line) for line in lines[:5]) + (f" (and {len(lines) - 5} more)" if len(lines) > 5 else "")
+
+
+def _check_counterfactuals(path: Path, pairs: list[dict]) -> None:
+    """Refuse pairs whose sentences are the wrong way round, or whose counterfactual does not name
+    the identity its ``Gender_ID_y`` label says (both true of no pair of the official data)."""
+    swapped = [pair["line"] for pair in pairs if looks_swapped(pair["sent_x"], pair["sent_y"])]
+    if swapped:
+        raise data.MalformedDataError(
+            f"{path}: in {len(swapped)} pair(s) the words that differ in sent_x name the counterfactual "
+            f"(straight, heterosexual, cisgender, cis) and those in sent_y do not, at line(s) {_lines(swapped)}: "
+            "sent_x must be the LGBTQ+ sentence and sent_y its counterfactual, or the score is inverted. "
+            "Fix: swap the two sentences (or the sent_x/sent_y column names) in those rows"
+        )
+    unnamed = [pair["line"] for pair in pairs if not names_its_label(pair["sent_x"], pair["sent_y"], pair["Gender_ID_y"])]
+    if unnamed:
+        raise data.MalformedDataError(
+            f"{path}: in {len(unnamed)} pair(s) the words that differ in sent_y do not name the identity of "
+            f"Gender_ID_y (e.g. 'cisgender' for Cisgender), at line(s) {_lines(unnamed)}: sent_y must be the "
+            "counterfactual that its label names, or the pair compares something else. Fix: correct the "
+            "Gender_ID_y label or the sentence in those rows"
+        )
+
+
+def names_its_label(sent_x: str, sent_y: str, label_y: str) -> bool:
+    """Whether the words that differ in ``sent_y`` contain its label's word (Cis: "cis")."""
+    _, changed_y = changed_words(sent_x, sent_y)
+    return re.search(rf"\b{re.escape(label_y)}\b", changed_y, re.IGNORECASE) is not None
 
 
 # --------------------------------------------------------------------------

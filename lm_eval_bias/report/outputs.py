@@ -97,16 +97,26 @@ def _cannot_write(target: Path, error: OSError) -> OutputError:
     return OutputError(f"cannot write {target}: {_reason(error)}{detail}")
 
 
-def write_all(outputs: Sequence[tuple[str | Path, str]]) -> None:
+def write_all(outputs: Sequence[tuple[str | Path, str]], inputs: Sequence[str | Path] = ()) -> None:
     """Write every (path, text) or none: each goes to a temporary file beside its path first, and
     only when all of them are written are they moved into place. An :class:`OutputError` names the
-    path and the operating system's reason."""
+    path and the operating system's reason. A path that is one of the command's ``inputs``, or
+    anything but a regular file (a device, a pipe, a symbolic link, which the move would replace),
+    is refused before anything is written."""
     targets = [Path(target) for target, _ in outputs]
+    read = {Path(path).resolve() for path in inputs}
     for index, target in enumerate(targets):
         if any(target.resolve() == other.resolve() for other in targets[:index]):
             raise OutputError(f"{target} is given for two outputs; give each its own file")
         if target.is_dir():
             raise OutputError(f"cannot write {target}: it is a folder; give a file name")
+        if target.resolve() in read:
+            raise OutputError(f"cannot write {target}: it is one of the files this command reads; give "
+                              "another file name")
+        if target.is_symlink() or (os.path.lexists(target) and not target.is_file()):
+            kind = "a symbolic link" if target.is_symlink() else "not a regular file (a device or a pipe)"
+            raise OutputError(f"cannot write {target}: it is {kind}, which writing would replace; give the "
+                              "path of a regular file")
     written: list[tuple[str, Path]] = []
     try:
         for target, (_, text) in zip(targets, outputs):

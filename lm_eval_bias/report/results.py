@@ -341,14 +341,24 @@ def _parse_metric(path: Path, task: str, entries: dict, name: str, filter_name: 
     value = _value(path, task, key(""), entries[key("")])
     # A Wilson, Fisher-z or bootstrap interval of a mean holds its estimate; one of a range or
     # spread of group means need not (resampling inflates them), so those are not checked.
-    if (lower is not None and upper is not None and value != NOT_AVAILABLE and not is_comparison(name)
-            and not lower - _SLACK * max(1.0, abs(lower)) <= value <= upper + _SLACK * max(1.0, abs(upper))):
+    if value != NOT_AVAILABLE and not is_comparison(name) and (
+            (lower is not None and value < lower - _SLACK * max(1.0, abs(lower)))
+            or (upper is not None and value > upper + _SLACK * max(1.0, abs(upper)))):
+        shown = f"[{'N/A' if lower is None else f'{lower:g}'}, {'N/A' if upper is None else f'{upper:g}'}]"
         raise ResultsError(
             f"{path}: task {task}, metric {name} ({filter_name}): the estimate {value:g} lies outside its own "
-            f"interval [{lower:g}, {upper:g}], so the file is inconsistent; re-run the evaluation, or recompute "
+            f"interval {shown}, so the file is inconsistent; re-run the evaluation, or recompute "
             "the task from its samples file (lm-eval-bias recompute)")
     has_count = key("_n") in entries
     n = count("_n") if has_count else base.evaluated
+    if has_count and n is not None and ((base.evaluated is not None and n > base.evaluated)
+                                        or (n == 0 and value != NOT_AVAILABLE)):
+        rests_on = (f"{n:,} documents, more than the {base.evaluated:,} the task evaluated" if n
+                    else "0 documents, yet it has a value")
+        raise ResultsError(
+            f"{path}: task {task}, metric {name} ({filter_name}): {name}_n says the number rests on {rests_on}, "
+            "so the file is inconsistent; re-run the evaluation, or recompute the task from its samples file "
+            "(lm-eval-bias recompute)")
     pvalue_bh = companion("_pvalue_bh")
     return Metric(
         task, name, filter_name, value,
