@@ -192,8 +192,6 @@ def _overflow(lm, request) -> str | None:
     if request.request_type == "generate_until":
         context, generation_kwargs = request.args[0], (request.args[1] if len(request.args) > 1 else {})
         new_tokens = int((generation_kwargs or {}).get("max_gen_toks", getattr(lm, "max_gen_toks", 256)))
-        if new_tokens < 1:
-            return f"it asks for {new_tokens} new tokens, and a generation needs at least 1 (max_gen_toks)"
         if new_tokens >= limit:
             return f"it asks for {new_tokens} new tokens and the model takes {limit} in all"
         budget = limit - new_tokens
@@ -302,10 +300,39 @@ def current_prefix_token_text() -> str | None:
     return prefix_token_text(_current_lm.get())
 
 
+def _generation_problem(generation_kwargs: dict) -> str | None:
+    """What is wrong with a task's generation settings (``--gen_kwargs`` included), or None."""
+    def number(key):
+        value = generation_kwargs.get(key)
+        try:
+            return None if value is None or isinstance(value, bool) else float(value)
+        except (TypeError, ValueError):
+            return math.nan
+
+    checks = (
+        ("max_gen_toks", lambda v: v >= 1 and v == int(v), "a whole number of new tokens, at least 1"),
+        ("temperature", lambda v: v >= 0, "a number >= 0 (0: greedy)"),
+        ("top_p", lambda v: 0 < v <= 1, "a number in (0, 1]"),
+        ("top_k", lambda v: v >= 0 and v == int(v), "a whole number >= 0"),
+    )
+    for key, valid, expected in checks:
+        value = number(key)
+        if value is not None and not (math.isfinite(value) and valid(value)):
+            return (f"generation setting {key}={generation_kwargs[key]!r} is not {expected}. Fix: --gen_kwargs "
+                    f"{key}=<{expected.split(',')[0]}>, or leave it out")
+    return None
+
+
 def check_requests_fit(task) -> None:
     """Refuse a task whose requests the current model would truncate: lm-eval would drop the
     start of the prompt (or fail an assertion) and score something else than the benchmark's
-    text. Runs right after the task built its requests, before any is sent."""
+    text. Runs right after the task built its requests, before any is sent. Also refuses
+    generation settings that the backend would fail on at the first request."""
+    for generation_kwargs in {repr(r.args[1]): r.args[1] for r in task.instances
+                              if r.request_type == "generate_until" and len(r.args) > 1}.values():
+        problem = _generation_problem(generation_kwargs or {})
+        if problem:
+            raise ConfigurationError(f"{task_name(task)}: {problem}")
     lm = _current_lm.get()
     if lm is None:
         return
@@ -536,9 +563,12 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
     if metadata is not None and (not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata)):
         raise ConfigurationError(f"simple_evaluate(metadata=...): expected a dict of option names (text) to "
                                  f"values, got {metadata!r}"[:300])
-    if isinstance(tasks, str) or (tasks is not None and not isinstance(tasks, (list, tuple))):
+    if isinstance(tasks, str) or (tasks is not None and (not isinstance(tasks, (list, tuple)) or not all(
+            isinstance(task, str) or (isinstance(task, dict) and isinstance(task.get("task"), str)
+                                      and bool(task.get("dataset_path") or task.get("custom_dataset")))
+            for task in tasks))):
         raise ConfigurationError(f"simple_evaluate(tasks=...): expected a list of task names, e.g. "
-                                 f"[{tasks!r}], got {tasks!r}"[:300])
+                                 f"['winoqueer'] (or complete task configs), got {tasks!r}"[:300])
     problems = []
     if task_manager is None:
         merged = {**({} if not isinstance(model_args, dict) else model_args), **(metadata or {})}

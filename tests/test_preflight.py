@@ -249,6 +249,17 @@ def test_a_counterfactual_that_does_not_name_its_label_is_an_error(tmp_path):
     assert not wq.names_its_label("Trans men sing.", "Straight men sing.", "Cisgender")
 
 
+def test_a_subgroup_label_that_its_sentence_does_not_name_is_an_error(tmp_path):
+    path = write_pairs(tmp_path / "pairs.csv", "Transgender,Straight,Lesbians are kind.,Straight people are kind.")
+    with pytest.raises(data.MalformedDataError, match=r"line\(s\) 2: the pair would be counted in another subgroup"):
+        wq.load_dataset(data_file=str(path))
+    # plurals, hyphens and synonyms still name their identity
+    assert wq.names_its_label("Bisexuals are greedy.", "Heterosexuals are greedy.", "Heterosexual")
+    assert wq.names_its_label("Trans people sing.", "Cis-gender people sing.", "Cisgender")
+    assert wq.names_its_subgroup("Homosexuals sing.", "Straight people sing.", "Gay")
+    assert wq.names_its_subgroup("Enby folks sing.", "Cis folks sing.", "NB")
+
+
 def test_a_tango_label_that_disagrees_with_its_template_is_an_error(tmp_path):
     path = tmp_path / "misgendering.csv"
     path.write_text("template_idx,ante,ante_type,pronoun_family,template\n"
@@ -258,10 +269,32 @@ def test_a_tango_label_that_disagrees_with_its_template_is_an_error(tmp_path):
     assert str(error.value).startswith(f"{path}, line 2: pronoun_family is 'she' but the template uses he pronouns")
 
 
+def test_it_for_a_thing_is_not_a_pronoun_family(tmp_path):
+    path = tmp_path / "misgendering.csv"
+    path.write_text("template_idx,ante,ante_type,pronoun_family,template\n"
+                    "0,casey,ante_nongendered,he,casey bought a car and he loves it.\n")
+    assert [p["pronoun_family"] for p in tango.read_misgendering(path)] == ["he"]
+
+
+@pytest.mark.parametrize("setting, problem", [
+    ("temperature=-1,do_sample=True", "temperature=-1 is not a number >= 0 (0: greedy)"),
+    ("max_gen_toks=abc", "max_gen_toks='abc' is not a whole number of new tokens, at least 1"),
+    ("max_gen_toks=2.5", "max_gen_toks=2.5 is not a whole number of new tokens, at least 1"),
+    ("top_p=0", "top_p=0 is not a number in (0, 1]"),
+])
+def test_generation_settings_the_backend_would_fail_on_are_refused(setting, problem):
+    model = CountingLM()
+    with pytest.raises(ConfigurationError, match=re.escape(f"tango_misgender: generation setting {problem}")):
+        lm_eval.simple_evaluate(model=model, tasks=["tango_misgender"], limit=2, gen_kwargs=setting,
+                                task_manager=our_tasks(data_file=MISGENDERING))
+    assert model.requests == 0
+
+
 @pytest.mark.parametrize("arguments, problem", [
     ({"metadata": "data_dir=x"}, "simple_evaluate(metadata=...): expected a dict of option names (text) to values"),
     ({"metadata": {None: 1}}, "simple_evaluate(metadata=...): expected a dict of option names (text) to values"),
     ({"tasks": "winoqueer"}, "simple_evaluate(tasks=...): expected a list of task names, e.g. ['winoqueer']"),
+    ({"tasks": ["winoqueer", 5]}, "simple_evaluate(tasks=...): expected a list of task names"),
 ])
 def test_python_arguments_of_the_wrong_kind_are_our_errors(arguments, problem):
     with pytest.raises(ConfigurationError, match=re.escape(problem)):
@@ -435,8 +468,8 @@ def test_more_new_tokens_than_the_context_is_refused(tiny_gpt2):
 
 
 def test_no_new_tokens_is_refused_before_the_first_request(tiny_gpt2):
-    with pytest.raises(ConfigurationError, match=r"document template_idx=0 \(it asks for 0 new tokens, and a "
-                                                 r"generation needs at least 1 \(max_gen_toks\)\)"):
+    with pytest.raises(ConfigurationError, match=r"^tango_misgender: generation setting max_gen_toks=0 is not a "
+                                                 r"whole number of new tokens, at least 1. Fix: --gen_kwargs "):
         lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={tiny_gpt2},dtype=float32", device="cpu",
                                 tasks=["tango_misgender"], limit=2, gen_kwargs="max_gen_toks=0",
                                 task_manager=our_tasks(data_file=MISGENDERING))

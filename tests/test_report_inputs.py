@@ -130,7 +130,8 @@ def test_an_estimate_above_its_only_bound_is_exit_2(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("n, rests_on", [(99_999, "99,999 documents, more than the 12 the task evaluated"),
-                                         (0, "0 documents, yet it has a value")])
+                                         (0, "0 documents, yet it has a value"),
+                                         ("N/A", "N/A documents, yet it has a value")])
 def test_a_count_the_task_cannot_have_is_exit_2(tmp_path, capsys, n, rests_on):
     path = write(tmp_path / "results_n.json", winoqueer_results(n=n, effective=12, limit=12, lgbtq_n=5))
     code, out, err = run_cli(["check", path, "--max", "winoqueer=65"], capsys)

@@ -489,3 +489,8 @@ def test_gap_p_values_are_adjusted_across_the_runs_groups():
     assert metrics["warmth_minus_competence_men_gap_pvalue"] == (1, 4.0)
     assert metrics["warmth_minus_competence_women_gap_pvalue_bh"] == ("men", 1, 4.0, "women")
     assert metrics["warmth_minus_competence_men_gap_pvalue_bh"] == ("men", 1, 4.0, "men")
+
+
+def test_log_odds_of_a_one_word_vocabulary_are_not_defined():
+    # every story is the same single content word: nothing to contrast it with (its odds are infinite)
+    assert scm.log_odds_dirichlet({"great": 3}, {"great": 2}, {"great": 1.0}) == {}

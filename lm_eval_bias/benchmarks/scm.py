@@ -1056,6 +1056,10 @@ def log_odds_dirichlet(counts: Mapping[str, int], other: Mapping[str, int], prio
     Positive z: the word is more typical of this group's texts. The prior shrinks rare
     words towards zero, which a plain odds ratio (the thesis's) does not.
     """
+    if len(prior) < 2:
+        # One word in the whole vocabulary: it is every word of both groups' texts, its odds
+        # against "the other words" are infinite, and there is nothing to contrast.
+        return {}
     n, n_other = sum(counts.values()), sum(other.values())
     a0 = sum(prior.values())
     result = {}

@@ -109,7 +109,9 @@ def read_misgendering(path: str | Path) -> list[dict]:
             raise data.MalformedDataError(f"{path}, line {line}: template is empty")
         # A label that disagrees with the template's own pronouns would score a consistent model
         # as misgendering (true of no row of the release).
-        others = sorted({match.family for match in pronouns.find_pronouns(template)} - {family})
+        # Only the families' own pronouns count: "it" for a thing is no claim about the person.
+        others = sorted({match.family for match in pronouns.find_pronouns(template)
+                         if match.family in pronouns.FAMILIES} - {family})
         if others:
             raise data.MalformedDataError(
                 f"{path}, line {line}: pronoun_family is {family!r} but the template uses {', '.join(others)} "

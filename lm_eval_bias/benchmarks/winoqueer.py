@@ -227,8 +227,9 @@ def _lines(lines: list[int]) -> str:
 
 
 def _check_counterfactuals(path: Path, pairs: list[dict]) -> None:
-    """Refuse pairs whose sentences are the wrong way round, or whose counterfactual does not name
-    the identity its ``Gender_ID_y`` label says (both true of no pair of the official data)."""
+    """Refuse pairs whose sentences are the wrong way round, or whose sentences do not name the
+    identities their ``Gender_ID_x`` and ``Gender_ID_y`` labels say (true of no pair of the shared
+    copies of the official data)."""
     swapped = [pair["line"] for pair in pairs if looks_swapped(pair["sent_x"], pair["sent_y"])]
     if swapped:
         raise data.MalformedDataError(
@@ -236,6 +237,14 @@ def _check_counterfactuals(path: Path, pairs: list[dict]) -> None:
             f"(straight, heterosexual, cisgender, cis) and those in sent_y do not, at line(s) {_lines(swapped)}: "
             "sent_x must be the LGBTQ+ sentence and sent_y its counterfactual, or the score is inverted. "
             "Fix: swap the two sentences (or the sent_x/sent_y column names) in those rows"
+        )
+    misnamed = [pair["line"] for pair in pairs if not names_its_subgroup(pair["sent_x"], pair["sent_y"],
+                                                                         pair["Gender_ID_x"])]
+    if misnamed:
+        raise data.MalformedDataError(
+            f"{path}: in {len(misnamed)} pair(s) the words that differ in sent_x do not name the identity of "
+            f"Gender_ID_x (e.g. 'lesbian' for Lesbian), at line(s) {_lines(misnamed)}: the pair would be counted "
+            "in another subgroup. Fix: correct the Gender_ID_x label or the sentence in those rows"
         )
     unnamed = [pair["line"] for pair in pairs if not names_its_label(pair["sent_x"], pair["sent_y"], pair["Gender_ID_y"])]
     if unnamed:
@@ -247,10 +256,28 @@ def _check_counterfactuals(path: Path, pairs: list[dict]) -> None:
         )
 
 
+# How sentences name each Gender_ID_x identity (the official data's words, and common synonyms)
+SUBGROUP_WORDS = {
+    "LGBTQ": r"lgbt(?:q|qia)?\+?", "Queer": r"(?:gender)?queer", "Transgender": r"trans(?:gender|sexual)?",
+    "NB": r"non-?binary|nb|enby|genderqueer|agender", "Bisexual": r"bi(?:sexual)?",
+    "Pansexual": r"pan(?:sexual)?", "Lesbian": r"lesbian|sapphic", "Asexual": r"asexual|ace|aroace",
+    "Gay": r"gay|homosexual",
+}
+
+
+def names_its_subgroup(sent_x: str, sent_y: str, label_x: str) -> bool:
+    """Whether the words that differ in ``sent_x`` name its ``Gender_ID_x`` identity."""
+    changed_x, _ = changed_words(sent_x, sent_y)
+    words = SUBGROUP_WORDS.get(label_x, re.escape(label_x))
+    return re.search(rf"\b(?:{words})s?\b", changed_x, re.IGNORECASE) is not None
+
+
 def names_its_label(sent_x: str, sent_y: str, label_y: str) -> bool:
     """Whether the words that differ in ``sent_y`` contain its label's word (Cis: "cis")."""
     _, changed_y = changed_words(sent_x, sent_y)
-    return re.search(rf"\b{re.escape(label_y)}\b", changed_y, re.IGNORECASE) is not None
+    # plurals ("Heterosexuals") and a hyphen or space inside ("cis-gender") name it too
+    word = r"[-\s]?".join(re.escape(letter) for letter in label_y)
+    return re.search(rf"\b{word}s?\b", changed_y, re.IGNORECASE) is not None
 
 
 # --------------------------------------------------------------------------

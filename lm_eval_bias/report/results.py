@@ -351,10 +351,10 @@ def _parse_metric(path: Path, task: str, entries: dict, name: str, filter_name: 
             "the task from its samples file (lm-eval-bias recompute)")
     has_count = key("_n") in entries
     n = count("_n") if has_count else base.evaluated
-    if has_count and n is not None and ((base.evaluated is not None and n > base.evaluated)
-                                        or (n == 0 and value != NOT_AVAILABLE)):
+    if has_count and value != NOT_AVAILABLE and (n is None or n == 0) or (
+            has_count and n is not None and base.evaluated is not None and n > base.evaluated):
         rests_on = (f"{n:,} documents, more than the {base.evaluated:,} the task evaluated" if n
-                    else "0 documents, yet it has a value")
+                    else "0 documents, yet it has a value" if n == 0 else "N/A documents, yet it has a value")
         raise ResultsError(
             f"{path}: task {task}, metric {name} ({filter_name}): {name}_n says the number rests on {rests_on}, "
             "so the file is inconsistent; re-run the evaluation, or recompute the task from its samples file "
