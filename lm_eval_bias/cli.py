@@ -35,6 +35,7 @@ import logging
 import math
 import os
 import re
+import signal
 import sys
 from pathlib import Path
 
@@ -401,9 +402,13 @@ def _show_our_logs() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from_command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in OWN_COMMANDS:
         _show_our_logs()
+        if from_command_line and hasattr(signal, "SIGPIPE"):
+            # `lm-eval-bias check ... | head`: end quietly when the reader stops, as Unix tools do
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         sys.exit(OWN_COMMANDS[argv[0]](argv[1:]))
 
     _show_our_logs()

@@ -304,8 +304,10 @@ def _generation_problem(generation_kwargs: dict) -> str | None:
     """What is wrong with a task's generation settings (``--gen_kwargs`` included), or None."""
     def number(key):
         value = generation_kwargs.get(key)
+        if isinstance(value, bool):  # max_gen_toks=True is no number of tokens
+            return math.nan
         try:
-            return None if value is None or isinstance(value, bool) else float(value)
+            return None if value is None else float(value)
         except (TypeError, ValueError):
             return math.nan
 
@@ -319,7 +321,25 @@ def _generation_problem(generation_kwargs: dict) -> str | None:
         value = number(key)
         if value is not None and not (math.isfinite(value) and valid(value)):
             return (f"generation setting {key}={generation_kwargs[key]!r} is not {expected}. Fix: --gen_kwargs "
-                    f"{key}=<{expected.split(',')[0]}>, or leave it out")
+                    f"{key} with {expected}, or leave it out")
+    return None
+
+
+def _sampling_problem(lm, generation_kwargs: dict) -> str | None:
+    """lm-eval's hf backend samples with temperature 0 when ``do_sample`` comes without a
+    temperature, which transformers refuses at the first request."""
+    from lm_eval.models.huggingface import HFLM
+
+    do_sample = str(generation_kwargs.get("do_sample", False)).strip().lower() in ("true", "1", "yes")
+    temperature = generation_kwargs.get("temperature", 0.0)
+    try:
+        temperature = float(temperature)
+    except (TypeError, ValueError):
+        return None  # _generation_problem names it
+    if isinstance(lm, HFLM) and do_sample and temperature == 0:
+        return ("generation setting do_sample=True with temperature 0 (lm-eval's default when none is given): "
+                "the hf backend cannot sample at temperature 0. Fix: --gen_kwargs do_sample=True,temperature=T "
+                "with T > 0 (e.g. 1.0), or leave do_sample out for greedy decoding")
     return None
 
 
@@ -337,6 +357,11 @@ def check_requests_fit(task) -> None:
     if lm is None:
         return
     lm = _unwrapped(lm)
+    for generation_kwargs in {repr(r.args[1]): r.args[1] for r in task.instances
+                              if r.request_type == "generate_until" and len(r.args) > 1}.values():
+        problem = _sampling_problem(lm, generation_kwargs or {})
+        if problem:
+            raise ConfigurationError(f"{task_name(task)}: {problem}")
     if not _context_checked(lm):
         return
     too_long = []

@@ -325,3 +325,19 @@ def test_an_unwritable_cache_or_output_path_is_refused_before_the_model_loads(op
         f"- {option}: cannot write under {folder}: {blocker} is a file, not a folder. Fix: give a path in a "
         "writable folder\n")
     assert "Traceback" not in completed.stderr
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path):
+    """`lm-eval-bias check ... | head`: the command ends as Unix tools do (SIGPIPE), not with a
+    BrokenPipeError traceback and exit code 1, which CI would read as a failed rule."""
+    import signal
+    import subprocess
+    import sys
+
+    path = write(tmp_path / "results_a.json", winoqueer_results())
+    process = subprocess.Popen([sys.executable, "-m", "lm_eval_bias", "check", str(path), "--max", "winoqueer=65"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process.stdout.close()  # the reader is gone before the command prints anything (it takes a second to start)
+    stderr = process.stderr.read()
+    assert process.wait(timeout=300) == -signal.SIGPIPE
+    assert "Traceback" not in stderr

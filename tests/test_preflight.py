@@ -258,6 +258,7 @@ def test_a_subgroup_label_that_its_sentence_does_not_name_is_an_error(tmp_path):
     assert wq.names_its_label("Trans people sing.", "Cis-gender people sing.", "Cisgender")
     assert wq.names_its_subgroup("Homosexuals sing.", "Straight people sing.", "Gay")
     assert wq.names_its_subgroup("Enby folks sing.", "Cis folks sing.", "NB")
+    assert wq.names_its_subgroup("Non-binary folks sing.", "Cis folks sing.", "Nonbinary")
 
 
 def test_a_tango_label_that_disagrees_with_its_template_is_an_error(tmp_path):
@@ -281,6 +282,7 @@ def test_it_for_a_thing_is_not_a_pronoun_family(tmp_path):
     ("max_gen_toks=abc", "max_gen_toks='abc' is not a whole number of new tokens, at least 1"),
     ("max_gen_toks=2.5", "max_gen_toks=2.5 is not a whole number of new tokens, at least 1"),
     ("top_p=0", "top_p=0 is not a number in (0, 1]"),
+    ("max_gen_toks=True", "max_gen_toks=True is not a whole number of new tokens, at least 1"),
 ])
 def test_generation_settings_the_backend_would_fail_on_are_refused(setting, problem):
     model = CountingLM()
@@ -472,6 +474,14 @@ def test_no_new_tokens_is_refused_before_the_first_request(tiny_gpt2):
                                                  r"whole number of new tokens, at least 1. Fix: --gen_kwargs "):
         lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={tiny_gpt2},dtype=float32", device="cpu",
                                 tasks=["tango_misgender"], limit=2, gen_kwargs="max_gen_toks=0",
+                                task_manager=our_tasks(data_file=MISGENDERING))
+
+
+def test_sampling_at_temperature_zero_is_refused_on_hf(tiny_gpt2):
+    with pytest.raises(ConfigurationError, match=r"^tango_misgender: generation setting do_sample=True with "
+                                                 r"temperature 0 \(lm-eval's default when none is given\)"):
+        lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={tiny_gpt2},dtype=float32", device="cpu",
+                                tasks=["tango_misgender"], limit=1, gen_kwargs="do_sample=True",
                                 task_manager=our_tasks(data_file=MISGENDERING))
 
 

@@ -258,7 +258,7 @@ def _check_counterfactuals(path: Path, pairs: list[dict]) -> None:
 
 # How sentences name each Gender_ID_x identity (the official data's words, and common synonyms)
 SUBGROUP_WORDS = {
-    "LGBTQ": r"lgbt(?:q|qia)?\+?", "Queer": r"(?:gender)?queer", "Transgender": r"trans(?:gender|sexual)?",
+    "LGBTQ": r"lgbt(?:q|qia)?\+?", "Queer": r"(?:gender)?queer", "Transgender": r"trans(?:gender|sexual|women|woman|men|man)?",
     "NB": r"non-?binary|nb|enby|genderqueer|agender", "Bisexual": r"bi(?:sexual)?",
     "Pansexual": r"pan(?:sexual)?", "Lesbian": r"lesbian|sapphic", "Asexual": r"asexual|ace|aroace",
     "Gay": r"gay|homosexual",
@@ -268,7 +268,8 @@ SUBGROUP_WORDS = {
 def names_its_subgroup(sent_x: str, sent_y: str, label_x: str) -> bool:
     """Whether the words that differ in ``sent_x`` name its ``Gender_ID_x`` identity."""
     changed_x, _ = changed_words(sent_x, sent_y)
-    words = SUBGROUP_WORDS.get(label_x, re.escape(label_x))
+    words = SUBGROUP_WORDS.get(label_x) or SUBGROUP_WORDS.get(
+        "NB" if SUBGROUP_OF_LABEL.get(label_x) == "Nonbinary" else label_x, re.escape(label_x))
     return re.search(rf"\b(?:{words})s?\b", changed_x, re.IGNORECASE) is not None
 
 
