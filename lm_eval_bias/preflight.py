@@ -422,6 +422,34 @@ def _explained_backend_failures(lm, tasks):
         del inner.loglikelihood
 
 
+@contextlib.contextmanager
+def _text_generations_only(lm, tasks):
+    """A model wrapper whose ``generate_until`` answers something other than text (lm-eval's API
+    asks for strings) would crash our scoring after every generation: say so at the first batch."""
+    inner = _unwrapped(lm)
+    generating = [task_name(task) for task in tasks if is_ours(task) and needs(task) == "generation"]
+    if not generating or not callable(getattr(inner, "generate_until", None)):
+        yield
+        return
+    original = inner.generate_until
+
+    def generate_until(requests, *args, **kwargs):
+        answers = original(requests, *args, **kwargs)
+        wrong = next((answer for answer in answers if answer is not None and not isinstance(answer, str)), None)
+        if wrong is not None:
+            raise ConfigurationError(
+                f"{', '.join(generating)}: the {type(inner).__name__} backend answered a generation with "
+                f"{type(wrong).__name__} {wrong!r:.60}, not text. Fix: its generate_until must return one string "
+                "per request (lm-eval's LM API)")
+        return answers
+
+    inner.generate_until = generate_until
+    try:
+        yield
+    finally:
+        del inner.generate_until
+
+
 def _warn_about_empty_generations(results, tasks) -> None:
     """Say loudly when a task's generations are mostly empty (a server that answers nothing,
     a stop string that matches at once): they are counted in empty_rate and nowhere else."""
@@ -478,7 +506,7 @@ def install_request_gate() -> None:
             raise PreflightError(problems)
         token = _current_lm.set(lm)
         try:
-            with _explained_backend_failures(lm, tasks):
+            with _explained_backend_failures(lm, tasks), _text_generations_only(lm, tasks):
                 results = original(lm, task_dict, *args, **kwargs)
         finally:
             _current_lm.reset(token)

@@ -590,3 +590,15 @@ def test_lm_eval_hf_logits_cache_misreads_a_sentence_split_at_two_words(tiny_hfl
     assert preflight.logits_cache_conflicts(tiny_hflm, [split_after_one_word, split_after_two_words, other]) == [
         split_after_one_word, split_after_two_words]
     assert preflight.logits_cache_conflicts(tiny_hflm, [split_after_two_words, other]) == []
+
+
+def test_a_model_that_answers_generations_with_something_else_than_text_is_named():
+    class NumbersLM(ScriptedLM):
+        def generate_until(self, requests, disable_tqdm=False):
+            return [7 for _ in requests]
+
+    with pytest.raises(ConfigurationError, match=r"^tango_misgender: the NumbersLM backend answered a generation "
+                                                 r"with int 7, not text. Fix: its generate_until must return one "
+                                                 r"string per request"):
+        lm_eval.simple_evaluate(model=NumbersLM(), tasks=["tango_misgender"], limit=2,
+                                task_manager=our_tasks(data_file=MISGENDERING))
