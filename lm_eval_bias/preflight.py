@@ -348,20 +348,17 @@ def check_requests_fit(task) -> None:
     start of the prompt (or fail an assertion) and score something else than the benchmark's
     text. Runs right after the task built its requests, before any is sent. Also refuses
     generation settings that the backend would fail on at the first request."""
-    for generation_kwargs in {repr(r.args[1]): r.args[1] for r in task.instances
-                              if r.request_type == "generate_until" and len(r.args) > 1}.values():
-        problem = _generation_problem(generation_kwargs or {})
+    lm = _unwrapped(_current_lm.get())
+    settings = {repr(r.args[1]): r.args[1] or {} for r in task.instances
+                if r.request_type == "generate_until" and len(r.args) > 1}
+    for generation_kwargs in settings.values():
+        problem = _generation_problem(generation_kwargs)
+        if problem is None and lm is not None:
+            problem = _sampling_problem(lm, generation_kwargs)
         if problem:
             raise ConfigurationError(f"{task_name(task)}: {problem}")
-    lm = _current_lm.get()
     if lm is None:
         return
-    lm = _unwrapped(lm)
-    for generation_kwargs in {repr(r.args[1]): r.args[1] for r in task.instances
-                              if r.request_type == "generate_until" and len(r.args) > 1}.values():
-        problem = _sampling_problem(lm, generation_kwargs or {})
-        if problem:
-            raise ConfigurationError(f"{task_name(task)}: {problem}")
     if not _context_checked(lm):
         return
     too_long = []
@@ -603,6 +600,13 @@ def build_tasks(task_manager, tasks) -> tuple[list, list, list[str]]:
     return built, leaves, problems
 
 
+def _is_task_spec(task) -> bool:
+    """A task name, or a complete task config (lm-eval crashes deep inside on an incomplete one)."""
+    if isinstance(task, dict):
+        return isinstance(task.get("task"), str) and bool(task.get("dataset_path") or task.get("custom_dataset"))
+    return isinstance(task, str)
+
+
 def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None, metadata=None,
                     limit=None, **kwargs):
     """``lm_eval.simple_evaluate`` with our tasks indexed and every check done before the model
@@ -616,10 +620,7 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
     if metadata is not None and (not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata)):
         raise ConfigurationError(f"simple_evaluate(metadata=...): expected a dict of option names (text) to "
                                  f"values, got {metadata!r}"[:300])
-    if isinstance(tasks, str) or (tasks is not None and (not isinstance(tasks, (list, tuple)) or not all(
-            isinstance(task, str) or (isinstance(task, dict) and isinstance(task.get("task"), str)
-                                      and bool(task.get("dataset_path") or task.get("custom_dataset")))
-            for task in tasks))):
+    if tasks is not None and (not isinstance(tasks, (list, tuple)) or not all(map(_is_task_spec, tasks))):
         raise ConfigurationError(f"simple_evaluate(tasks=...): expected a list of task names, e.g. "
                                  f"['winoqueer'] (or complete task configs), got {tasks!r}"[:300])
     problems = []

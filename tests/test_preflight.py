@@ -461,27 +461,17 @@ def test_requests_longer_than_the_context_are_refused_before_any_is_sent(tiny_gp
                             "file without those documents")
 
 
-def test_more_new_tokens_than_the_context_is_refused(tiny_gpt2):
-    with pytest.raises(ConfigurationError, match=r"document template_idx=0 \(it asks for 200 new tokens and the "
-                                                 r"model takes 128 in all\)"):
+@pytest.mark.parametrize("setting, message", [
+    ("max_gen_toks=200", r"document template_idx=0 \(it asks for 200 new tokens and the model takes 128 in all\)"),
+    ("max_gen_toks=0", r"^tango_misgender: generation setting max_gen_toks=0 is not a whole number of new tokens, "
+                       r"at least 1. Fix: --gen_kwargs "),
+    ("do_sample=True", r"^tango_misgender: generation setting do_sample=True with temperature 0 \(lm-eval's "
+                       r"default when none is given\)"),
+])
+def test_generation_settings_the_hf_model_cannot_serve_are_refused(tiny_gpt2, setting, message):
+    with pytest.raises(ConfigurationError, match=message):
         lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={tiny_gpt2},dtype=float32", device="cpu",
-                                tasks=["tango_misgender"], limit=2, gen_kwargs="max_gen_toks=200",
-                                task_manager=our_tasks(data_file=MISGENDERING))
-
-
-def test_no_new_tokens_is_refused_before_the_first_request(tiny_gpt2):
-    with pytest.raises(ConfigurationError, match=r"^tango_misgender: generation setting max_gen_toks=0 is not a "
-                                                 r"whole number of new tokens, at least 1. Fix: --gen_kwargs "):
-        lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={tiny_gpt2},dtype=float32", device="cpu",
-                                tasks=["tango_misgender"], limit=2, gen_kwargs="max_gen_toks=0",
-                                task_manager=our_tasks(data_file=MISGENDERING))
-
-
-def test_sampling_at_temperature_zero_is_refused_on_hf(tiny_gpt2):
-    with pytest.raises(ConfigurationError, match=r"^tango_misgender: generation setting do_sample=True with "
-                                                 r"temperature 0 \(lm-eval's default when none is given\)"):
-        lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={tiny_gpt2},dtype=float32", device="cpu",
-                                tasks=["tango_misgender"], limit=1, gen_kwargs="do_sample=True",
+                                tasks=["tango_misgender"], limit=1, gen_kwargs=setting,
                                 task_manager=our_tasks(data_file=MISGENDERING))
 
 
