@@ -793,10 +793,13 @@ def run_forked(job: dict, log_file: Path, timeout: int) -> dict:
 
 
 def last_error_line(log_file: Path) -> str:
-    """The line of a failed measurement's log that says what went wrong."""
+    """What a failed measurement's log says went wrong: its last error line and the lines of
+    the message that follow it (the plugin's errors span several lines)."""
     lines = [line for line in log_file.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
-    errors = [line for line in lines if re.match(r"^[A-Za-z_.]*(Error|Exception)\b", line)]
-    return (errors or lines or ["the measurement failed without a message"])[-1][:400]
+    starts = [i for i, line in enumerate(lines) if re.match(r"^[A-Za-z_.]*(Error|Exception)\b", line)]
+    if not starts:
+        return (lines or ["the measurement failed without a message"])[-1][:400]
+    return "\n    ".join(lines[starts[-1]:starts[-1] + 8])[:1200]
 
 
 # What a real lm-eval run has imported when the clock starts (a backend's loading imports torch
@@ -1072,7 +1075,7 @@ def main(argv: list[str] | None = None) -> dict:
             # The workers import lm-eval, torch and transformers while the fixtures are built.
             workers = {tree["name"]: Worker(tree["name"], tree["path"], log_dir) for tree in trees}
             use_tree(trees[-1]["path"])  # tests/test_tango.py (the disclosure fixture) imports the plugin
-            fixtures = prepare_fixtures(scratch, args.data_dir)
+            fixtures = prepare_fixtures(scratch, args.data_dir.resolve())
             for handle in workers.values():
                 handle.wait_ready()
             tasks = args.tasks.split(",") if args.tasks else default_tasks(trees[-1]["path"])

@@ -484,21 +484,15 @@ def _winoqueer_task_class():
                                               **kwargs)
 
         def _pairs_to_evaluate(self, limit, samples, rank, world_size) -> list[tuple[str, str]]:
-            """``(sent_x, sent_y)`` of the documents lm-eval's ``doc_iterator`` will give, read as
-            columns (iterating the dataset's rows once more would cost most of a second)."""
+            """``(sent_x, sent_y)`` of the documents lm-eval's ``doc_iterator`` will give."""
             from lm_eval.utils import create_iterator
 
-            documents = self.eval_docs
+            documents = self.eval_docs  # a list (SubgroupMetricsTask.test_docs)
             positions = [index for index in range(len(documents)) if not samples or index in samples]
             chosen = [position for _, position in create_iterator(
                 enumerate(positions), rank=int(rank), limit=None if samples or not limit else int(limit),
                 world_size=int(world_size))]
-            if hasattr(documents, "select_columns"):  # a datasets.Dataset: whole columns at once
-                columns = documents.select_columns(["sent_x", "sent_y"]).to_dict()
-                sent_x, sent_y = columns["sent_x"], columns["sent_y"]
-            else:
-                sent_x, sent_y = [doc["sent_x"] for doc in documents], [doc["sent_y"] for doc in documents]
-            return [(sent_x[position], sent_y[position]) for position in chosen]
+            return [(documents[position]["sent_x"], documents[position]["sent_y"]) for position in chosen]
 
         def _usable_prefix_text(self, pairs) -> str | None:
             task = self.config.task
