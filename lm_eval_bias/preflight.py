@@ -27,7 +27,8 @@ import functools
 import logging
 import math
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from lm_eval_bias import options
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
@@ -249,45 +250,68 @@ def prefix_token_text(lm) -> str | None:
     return text
 
 
-def logits_cache_conflicts(lm, requests: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Requests that lm-eval's ``hf`` backend would score wrongly together (lm-eval 0.4.13).
+def logits_cache_rounds(requests: Sequence[tuple[Any, Sequence[int], Sequence[int]]]) -> list[list[int]]:
+    """Positions of tokenized log-likelihood requests ``(strings, context ids, continuation
+    ids)``, in rounds that lm-eval's ``hf`` backend scores correctly (lm-eval 0.4.13).
 
     With ``logits_cache`` (its default) ``HFLM`` runs one forward pass for all requests whose
     tokens agree but for the last, then reads each request's log-probabilities from the first
-    positions of the longest one's continuation; a request of the group whose continuation is
-    shorter gets the log-probabilities of other tokens. Requests that all have empty contexts
-    never meet this (their continuations are their whole token sequences). Returns the
-    requests in such groups: none for other backends, or without ``logits_cache``. Every
-    context must start with ``prefix_token_text(lm)``: lm-eval then tokenizes it without
-    adding special tokens, as the batches here do.
+    positions of the longest one's continuation: a request of the group whose continuation is
+    shorter gets the log-probabilities of other tokens (WinoQueer meets this when one sentence
+    is split after ``Straight`` in one pair and after ``Straight people`` in another). In a round,
+    the requests of a group all have one continuation length: the cache is still used within
+    it, and a group with two lengths costs one more forward pass. One round when nothing
+    conflicts.
     """
+    lengths: dict[tuple, list[int]] = {}
+    keys = []
+    for _, context, continuation in requests:
+        key = (*context, *continuation[:-1])
+        keys.append(key)
+        lengths.setdefault(key, []).append(len(continuation))
+    round_of_length = {key: {length: index for index, length in enumerate(sorted(set(found)))}
+                       for key, found in lengths.items() if len(set(found)) > 1}
+    if not round_of_length:
+        return [list(range(len(requests)))]
+    rounds: list[list[int]] = [[] for _ in range(max(len(by_length) for by_length in round_of_length.values()))]
+    for position, (key, (_, _, continuation)) in enumerate(zip(keys, requests)):
+        rounds[round_of_length[key][len(continuation)] if key in round_of_length else 0].append(position)
+    return rounds
+
+
+@contextlib.contextmanager
+def _logits_cache_split(lm):
+    """While lm-eval runs, ``hf`` with ``logits_cache`` scores its log-likelihood requests in
+    :func:`logits_cache_rounds`, so that no request is read from another's positions."""
     from lm_eval.models.huggingface import HFLM
 
-    lm = _unwrapped(lm)
-    if not (isinstance(lm, HFLM) and getattr(lm, "logits_cache", False) and lm.backend == "causal"):
-        return []
-    requests = list(dict.fromkeys(requests))
-    wholes = list(dict.fromkeys(context + continuation for context, continuation in requests))
-    whole_ids = dict(zip(wholes, _batch_encode(lm, wholes)))
-    by_key: dict[tuple, list] = {}
-    for request in requests:
-        by_key.setdefault(tuple(whole_ids[request[0] + request[1]][:-1]), []).append(request)
-    # Only requests that share their tokens-but-the-last with a request of another context can
-    # meet the problem: their contexts' lengths (lm-eval's _encode_pair moves the context's
-    # trailing spaces to the continuation) say whether they do.
-    crowded = [group for group in by_key.values() if len({context for context, _ in group}) > 1]
-    contexts = list(dict.fromkeys(context.rstrip() for group in crowded for context, _ in group))
-    context_length = {context: len(ids) for context, ids in zip(contexts, _batch_encode(lm, contexts))}
-    conflicts = []
-    for group in crowded:
-        if len({context_length[context.rstrip()] for context, _ in group}) > 1:
-            conflicts += group
-    return conflicts
+    model = _unwrapped(lm)
+    if not (isinstance(model, HFLM) and getattr(model, "logits_cache", False) and model.backend == "causal"):
+        yield
+        return
+    score = model._loglikelihood_tokens
 
+    def loglikelihood_tokens(requests, *args, **kwargs):
+        rounds = logits_cache_rounds(requests)
+        if len(rounds) == 1:
+            return score(requests, *args, **kwargs)
+        logger.debug("scoring %d log-likelihood requests in %d rounds (lm-eval's logits cache)",
+                     len(requests), len(rounds))
+        answers = [None] * len(requests)
+        for positions in rounds:
+            for position, answer in zip(positions, score([requests[p] for p in positions], *args, **kwargs)):
+                answers[position] = answer
+        return answers
 
-def _batch_encode(lm, texts: list[str]) -> list[list[int]]:
-    """``lm.tok_encode`` of texts that start with the prefix token's text, in one batch."""
-    return lm.tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
+    patched_before = vars(model).get("_loglikelihood_tokens")
+    model._loglikelihood_tokens = loglikelihood_tokens
+    try:
+        yield
+    finally:
+        if patched_before is None:
+            del model._loglikelihood_tokens
+        else:
+            model._loglikelihood_tokens = patched_before
 
 
 def current_lm():
@@ -503,7 +527,8 @@ def install_request_gate() -> None:
             raise PreflightError(problems)
         token = _current_lm.set(lm)
         try:
-            with _explained_backend_failures(lm, tasks), _text_generations_only(lm, tasks):
+            with (_explained_backend_failures(lm, tasks), _text_generations_only(lm, tasks),
+                  _logits_cache_split(lm)):
                 results = original(lm, task_dict, *args, **kwargs)
         finally:
             _current_lm.reset(token)

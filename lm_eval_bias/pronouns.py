@@ -8,6 +8,7 @@ contains "ey", "them" never contains "em").
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -90,8 +91,10 @@ class PronounMatch:
         return "nominative" in self.forms
 
 
-def find_pronouns(text: str) -> list[PronounMatch]:
-    """Every pronoun in ``text``, in order."""
+@functools.lru_cache(maxsize=1 << 14)
+def find_pronouns(text: str) -> tuple[PronounMatch, ...]:
+    """Every pronoun in ``text``, in order (remembered: each generation is read for its first
+    pronoun and for its neopronouns' determiners)."""
     matches = []
     previous_word, previous_end = None, -1
     for word_match in _WORD.finditer(text):
@@ -105,7 +108,7 @@ def find_pronouns(text: str) -> list[PronounMatch]:
             determiner = previous_word.lower() if adjacent and previous_word.lower() in DETERMINERS else None
             matches.append(PronounMatch(word, family, forms, start, determiner))
         previous_word, previous_end = word, word_match.end()
-    return matches
+    return tuple(matches)
 
 
 def first_pronoun(text: str) -> PronounMatch | None:

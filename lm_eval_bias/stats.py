@@ -295,9 +295,34 @@ def _difference_statistic(first, second, axis=-1):
 
 
 def difference_pvalue(values: Sequence[tuple[int, float]]) -> float:
-    """lm-eval aggregation: two-sided permutation p-value of mean(side 0) - mean(side 1)."""
+    """lm-eval aggregation: two-sided permutation p-value of mean(side 0) - mean(side 1)
+    (exact for yes/no values: :func:`binary_difference_pvalue`)."""
     first, second = _split_sides(values)
+    if _all_zero_or_one(first) and _all_zero_or_one(second) and min(first.size, second.size) >= 2:
+        return _remembered("difference", [first, second], lambda: binary_difference_pvalue(first, second),
+                           "two-sided")
     return _permutation_pvalue("difference", [first, second], _difference_statistic, "two-sided")
+
+
+def _all_zero_or_one(array) -> bool:
+    return bool(((array == 0) | (array == 1)).all())
+
+
+def binary_difference_pvalue(first, second) -> float:
+    """The exact two-sided permutation p-value of mean(first) - mean(second) for 0/1 values.
+
+    Relabelling the documents keeps the number of ones, so the ones that land in ``first``
+    follow a hypergeometric law, and the difference of means grows with them: the permutation
+    distribution is that law, with no relabelling to enumerate or draw. Two-sided as
+    ``scipy.stats.permutation_test`` defines it (twice the smaller tail, at most 1), so this is
+    the value its exact enumeration gives and its Monte Carlo estimates.
+    """
+    from scipy.stats import hypergeom
+
+    ones_first = int(first.sum())
+    law = hypergeom(first.size + second.size, ones_first + int(second.sum()), first.size)
+    at_least, at_most = law.sf(ones_first - 1), law.cdf(ones_first)
+    return float(min(1.0, 2.0 * min(at_least, at_most)))
 
 
 # --------------------------------------------------------------------------

@@ -108,6 +108,24 @@ def one_request_run(tmp_path_factory, tiny_gpt2, winoqueer_dir):
             "results": strict_json(next((workdir / "out").rglob("results_*.json")))}
 
 
+@pytest.fixture(scope="module")
+def prefix_form_run(tiny_gpt2, pair_slice):
+    """The head sample scored as sentence prefixes with empty contexts, the form used where the
+    backend cannot write its prefix token as text (made so here by hiding it)."""
+    from lm_eval_bias import preflight
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(preflight, "current_prefix_token_text", lambda: None)
+        out = lm_eval_bias.simple_evaluate(
+            model="hf", model_args=f"pretrained={tiny_gpt2},dtype=float32", device="cpu", batch_size=16,
+            tasks=["winoqueer"], log_samples=True,
+            task_manager=lm_eval_bias.task_manager(metadata={"data_file": str(pair_slice)}))
+    samples = out["samples"]["winoqueer"]
+    assert len(samples) == N_PAIRS
+    assert all(context == "" for sample in samples for context, _ in (req for req in sample["arguments"]))
+    return {"samples": samples}
+
+
 def test_one_request_per_sentence_where_the_tokenizer_allows(one_request_run, tiny_gpt2):
     from transformers import AutoTokenizer
 
@@ -150,10 +168,15 @@ def test_results_are_recomputable_from_the_logged_pair_scores(cli_run):
             outcomes[key] += stereotyped
             ties[key] += tie
             counts[key] += 1
-        # The head sample splits "Straight people are sinful." after "Straight" in one pair and after
-        # "Straight people" in another, which lm-eval's hf logits cache would mix up: every request
-        # has an empty context (the model's BOS token conditions it).
-        assert all(arg["arg_0"] == "" for arg in sample["arguments"].values())
+        # one request per sentence: BOS as text, then the words before the scored span
+        assert [arg["arg_0"][:13] for arg in sample["arguments"].values()] == ["<|endoftext|>"] * 2
+    # The head sample splits "Straight people are sinful." after "Straight" in one pair and after
+    # "Straight people" in another, which lm-eval's hf logits cache alone would mix up (the
+    # request gate scores them in rounds; test_plugin_agrees_with_the_token_by_token_reference
+    # checks every pair's scores).
+    requests = {(arg["arg_0"], arg["arg_1"]) for sample in samples for arg in sample["arguments"].values()}
+    assert {("<|endoftext|>Straight", " people are sinful."),
+            ("<|endoftext|>Straight people", " are sinful.")} <= requests
     assert results["bias_score,none"] == pytest.approx(100 * outcomes["all"] / N_PAIRS)
     assert results["tie_pct,none"] == pytest.approx(100 * ties["all"] / N_PAIRS)
     low, high = stats.wilson_interval(outcomes["all"], N_PAIRS)
@@ -184,7 +207,7 @@ def test_cache_file_is_specific_to_the_model(cli_run, tiny_gpt2):
     assert "tiny-gpt2" in databases[0].name
 
 
-@pytest.mark.parametrize("run_name", ["cli_run", "one_request_run"])
+@pytest.mark.parametrize("run_name", ["cli_run", "one_request_run", "prefix_form_run"])
 def test_plugin_agrees_with_the_token_by_token_reference(run_name, request, tiny_gpt2):
     """Pair by pair against the authors' method, with the model's own tokenizer.
 

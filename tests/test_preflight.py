@@ -560,10 +560,10 @@ def test_prefix_token_text_is_found_only_where_it_tokenizes_as_the_prefix_token(
     assert preflight.prefix_token_text(tiny_hflm) is None
 
 
-def test_lm_eval_hf_logits_cache_misreads_a_sentence_split_at_two_words(tiny_hflm):
+def test_lm_eval_hf_logits_cache_misreads_a_sentence_split_at_two_words_unless_split_in_rounds(tiny_hflm):
     """lm-eval 0.4.13's hf backend, with its default logits_cache, runs one forward pass for
     requests whose tokens agree but for the last and reads the shorter continuation's
-    log-probabilities at the wrong positions: why WinoQueer falls back to empty contexts then."""
+    log-probabilities at the wrong positions; the request gate scores such requests in rounds."""
     from lm_eval.api.instance import Instance
 
     split_after_one_word = ("<|endoftext|>Straight", " people are sinful.")
@@ -574,12 +574,21 @@ def test_lm_eval_hf_logits_cache_misreads_a_sentence_split_at_two_words(tiny_hfl
         instances = [Instance("loglikelihood", {}, request, index) for index, request in enumerate(requests)]
         return [value for value, _ in tiny_hflm.loglikelihood(instances, disable_tqdm=True)]
 
-    alone = loglik(split_after_two_words)[0]
-    together = loglik(split_after_one_word, split_after_two_words)[1]
-    assert together != pytest.approx(alone, abs=1e-4)  # if this fails, lm-eval fixed it
-    assert preflight.logits_cache_conflicts(tiny_hflm, [split_after_one_word, split_after_two_words, other]) == [
-        split_after_one_word, split_after_two_words]
-    assert preflight.logits_cache_conflicts(tiny_hflm, [split_after_two_words, other]) == []
+    alone = [loglik(request)[0] for request in (split_after_one_word, split_after_two_words, other)]
+    together = loglik(split_after_one_word, split_after_two_words, other)
+    assert together[1] != pytest.approx(alone[1], abs=1e-4)  # if this fails, lm-eval fixed it
+    with preflight._logits_cache_split(tiny_hflm):
+        assert loglik(split_after_one_word, split_after_two_words, other) == pytest.approx(alone, abs=1e-5)
+    assert "_loglikelihood_tokens" not in vars(tiny_hflm)  # the model is left as it was
+
+
+def test_logits_cache_rounds_separate_continuation_lengths_within_a_group_only():
+    same_tokens_but_last = [(None, [1, 2], [3, 4, 5]), (None, [1, 2, 3], [4, 5]), (None, [1, 2, 3, 4], [6]),
+                            (None, [1, 2], [3, 4, 6]), (None, [9], [8])]
+    assert preflight.logits_cache_rounds(same_tokens_but_last) == [[2, 4], [1], [0, 3]]
+    one_token_choices = [(None, [1, 2], [3]), (None, [1, 2], [4]), (None, [7], [3, 4])]
+    assert preflight.logits_cache_rounds(one_token_choices) == [[0, 1, 2]]
+    assert preflight.logits_cache_rounds([]) == [[]]
 
 
 def test_a_model_that_answers_generations_with_something_else_than_text_is_named():

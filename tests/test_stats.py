@@ -75,6 +75,30 @@ def test_permutation_pvalue_matches_scipy():
     assert stats.difference_pvalue([(0, 1.0), (0, 2.0), (1, 1.0), (1, 2.0)]) == 1.0
 
 
+def test_binary_difference_pvalue_is_the_exact_permutation_pvalue():
+    import itertools
+
+    from scipy.stats import permutation_test
+
+    first, second = [1, 1, 1, 0, 1], [0, 1, 0, 0]
+    values = [(0, v) for v in first] + [(1, v) for v in second]
+    exact = permutation_test((first, second), lambda a, b, axis: a.mean(axis) - b.mean(axis), vectorized=True,
+                             permutation_type="independent", n_resamples=10_000).pvalue  # 126 relabellings: all
+    # by hand: 5 ones among 9 documents, 4 of them in `first` (5 documents): P(4 or more) = 21/126
+    ones_in_first = [sum(combo) for combo in itertools.combinations(first + second, 5)]
+    assert sum(ones >= 4 for ones in ones_in_first) == 21 and len(ones_in_first) == 126
+    assert stats.difference_pvalue(values) == pytest.approx(exact, abs=1e-12) == pytest.approx(42 / 126)
+    # large groups (far more relabellings than scipy enumerates): the hypergeometric tail
+    rng = __import__("numpy").random.default_rng(1)
+    big_first, big_second = (rng.random(600) < 0.30).astype(float), (rng.random(800) < 0.25).astype(float)
+    big = [(0, v) for v in big_first] + [(1, v) for v in big_second]
+    monte_carlo = permutation_test((big_first, big_second), lambda a, b, axis: a.mean(axis) - b.mean(axis),
+                                   vectorized=True, permutation_type="independent", n_resamples=20_000,
+                                   rng=rng).pvalue
+    assert stats.difference_pvalue(big) == pytest.approx(monte_carlo, abs=0.01)
+    assert stats.difference_pvalue([(0, 1.0), (0, 0.0), (1, 0.0), (1, 1.0)]) == 1.0
+
+
 def test_range_of_group_means():
     values = [("a", 1.0), ("a", 3.0), ("b", 5.0), ("c", 0.0), ("c", 1.0)]
     assert stats.range_of_means(values) == pytest.approx(4.5)

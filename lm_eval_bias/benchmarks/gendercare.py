@@ -17,7 +17,7 @@ import json
 import logging
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,19 +129,25 @@ def render_prompt(target: str, biased: str, anti_biased: str, configuration: int
 
 def prompts_for(pair_sets: Sequence[PairSet]) -> list[dict]:
     """Every prompt, target -> pair -> configuration (the released order)."""
+    return [row for pair_set in pair_sets for row in _prompts_of(pair_set, range(1, len(pair_set.pairs) + 1))]
+
+
+def _prompts_of(pair_set: PairSet, pair_indices: Iterable[int]) -> list[dict]:
+    """The prompts of the given pairs (1-based, in that order) of one pair set, each pair in
+    every configuration."""
     rows = []
-    for pair_set in pair_sets:
-        for pair_index, (biased, anti_biased) in enumerate(pair_set.pairs, start=1):
-            for configuration in CONFIGURATIONS:
-                rows.append({
-                    "group": pair_set.group,
-                    "target": pair_set.target,
-                    "pair_index": pair_index,
-                    "biased": biased,
-                    "anti_biased": anti_biased,
-                    "configuration": configuration,
-                    "prompt": render_prompt(pair_set.target, biased, anti_biased, configuration),
-                })
+    for pair_index in pair_indices:
+        biased, anti_biased = pair_set.pairs[pair_index - 1]
+        for configuration in CONFIGURATIONS:
+            rows.append({
+                "group": pair_set.group,
+                "target": pair_set.target,
+                "pair_index": pair_index,
+                "biased": biased,
+                "anti_biased": anti_biased,
+                "configuration": configuration,
+                "prompt": render_prompt(pair_set.target, biased, anti_biased, configuration),
+            })
     return rows
 
 
@@ -152,8 +158,7 @@ def sample_prompts(pair_sets: Sequence[PairSet], pairs_per_target: int, seed: in
     sampled = []
     for pair_set in pair_sets:
         chosen = sorted(rng.sample(range(len(pair_set.pairs)), min(pairs_per_target, len(pair_set.pairs))))
-        keep = {index + 1 for index in chosen}
-        sampled += [row for row in prompts_for([pair_set]) if row["pair_index"] in keep]
+        sampled += _prompts_of(pair_set, [index + 1 for index in chosen])
     return sampled
 
 
