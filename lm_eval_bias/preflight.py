@@ -280,6 +280,66 @@ def logits_cache_rounds(requests: Sequence[tuple[Any, Sequence[int], Sequence[in
 
 
 @contextlib.contextmanager
+def _replaced(model, name: str, replacement):
+    """``model.<name>`` is ``replacement`` inside the block; afterwards what it was (several of
+    the gate's wrappers may stack on one model)."""
+    before = vars(model).get(name, _ABSENT)
+    setattr(model, name, replacement)
+    try:
+        yield
+    finally:
+        if before is _ABSENT:
+            delattr(model, name)
+        else:
+            setattr(model, name, before)
+
+
+_ABSENT = object()
+
+
+def _world_size(lm) -> int:
+    try:
+        return int(getattr(lm, "world_size", 1) or 1)
+    except (TypeError, ValueError):
+        return 1
+
+
+@contextlib.contextmanager
+def _distinct_loglikelihood_requests(lm):
+    """While lm-eval runs, each distinct log-likelihood request is sent to the backend once and
+    its answer given to every document that asked it.
+
+    A task cannot share a request between documents (WinoQueer's gender subset asks for each
+    LGBTQ+ sentence in two pairs), and lm-eval 0.4.13 sends repeats as they are: ``hf`` groups
+    them into one forward row, but ``vllm`` without prefix caching and every API server compute
+    them again, and an API server bills them again. Not with several processes: lm-eval pads
+    every rank to the same number of requests, which sharded models need.
+    """
+    if _world_size(lm) > 1:  # lm-eval pads each rank to the same number of requests: keep them
+        yield
+        return
+    score = lm.loglikelihood
+
+    def loglikelihood(requests, *args, **kwargs):
+        position_of: dict = {}
+        distinct = []
+        try:
+            for request in requests:
+                if position_of.setdefault(request.args, len(distinct)) == len(distinct):
+                    distinct.append(request)
+        except TypeError:  # arguments that cannot be compared (a multimodal task's images)
+            return score(requests, *args, **kwargs)
+        if len(distinct) == len(requests):
+            return score(requests, *args, **kwargs)
+        logger.info("%d log-likelihood requests, %d distinct: each sent once", len(requests), len(distinct))
+        answers = score(distinct, *args, **kwargs)
+        return [answers[position_of[request.args]] for request in requests]
+
+    with _replaced(lm, "loglikelihood", loglikelihood):
+        yield
+
+
+@contextlib.contextmanager
 def _logits_cache_split(lm):
     """While lm-eval runs, ``hf`` with ``logits_cache`` scores its log-likelihood requests in
     :func:`logits_cache_rounds`, so that no request is read from another's positions."""
@@ -303,15 +363,8 @@ def _logits_cache_split(lm):
                 answers[position] = answer
         return answers
 
-    patched_before = vars(model).get("_loglikelihood_tokens")
-    model._loglikelihood_tokens = loglikelihood_tokens
-    try:
+    with _replaced(model, "_loglikelihood_tokens", loglikelihood_tokens):
         yield
-    finally:
-        if patched_before is None:
-            del model._loglikelihood_tokens
-        else:
-            model._loglikelihood_tokens = patched_before
 
 
 def current_lm():
@@ -436,11 +489,8 @@ def _explained_backend_failures(lm, tasks):
                 f"({type(error).__name__}: {error}). Fix: a /v1/completions server that returns echo and "
                 "logprobs (llama.cpp: --logits_all true), or --model hf / vllm") from error
 
-    inner.loglikelihood = loglikelihood
-    try:
+    with _replaced(inner, "loglikelihood", loglikelihood):
         yield
-    finally:
-        del inner.loglikelihood
 
 
 @contextlib.contextmanager
@@ -464,11 +514,8 @@ def _text_generations_only(lm, tasks):
                 "per request (lm-eval's LM API)")
         return answers
 
-    inner.generate_until = generate_until
-    try:
+    with _replaced(inner, "generate_until", generate_until):
         yield
-    finally:
-        del inner.generate_until
 
 
 def _warn_about_empty_generations(results, tasks) -> None:
@@ -528,7 +575,7 @@ def install_request_gate() -> None:
         token = _current_lm.set(lm)
         try:
             with (_explained_backend_failures(lm, tasks), _text_generations_only(lm, tasks),
-                  _logits_cache_split(lm)):
+                  _logits_cache_split(lm), _distinct_loglikelihood_requests(lm)):
                 results = original(lm, task_dict, *args, **kwargs)
         finally:
             _current_lm.reset(token)

@@ -3,6 +3,7 @@
 Each test asserts the exact problem a user sees and that nothing expensive ran first.
 """
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -601,3 +602,47 @@ def test_a_model_that_answers_generations_with_something_else_than_text_is_named
                                                  r"string per request"):
         lm_eval.simple_evaluate(model=NumbersLM(), tasks=["tango_misgender"], limit=2,
                                 task_manager=our_tasks(data_file=MISGENDERING))
+
+
+class RecordingLM(ScriptedLM):
+    """Log-likelihoods from a hash of the request; remembers every request it was sent."""
+
+    def __init__(self):
+        super().__init__()
+        self.sent = []
+
+    def loglikelihood(self, requests, disable_tqdm=False):
+        import zlib
+
+        self.sent += [request.args for request in requests]
+        return [(-(zlib.crc32("|".join(request.args).encode()) % 10_000) / 100, False) for request in requests]
+
+
+def test_each_distinct_loglikelihood_request_reaches_the_backend_once(winoqueer_dir, tmp_path, monkeypatch):
+    """The gender subset asks for each LGBTQ+ sentence in two pairs (against Cis and Cisgender)."""
+    import csv
+
+    with open(winoqueer_dir / "winoqueer_gender_subset.csv", encoding="utf-8-sig", newline="") as f:
+        rows = list(csv.DictReader(f))[:400]
+    data_file = tmp_path / "pairs.csv"
+    with open(data_file, "w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["Gender_ID_x", "Gender_ID_y", "sent_x", "sent_y"], extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    asked = [request for row in rows for request in wq.pair_requests(row["sent_x"], row["sent_y"])]
+
+    def evaluate(**patches):
+        lm = RecordingLM()
+        with pytest.MonkeyPatch.context() as patch:
+            for name, value in patches.items():
+                patch.setattr(preflight, name, value)
+            out = lm_eval_bias.simple_evaluate(model=lm, tasks=["winoqueer"], bootstrap_iters=0,
+                                               task_manager=our_tasks(data_file=str(data_file)))
+        return lm.sent, out["results"]["winoqueer"]
+
+    sent, results = evaluate()
+    assert len(asked) > len(set(asked))  # the slice repeats requests
+    assert sorted(sent) == sorted(set(asked))  # no backend tokenizer here: the empty-context form
+    every_time, same_results = evaluate(_distinct_loglikelihood_requests=lambda lm: contextlib.nullcontext())
+    assert sorted(every_time) == sorted(asked)
+    assert results == same_results
