@@ -29,7 +29,7 @@ import math
 import sys
 from collections.abc import Iterable
 
-from lm_eval_bias import options
+from lm_eval_bias import backend_options, options
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
 
 logger = logging.getLogger("lm_eval_bias")
@@ -326,21 +326,53 @@ def _generation_problem(generation_kwargs: dict) -> str | None:
 
 
 def _sampling_problem(lm, generation_kwargs: dict) -> str | None:
-    """lm-eval's hf backend samples with temperature 0 when ``do_sample`` comes without a
-    temperature, which transformers refuses at the first request."""
-    from lm_eval.models.huggingface import HFLM
-
+    """``do_sample`` without a temperature: lm-eval then uses temperature 0, which transformers
+    refuses at the first request (hf), and which vLLM, SGLang and the servers take as greedy
+    decoding, so that nothing is sampled. ``lm`` is the loaded model or a backend's name."""
     do_sample = str(generation_kwargs.get("do_sample", False)).strip().lower() in ("true", "1", "yes")
     temperature = generation_kwargs.get("temperature", 0.0)
     try:
         temperature = float(temperature)
     except (TypeError, ValueError):
         return None  # _generation_problem names it
-    if isinstance(lm, HFLM) and do_sample and temperature == 0:
-        return ("generation setting do_sample=True with temperature 0 (lm-eval's default when none is given): "
-                "the hf backend cannot sample at temperature 0. Fix: --gen_kwargs do_sample=True,temperature=T "
-                "with T > 0 (e.g. 1.0), or leave do_sample out for greedy decoding")
-    return None
+    if not do_sample or temperature != 0:
+        return None
+    fix = ("Fix: --gen_kwargs do_sample=True,temperature=T with T > 0 (e.g. 1.0), or leave do_sample out for "
+           "greedy decoding")
+    if not isinstance(lm, str):
+        from lm_eval.models.huggingface import HFLM
+
+        if isinstance(lm, HFLM):
+            return ("generation setting do_sample=True with temperature 0 (lm-eval's default when none is given): "
+                    f"the hf backend cannot sample at temperature 0. {fix}")
+    backend = backend_options.backend_name(lm)
+    if backend is None:
+        return None
+    return ("generation setting do_sample=True with temperature 0 (lm-eval's default when none is given): "
+            f"--model {backend} decodes greedily at temperature 0, so nothing would be sampled. {fix}")
+
+
+def _backend_option_problem(lm, generation_kwargs: dict) -> str | None:
+    """Generation settings that the backend (loaded, or by its name) rejects or ignores
+    (:mod:`lm_eval_bias.backend_options`)."""
+    backend = backend_options.backend_name(lm)
+    keys = backend_options.rejected(backend, generation_kwargs) if backend else []
+    if not keys:
+        return None
+    named = ", ".join(keys)
+    setting = "setting" if len(keys) == 1 else "settings"
+    return (f"generation {setting} {named} not taken by --model {backend}: {backend_options.CONSEQUENCE[backend]}. "
+            f"Fix: leave {named} out of --gen_kwargs (or out of your task YAML's generation_kwargs), or run with "
+            "--model hf, which passes every transformers generate() option on")
+
+
+def generation_settings_problem(lm, generation_kwargs: dict) -> str | None:
+    """What is wrong with these generation settings (a task's, ``--gen_kwargs`` included) on this
+    backend (the loaded model, a backend's name, or None when not known yet), or None."""
+    problem = _generation_problem(generation_kwargs)
+    if problem is None and lm is not None:
+        problem = _backend_option_problem(lm, generation_kwargs) or _sampling_problem(lm, generation_kwargs)
+    return problem
 
 
 def check_requests_fit(task) -> None:
@@ -352,9 +384,7 @@ def check_requests_fit(task) -> None:
     settings = {repr(r.args[1]): r.args[1] or {} for r in task.instances
                 if r.request_type == "generate_until" and len(r.args) > 1}
     for generation_kwargs in settings.values():
-        problem = _generation_problem(generation_kwargs)
-        if problem is None and lm is not None:
-            problem = _sampling_problem(lm, generation_kwargs)
+        problem = generation_settings_problem(lm, generation_kwargs)
         if problem:
             raise ConfigurationError(f"{task_name(task)}: {problem}")
     if lm is None:
@@ -522,6 +552,26 @@ def install_request_gate() -> None:
 MODEL_ARG_OPTIONS = frozenset({"seed"})
 
 
+def check_generation_settings(backend: str, tasks: Iterable, gen_kwargs=None) -> list[str]:
+    """Generation settings of our tasks, with ``--gen_kwargs`` merged over them as lm-eval
+    merges them, that the backend named here rejects or would not use as asked (before the
+    model loads; :func:`check_requests_fit` checks the loaded model again)."""
+    from lm_eval.utils import simple_parse_args_string
+
+    overrides = simple_parse_args_string(gen_kwargs) if isinstance(gen_kwargs, str) else dict(gen_kwargs or {})
+    problems = []
+    for task in tasks:
+        if not is_ours(task) or needs(task) != "generation":
+            continue
+        settings = {**(getattr(task.config, "generation_kwargs", None) or {}), **overrides}
+        if _generation_problem(settings) is not None:
+            continue  # reported when the task builds its requests, whatever the backend
+        problem = _backend_option_problem(backend, settings) or _sampling_problem(backend, settings)
+        if problem:
+            problems.append(f"{task_name(task)}: {problem}")
+    return problems
+
+
 def _metadata_not_in(task_manager, metadata) -> list[str]:
     """lm-eval gives tasks the task manager's metadata only: options passed beside it are lost."""
     given = getattr(task_manager, "metadata", None) or {}
@@ -654,6 +704,7 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
                      for key in unread]
     if isinstance(model, str):
         problems += check_backend(model, leaves)
+        problems += check_generation_settings(model, leaves, kwargs.get("gen_kwargs"))
     problems += check_limit(limit, leaves)
     if problems:
         raise PreflightError(problems)
