@@ -449,6 +449,53 @@ def _explained_backend_failures(lm, tasks):
         del inner.loglikelihood
 
 
+def _samples(generation_kwargs: dict) -> bool:
+    """Whether these settings sample (lm-eval's rule: do_sample, else a temperature above 0)."""
+    do_sample = generation_kwargs.get("do_sample")
+    try:
+        temperature = float(generation_kwargs.get("temperature", 0.0))
+    except (TypeError, ValueError):
+        return False
+    if do_sample is None:
+        return temperature > 0
+    return str(do_sample).strip().lower() in ("true", "1", "yes") and temperature > 0
+
+
+@contextlib.contextmanager
+def _fresh_draws_from_servers(lm, tasks):
+    """lm-eval's API backends send one seed (``--model_args seed``, 1234 unless given) with every
+    request. vLLM's, SGLang's and llama.cpp's servers seed each request's sampler with it, so every
+    repeat of a prompt (``repeats``, or the same prompt as several documents) would get the same
+    continuation: ten samples of a prompt would be one sample ten times, and their spread none.
+    For the sampling settings of our tasks the seed is left out of the request, so that each
+    continuation is drawn anew (as with hf and vllm, whose generator runs on); the run is then
+    not reproducible from its seed."""
+    inner = _unwrapped(lm)
+    sampled = [dict(task.config.generation_kwargs or {}) for task in tasks
+               if is_ours(task) and needs(task) == "generation" and _samples(task.config.generation_kwargs or {})]
+    if not _is_api_model(inner) or not sampled:
+        yield
+        return
+    original = inner._create_payload
+    names = ", ".join(task_name(task) for task in tasks if is_ours(task)
+                      and dict(task.config.generation_kwargs or {}) in sampled)
+    logger.info("%s: sampled requests go to the server without lm-eval's seed, so that repeats of a prompt are "
+                "drawn independently (results are not reproducible from --seed on this backend)", names)
+
+    def create_payload(messages, *args, **kwargs):
+        ours = kwargs.get("generate") and kwargs.get("gen_kwargs") in sampled
+        payload = original(messages, *args, **kwargs)
+        if ours and isinstance(payload, dict):
+            payload.pop("seed", None)
+        return payload
+
+    inner._create_payload = create_payload
+    try:
+        yield
+    finally:
+        del inner._create_payload
+
+
 @contextlib.contextmanager
 def _text_generations_only(lm, tasks):
     """A model wrapper whose ``generate_until`` answers something other than text (lm-eval's API
@@ -533,7 +580,8 @@ def install_request_gate() -> None:
             raise PreflightError(problems)
         token = _current_lm.set(lm)
         try:
-            with _explained_backend_failures(lm, tasks), _text_generations_only(lm, tasks):
+            with _explained_backend_failures(lm, tasks), _text_generations_only(lm, tasks), \
+                    _fresh_draws_from_servers(lm, tasks):
                 results = original(lm, task_dict, *args, **kwargs)
         finally:
             _current_lm.reset(token)

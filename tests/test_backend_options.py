@@ -185,3 +185,38 @@ def test_portable_settings_run_on_the_loaded_backend():
     lm_eval.simple_evaluate(model=model, tasks=["tango_misgender"], limit=2, gen_kwargs="top_k=5",
                             task_manager=our_tasks(data_file=MISGENDERING))
     assert model.requests == 2
+
+
+# ---------------------------------------------------------------- repeats through a server
+
+
+def test_sampled_requests_reach_a_server_without_lm_evals_fixed_seed():
+    """With one seed in every request, vLLM's, SGLang's and llama.cpp's servers would answer each
+    repeat of a prompt with the same continuation. lm-eval's real payload builder, with and
+    without our gate around it."""
+    loaded = our_tasks(data_file=MISGENDERING).load(["scm_mc", "tango_misgender"])["tasks"]
+    tasks = [loaded["scm_mc"], loaded["tango_misgender"]]
+    server = object.__new__(LocalCompletionsAPI)  # no __init__: it needs lm-eval[api]
+    server.model, server._max_gen_toks = "m", 256
+    sampled = dict(loaded["scm_mc"].config.generation_kwargs)
+    greedy = dict(loaded["tango_misgender"].config.generation_kwargs)
+
+    def payload(settings, generate=True):
+        return server._create_payload(["Prompt"], generate=generate, gen_kwargs=dict(settings), seed=1234, eos="<e>")
+
+    assert payload(sampled)["seed"] == 1234  # lm-eval's own behaviour
+    with preflight._fresh_draws_from_servers(server, tasks):
+        assert payload(sampled) == {"prompt": ["Prompt"], "model": "m", "max_tokens": 128, "temperature": 0.6,
+                                    "stop": ["<e>"], "top_p": 0.9, "top_k": 50}
+        assert payload(greedy)["seed"] == 1234  # greedy: the seed changes nothing, and stays
+        assert payload({}, generate=False)["seed"] == 1234  # log-likelihoods
+        assert payload({**sampled, "top_p": 0.5})["seed"] == 1234  # settings of no task of ours
+    assert payload(sampled)["seed"] == 1234
+    assert "_create_payload" not in vars(server)
+
+
+def test_other_backends_are_left_alone_by_the_seed_gate():
+    loaded = our_tasks().load(["scm_mc"])["tasks"]
+    model = VLLM()
+    with preflight._fresh_draws_from_servers(model, list(loaded.values())):
+        assert "_create_payload" not in vars(model)
