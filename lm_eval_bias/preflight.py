@@ -410,6 +410,19 @@ def check_requests_fit(task) -> None:
         "smaller --gen_kwargs max_gen_toks=N for generation tasks, or a data file without those documents")
 
 
+def check_chat_messages(lm_or_name, tasks, apply_chat_template) -> list[str]:
+    """``local-chat-completions`` sends chat messages, which lm-eval builds only with
+    ``--apply_chat_template``; without it the first request fails an assertion."""
+    if apply_chat_template or backend_options.backend_name(lm_or_name) != "local-chat-completions":
+        return []
+    generating = [task_name(task) for task in tasks if is_ours(task) and needs(task) == "generation"]
+    if not generating:
+        return []
+    return [f"{', '.join(generating)}: --model local-chat-completions sends chat messages, which lm-eval builds "
+            "only with --apply_chat_template. Fix: add --apply_chat_template (the server's chat template is "
+            "then used), or --model local-completions for plain-text prompts"]
+
+
 def _no_chat_template(lm, tasks) -> list[str]:
     """``--apply_chat_template`` with a tokenizer that has none fails deep in transformers."""
     tokenizer = getattr(_unwrapped(lm), "tokenizer", None)
@@ -574,6 +587,7 @@ def install_request_gate() -> None:
         tasks = list(task_dict.get("tasks", {}).values()) if isinstance(task_dict, dict) else []
         limit = kwargs.get("limit", args[0] if args else None)
         problems = check_backend(lm, tasks) + check_limit(limit, tasks)
+        problems += check_chat_messages(lm, tasks, kwargs.get("apply_chat_template"))
         if kwargs.get("apply_chat_template"):
             problems += _no_chat_template(lm, tasks)
         if problems:
@@ -753,6 +767,7 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
     if isinstance(model, str):
         problems += check_backend(model, leaves)
         problems += check_generation_settings(model, leaves, kwargs.get("gen_kwargs"))
+        problems += check_chat_messages(model, leaves, kwargs.get("apply_chat_template"))
     problems += check_limit(limit, leaves)
     if problems:
         raise PreflightError(problems)

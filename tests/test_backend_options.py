@@ -220,3 +220,23 @@ def test_other_backends_are_left_alone_by_the_seed_gate():
     model = VLLM()
     with preflight._fresh_draws_from_servers(model, list(loaded.values())):
         assert "_create_payload" not in vars(model)
+
+
+def test_chat_completions_without_chat_messages_are_refused_before_the_first_request():
+    with pytest.raises(PreflightError) as error:
+        lm_eval_bias.simple_evaluate(model="local-chat-completions",
+                                     model_args="base_url=http://127.0.0.1:9/v1/chat/completions",
+                                     tasks=["scm_mc", "scm_mc_prob"], task_manager=our_tasks())
+    assert error.value.problems == [
+        "scm_mc_prob: --model local-chat-completions cannot score log-likelihoods (chat APIs return no "
+        "log-probabilities of the prompt), and scm_mc_prob needs them. Fix: --model local-completions with a "
+        "/v1/completions server that returns echo+logprobs, or --model hf / vllm; or run only the generation "
+        "tasks on this backend",
+        "scm_mc: --model local-chat-completions sends chat messages, which lm-eval builds only with "
+        "--apply_chat_template. Fix: add --apply_chat_template (the server's chat template is then used), or "
+        "--model local-completions for plain-text prompts"]
+    tasks = list(our_tasks().load(["scm_mc"])["tasks"].values())
+    assert preflight.check_chat_messages("local-chat-completions", tasks, True) == []
+    assert preflight.check_chat_messages(object.__new__(LocalChatCompletion), tasks, False)[0].startswith(
+        "scm_mc: --model local-chat-completions sends chat messages")
+    assert preflight.check_chat_messages("local-completions", tasks, False) == []
