@@ -30,7 +30,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from lm_eval_bias import options
+from lm_eval_bias import backend_options, options
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
 
 logger = logging.getLogger("lm_eval_bias")
@@ -403,21 +403,53 @@ def _generation_problem(generation_kwargs: dict) -> str | None:
 
 
 def _sampling_problem(lm, generation_kwargs: dict) -> str | None:
-    """lm-eval's hf backend samples with temperature 0 when ``do_sample`` comes without a
-    temperature, which transformers refuses at the first request."""
-    from lm_eval.models.huggingface import HFLM
-
+    """``do_sample`` without a temperature: lm-eval then uses temperature 0, which transformers
+    refuses at the first request (hf), and which vLLM, SGLang and the servers take as greedy
+    decoding, so that nothing is sampled. ``lm`` is the loaded model or a backend's name."""
     do_sample = str(generation_kwargs.get("do_sample", False)).strip().lower() in ("true", "1", "yes")
     temperature = generation_kwargs.get("temperature", 0.0)
     try:
         temperature = float(temperature)
     except (TypeError, ValueError):
         return None  # _generation_problem names it
-    if isinstance(lm, HFLM) and do_sample and temperature == 0:
-        return ("generation setting do_sample=True with temperature 0 (lm-eval's default when none is given): "
-                "the hf backend cannot sample at temperature 0. Fix: --gen_kwargs do_sample=True,temperature=T "
-                "with T > 0 (e.g. 1.0), or leave do_sample out for greedy decoding")
-    return None
+    if not do_sample or temperature != 0:
+        return None
+    fix = ("Fix: --gen_kwargs do_sample=True,temperature=T with T > 0 (e.g. 1.0), or leave do_sample out for "
+           "greedy decoding")
+    if not isinstance(lm, str):
+        from lm_eval.models.huggingface import HFLM
+
+        if isinstance(lm, HFLM):
+            return ("generation setting do_sample=True with temperature 0 (lm-eval's default when none is given): "
+                    f"the hf backend cannot sample at temperature 0. {fix}")
+    backend = backend_options.backend_name(lm)
+    if backend is None:
+        return None
+    return ("generation setting do_sample=True with temperature 0 (lm-eval's default when none is given): "
+            f"--model {backend} decodes greedily at temperature 0, so nothing would be sampled. {fix}")
+
+
+def _backend_option_problem(lm, generation_kwargs: dict) -> str | None:
+    """Generation settings that the backend (loaded, or by its name) rejects or ignores
+    (:mod:`lm_eval_bias.backend_options`)."""
+    backend = backend_options.backend_name(lm)
+    keys = backend_options.rejected(backend, generation_kwargs) if backend else []
+    if not keys:
+        return None
+    named = ", ".join(keys)
+    setting = "setting" if len(keys) == 1 else "settings"
+    return (f"generation {setting} {named} not taken by --model {backend}: {backend_options.CONSEQUENCE[backend]}. "
+            f"Fix: leave {named} out of --gen_kwargs (or out of your task YAML's generation_kwargs), or run with "
+            "--model hf, which passes every transformers generate() option on")
+
+
+def generation_settings_problem(lm, generation_kwargs: dict) -> str | None:
+    """What is wrong with these generation settings (a task's, ``--gen_kwargs`` included) on this
+    backend (the loaded model, a backend's name, or None when not known yet), or None."""
+    problem = _generation_problem(generation_kwargs)
+    if problem is None and lm is not None:
+        problem = _backend_option_problem(lm, generation_kwargs) or _sampling_problem(lm, generation_kwargs)
+    return problem
 
 
 def check_requests_fit(task) -> None:
@@ -429,9 +461,7 @@ def check_requests_fit(task) -> None:
     settings = {repr(r.args[1]): r.args[1] or {} for r in task.instances
                 if r.request_type == "generate_until" and len(r.args) > 1}
     for generation_kwargs in settings.values():
-        problem = _generation_problem(generation_kwargs)
-        if problem is None and lm is not None:
-            problem = _sampling_problem(lm, generation_kwargs)
+        problem = generation_settings_problem(lm, generation_kwargs)
         if problem:
             raise ConfigurationError(f"{task_name(task)}: {problem}")
     if lm is None:
@@ -455,6 +485,19 @@ def check_requests_fit(task) -> None:
         f"context of {lm.max_length} tokens, so lm-eval would cut the start of the prompt: {examples}{more}. "
         "Fix: a model with a longer context (or --model_args max_length=N where the model supports it), a "
         "smaller --gen_kwargs max_gen_toks=N for generation tasks, or a data file without those documents")
+
+
+def check_chat_messages(lm_or_name, tasks, apply_chat_template) -> list[str]:
+    """``local-chat-completions`` sends chat messages, which lm-eval builds only with
+    ``--apply_chat_template``; without it the first request fails an assertion."""
+    if apply_chat_template or backend_options.backend_name(lm_or_name) != "local-chat-completions":
+        return []
+    generating = [task_name(task) for task in tasks if is_ours(task) and needs(task) == "generation"]
+    if not generating:
+        return []
+    return [f"{', '.join(generating)}: --model local-chat-completions sends chat messages, which lm-eval builds "
+            "only with --apply_chat_template. Fix: add --apply_chat_template (the server's chat template is "
+            "then used), or --model local-completions for plain-text prompts"]
 
 
 def _no_chat_template(lm, tasks) -> list[str]:
@@ -490,6 +533,50 @@ def _explained_backend_failures(lm, tasks):
                 "logprobs (llama.cpp: --logits_all true), or --model hf / vllm") from error
 
     with _replaced(inner, "loglikelihood", loglikelihood):
+        yield
+
+
+def _samples(generation_kwargs: dict) -> bool:
+    """Whether these settings sample (lm-eval's rule: do_sample, else a temperature above 0)."""
+    do_sample = generation_kwargs.get("do_sample")
+    try:
+        temperature = float(generation_kwargs.get("temperature", 0.0))
+    except (TypeError, ValueError):
+        return False
+    if do_sample is None:
+        return temperature > 0
+    return str(do_sample).strip().lower() in ("true", "1", "yes") and temperature > 0
+
+
+@contextlib.contextmanager
+def _fresh_draws_from_servers(lm, tasks):
+    """lm-eval's API backends send one seed (``--model_args seed``, 1234 unless given) with every
+    request. vLLM's, SGLang's and llama.cpp's servers seed each request's sampler with it, so every
+    repeat of a prompt (``repeats``, or the same prompt as several documents) would get the same
+    continuation: ten samples of a prompt would be one sample ten times, and their spread none.
+    For the sampling settings of our tasks the seed is left out of the request, so that each
+    continuation is drawn anew (as with hf and vllm, whose generator runs on); the run is then
+    not reproducible from its seed."""
+    inner = _unwrapped(lm)
+    sampled = [dict(task.config.generation_kwargs or {}) for task in tasks
+               if is_ours(task) and needs(task) == "generation" and _samples(task.config.generation_kwargs or {})]
+    if not _is_api_model(inner) or not sampled:
+        yield
+        return
+    original = inner._create_payload
+    names = ", ".join(task_name(task) for task in tasks if is_ours(task)
+                      and dict(task.config.generation_kwargs or {}) in sampled)
+    logger.info("%s: sampled requests go to the server without lm-eval's seed, so that repeats of a prompt are "
+                "drawn independently (results are not reproducible from --seed on this backend)", names)
+
+    def create_payload(messages, *args, **kwargs):
+        ours = kwargs.get("generate") and kwargs.get("gen_kwargs") in sampled
+        payload = original(messages, *args, **kwargs)
+        if ours and isinstance(payload, dict):
+            payload.pop("seed", None)
+        return payload
+
+    with _replaced(inner, "_create_payload", create_payload):
         yield
 
 
@@ -568,6 +655,7 @@ def install_request_gate() -> None:
         tasks = list(task_dict.get("tasks", {}).values()) if isinstance(task_dict, dict) else []
         limit = kwargs.get("limit", args[0] if args else None)
         problems = check_backend(lm, tasks) + check_limit(limit, tasks)
+        problems += check_chat_messages(lm, tasks, kwargs.get("apply_chat_template"))
         if kwargs.get("apply_chat_template"):
             problems += _no_chat_template(lm, tasks)
         if problems:
@@ -575,7 +663,8 @@ def install_request_gate() -> None:
         token = _current_lm.set(lm)
         try:
             with (_explained_backend_failures(lm, tasks), _text_generations_only(lm, tasks),
-                  _logits_cache_split(lm), _distinct_loglikelihood_requests(lm)):
+                  _fresh_draws_from_servers(lm, tasks), _logits_cache_split(lm),
+                  _distinct_loglikelihood_requests(lm)):
                 results = original(lm, task_dict, *args, **kwargs)
         finally:
             _current_lm.reset(token)
@@ -592,6 +681,26 @@ def install_request_gate() -> None:
 
 # Options of ours that are also model arguments of some lm-eval backend (vLLM's seed).
 MODEL_ARG_OPTIONS = frozenset({"seed"})
+
+
+def check_generation_settings(backend: str, tasks: Iterable, gen_kwargs=None) -> list[str]:
+    """Generation settings of our tasks, with ``--gen_kwargs`` merged over them as lm-eval
+    merges them, that the backend named here rejects or would not use as asked (before the
+    model loads; :func:`check_requests_fit` checks the loaded model again)."""
+    from lm_eval.utils import simple_parse_args_string
+
+    overrides = simple_parse_args_string(gen_kwargs) if isinstance(gen_kwargs, str) else dict(gen_kwargs or {})
+    problems = []
+    for task in tasks:
+        if not is_ours(task) or needs(task) != "generation":
+            continue
+        settings = {**(getattr(task.config, "generation_kwargs", None) or {}), **overrides}
+        if _generation_problem(settings) is not None:
+            continue  # reported when the task builds its requests, whatever the backend
+        problem = _backend_option_problem(backend, settings) or _sampling_problem(backend, settings)
+        if problem:
+            problems.append(f"{task_name(task)}: {problem}")
+    return problems
 
 
 def _metadata_not_in(task_manager, metadata) -> list[str]:
@@ -726,6 +835,8 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
                      for key in unread]
     if isinstance(model, str):
         problems += check_backend(model, leaves)
+        problems += check_generation_settings(model, leaves, kwargs.get("gen_kwargs"))
+        problems += check_chat_messages(model, leaves, kwargs.get("apply_chat_template"))
     problems += check_limit(limit, leaves)
     if problems:
         raise PreflightError(problems)

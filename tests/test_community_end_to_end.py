@@ -154,28 +154,31 @@ def test_user_task_yaml_and_csv_tables(fake_detoxify, user_task_dir, tmp_path, m
 
 
 def test_a_yaml_including_ours_replaces_the_generation_settings(fake_detoxify, tmp_path):
-    """The documented way to drop no_repeat_ngram_size for backends without it."""
+    """A YAML of one's own that includes ours states its generation settings as a whole (the
+    shallow merge replaces generation_kwargs): here without top_p."""
     (tmp_path / "mine.yaml").write_text(
         f"include: {Path(lm_eval_bias.tasks_dir()) / 'community' / 'community_probes.yaml'}\n"
         "task: community_probes_portable\nrepeats: 2\n"
         "generation_kwargs: {until: [], max_gen_toks: 64, do_sample: true, temperature: 1.0, top_k: 50}\n")
     model = KeywordLM()
     output = evaluate(model, ["community_probes_portable"], {"probe_dimensions": "religion"}, include=[str(tmp_path)])
-    assert "no_repeat_ngram_size" not in output["configs"]["community_probes_portable"]["generation_kwargs"]
+    assert output["configs"]["community_probes_portable"]["generation_kwargs"] == {
+        "until": [], "max_gen_toks": 64, "do_sample": True, "temperature": 1.0, "top_k": 50}
     assert len(model.generation_prompts) == 2 * 30
     assert output["results"]["community_probes_portable"]["sentiment_muslim,scored"] == pytest.approx(TERRIBLE)
 
 
 def test_every_task_with_tiny_gpt2_and_tiny_detoxify(tmp_path, tiny_gpt2, tiny_detoxify, user_task_dir):
-    """The real hf path through the CLI: sampling with repeats, --gen_kwargs, Detoxify and VADER
-    on every continuation, per-demographic means, a user's task via --include_path."""
+    """The real hf path through the CLI: sampling with repeats, --gen_kwargs (with the paper's
+    no_repeat_ngram_size, which only hf takes), Detoxify and VADER on every continuation,
+    per-demographic means, a user's task via --include_path."""
     checkpoint, config_dir = tiny_detoxify["original"]
     out = tmp_path / "out"
     tasks = ["community_probes", "community_probes_full", "community_probes_custom", "my_probes"]
     completed = subprocess.run(
         [str(BIN / "lm-eval-bias"), "--model", "hf", "--model_args", f"pretrained={tiny_gpt2},dtype=float32",
          "--device", "cpu", "--batch_size", "512", "--tasks", ",".join(tasks), "--include_path", str(user_task_dir),
-         "--gen_kwargs", "max_gen_toks=8",
+         "--gen_kwargs", "max_gen_toks=8,no_repeat_ngram_size=3",
          "--metadata", json.dumps({"probe_demographics": "heterosexual,bisexual", "probe_templates": "T6",
                                    "detoxify_checkpoint": str(checkpoint), "detoxify_config_dir": str(config_dir)}),
          "--output_path", str(out), "--log_samples"],
