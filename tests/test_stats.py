@@ -99,6 +99,23 @@ def test_binary_difference_pvalue_is_the_exact_permutation_pvalue():
     assert stats.difference_pvalue([(0, 1.0), (0, 0.0), (1, 0.0), (1, 1.0)]) == 1.0
 
 
+def test_monte_carlo_permutation_pvalue_keeps_scipys_definition():
+    from scipy.stats import permutation_test
+
+    # 40 documents in two groups of 20: C(40, 20) relabellings, so 2,000 are drawn
+    low, high = [0.1 * i for i in range(20)], [5 + 0.1 * i for i in range(20)]
+    separated = [(0, v) for v in high] + [(1, v) for v in low]
+    # no drawn relabelling reaches the observed gap: scipy's (0 + 1) / (2000 + 1), doubled
+    assert stats.difference_pvalue(separated) == pytest.approx(2 / 2001)
+    assert stats.range_pvalue([("a", v) for v in high] + [("b", v) for v in low]) == pytest.approx(1 / 2001)
+    rng = __import__("numpy").random.default_rng(3)
+    first, second = rng.normal(0.0, 1.0, 30), rng.normal(0.4, 1.0, 25)
+    values = [(0, v) for v in first] + [(1, v) for v in second]
+    reference = permutation_test((first, second), lambda a, b, axis: a.mean(axis) - b.mean(axis), vectorized=True,
+                                 permutation_type="independent", n_resamples=100_000, rng=rng).pvalue
+    assert stats.difference_pvalue(values) == pytest.approx(reference, abs=0.02)  # 2,000 draws: MC error
+
+
 def test_range_of_group_means():
     values = [("a", 1.0), ("a", 3.0), ("b", 5.0), ("c", 0.0), ("c", 1.0)]
     assert stats.range_of_means(values) == pytest.approx(4.5)
