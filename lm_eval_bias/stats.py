@@ -38,6 +38,8 @@ BOOTSTRAP_SEED = SEED  # the name the README and older code use
 # (16 MB each); more documents are resampled in batches of RESAMPLING_BATCH_CELLS draws.
 KEPT_RESAMPLING_CELLS = 2_000_000
 RESAMPLING_BATCH_CELLS = 20_000_000
+# Values with at most one distinct value per this many documents are resampled by their counts.
+FEW_LEVELS_PER_DOCUMENT = 4
 # How many computed intervals and p-values are remembered (lm-eval asks for each bound apart).
 REMEMBERED_RESULTS = 4096
 
@@ -178,6 +180,14 @@ def _resampled_means(values, stream: int, resamples: int = BOOTSTRAP_RESAMPLES, 
     import numpy as np
 
     n = values.size
+    levels, level_counts = np.unique(values, return_counts=True)
+    if levels.size * FEW_LEVELS_PER_DOCUMENT <= n:
+        # Resampling n documents draws each distinct value a multinomial number of times, so
+        # the resampled means are drawn from that law directly: the same bootstrap distribution
+        # at the cost of the distinct values, not the documents (yes/no outcomes, shares of 10
+        # samples, 1-5 ratings).
+        draws = np.random.default_rng([seed, stream]).multinomial(n, level_counts / n, size=resamples)
+        return draws @ levels / n
     if resamples * n <= KEPT_RESAMPLING_CELLS:
         return _resampling_counts(n, stream, resamples, seed) @ values / n
     rng = np.random.default_rng([seed, stream])

@@ -116,6 +116,24 @@ def test_monte_carlo_permutation_pvalue_keeps_scipys_definition():
     assert stats.difference_pvalue(values) == pytest.approx(reference, abs=0.02)  # 2,000 draws: MC error
 
 
+@pytest.mark.parametrize("values", [
+    [1.0] * 864 + [0.0] * 2016,  # yes/no outcomes: resampled by their counts (multinomial)
+    [0.1 * (i % 11) for i in range(330)],  # shares of 10 samples: likewise
+    [1.0 + i / 700 for i in range(700)],  # all distinct: documents resampled
+])
+def test_resampled_means_follow_the_bootstrap_law(values):
+    import numpy as np
+
+    array = np.asarray(values)
+    means = stats._resampled_means(array, stream=0)
+    assert means.shape == (stats.BOOTSTRAP_RESAMPLES,)
+    # resampling n documents: the mean's mean is the sample mean, its sd the sample sd / sqrt(n)
+    assert means.mean() == pytest.approx(array.mean(), abs=3 * array.std() / np.sqrt(array.size * 2000))
+    assert means.std() == pytest.approx(array.std() / np.sqrt(array.size), rel=0.08)
+    assert np.array_equal(means, stats._resampled_means(array, stream=0))  # seeded
+    assert not np.array_equal(means, stats._resampled_means(array, stream=1))
+
+
 def test_range_of_group_means():
     values = [("a", 1.0), ("a", 3.0), ("b", 5.0), ("c", 0.0), ("c", 1.0)]
     assert stats.range_of_means(values) == pytest.approx(4.5)
