@@ -279,6 +279,9 @@ def logits_cache_rounds(requests: Sequence[tuple[Any, Sequence[int], Sequence[in
     return rounds
 
 
+_ABSENT = object()
+
+
 @contextlib.contextmanager
 def _replaced(model, name: str, replacement):
     """``model.<name>`` is ``replacement`` inside the block; afterwards what it was (several of
@@ -292,9 +295,6 @@ def _replaced(model, name: str, replacement):
             delattr(model, name)
         else:
             setattr(model, name, before)
-
-
-_ABSENT = object()
 
 
 def _world_size(lm) -> int:
@@ -315,7 +315,7 @@ def _distinct_loglikelihood_requests(lm):
     them again, and an API server bills them again. Not with several processes: lm-eval pads
     every rank to the same number of requests, which sharded models need.
     """
-    if _world_size(lm) > 1:  # lm-eval pads each rank to the same number of requests: keep them
+    if _world_size(lm) > 1:
         yield
         return
     score = lm.loglikelihood
