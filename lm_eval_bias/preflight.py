@@ -29,7 +29,7 @@ import math
 import sys
 from collections.abc import Iterable
 
-from lm_eval_bias import options
+from lm_eval_bias import distributed, options
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
 
 logger = logging.getLogger("lm_eval_bias")
@@ -159,6 +159,26 @@ def check_limit(limit, tasks: Iterable) -> list[str]:
         if size is not None and size < 1:
             problems.append(f"{task_name(task)}: --limit {limit:g} leaves no documents to evaluate. Fix: "
                             "--limit N with N >= 1 (or a fraction above 0), or no --limit")
+    return problems
+
+
+def check_shards(lm, limit, tasks: Iterable) -> list[str]:
+    """With several processes (``accelerate launch``) each gets every ``world_size``-th document,
+    and lm-eval fails on a process left with none, after the model has loaded everywhere."""
+    world_size = getattr(lm, "world_size", 1)
+    if not isinstance(world_size, int) or world_size <= 1:
+        return []
+    from lm_eval.evaluator_utils import get_sample_size
+
+    problems = []
+    for task in tasks:
+        documents = len(task.eval_docs)
+        size = get_sample_size(task, limit) if limit is not None else None
+        evaluated = documents if size is None else min(size, documents)
+        if 1 <= evaluated < world_size:
+            problems.append(f"{task_name(task)}: {evaluated} document(s) for {world_size} processes; lm-eval gives "
+                            f"each process every {world_size}th document and fails on a process with none. Fix: "
+                            f"--limit {world_size} or more, or at most {evaluated} processes")
     return problems
 
 
@@ -497,13 +517,15 @@ def install_request_gate() -> None:
         tasks = list(task_dict.get("tasks", {}).values()) if isinstance(task_dict, dict) else []
         limit = kwargs.get("limit", args[0] if args else None)
         problems = check_backend(lm, tasks) + check_limit(limit, tasks)
+        problems += check_shards(lm, limit, tasks) if not problems else []
         if kwargs.get("apply_chat_template"):
             problems += _no_chat_template(lm, tasks)
         if problems:
             raise PreflightError(problems)
         token = _current_lm.set(lm)
         try:
-            with _explained_backend_failures(lm, tasks), _text_generations_only(lm, tasks):
+            with _explained_backend_failures(lm, tasks), _text_generations_only(lm, tasks), \
+                    distributed.shards_merged(lm, tasks):
                 results = original(lm, task_dict, *args, **kwargs)
         finally:
             _current_lm.reset(token)

@@ -479,20 +479,20 @@ def _winoqueer_task_class():
         prefix_text: str | None = None
 
         def build_all_requests(self, *, limit=None, samples=None, rank=0, world_size=1, **kwargs):
-            self.prefix_text = self._usable_prefix_text(self._pairs_to_evaluate(limit, samples, rank, world_size))
+            # Decided on every pair of the run, not on this process's shard: with several
+            # processes (accelerate launch) each must send its pairs in the same form, as one
+            # process would (the two forms can differ in a score's last bits).
+            self.prefix_text = self._usable_prefix_text(self._pairs_to_evaluate(limit, samples))
             return super().build_all_requests(limit=limit, samples=samples, rank=rank, world_size=world_size,
                                               **kwargs)
 
-        def _pairs_to_evaluate(self, limit, samples, rank, world_size) -> list[tuple[str, str]]:
-            """``(sent_x, sent_y)`` of the documents lm-eval's ``doc_iterator`` will give."""
-            from lm_eval.utils import create_iterator
-
+        def _pairs_to_evaluate(self, limit, samples) -> list[tuple[str, str]]:
+            """``(sent_x, sent_y)`` of the documents lm-eval evaluates in this run (all ranks')."""
             documents = self.eval_docs  # a list (SubgroupMetricsTask.test_docs)
             positions = [index for index in range(len(documents)) if not samples or index in samples]
-            chosen = [position for _, position in create_iterator(
-                enumerate(positions), rank=int(rank), limit=None if samples or not limit else int(limit),
-                world_size=int(world_size))]
-            return [(documents[position]["sent_x"], documents[position]["sent_y"]) for position in chosen]
+            if limit and not samples:
+                positions = positions[:int(limit)]
+            return [(documents[position]["sent_x"], documents[position]["sent_y"]) for position in positions]
 
         def _usable_prefix_text(self, pairs) -> str | None:
             task = self.config.task
