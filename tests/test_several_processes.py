@@ -69,22 +69,42 @@ def finish(started: dict, timeout: float = 600) -> list:
     return json.loads(started["output"].read_text())["runs"]
 
 
+def split_sentences(rows: list[dict]) -> list[set[int]]:
+    """Rows whose requests split one sentence at different words (as one request per sentence
+    would send them): lm-eval's logits cache would score them wrongly together, so a run that
+    has such rows sends sentence prefixes instead (``WinoQueerTask._usable_prefix_text``)."""
+    from lm_eval_bias.benchmarks import winoqueer as wq
+
+    contexts_of: dict[str, dict[str, set[int]]] = {}
+    for index, row in enumerate(rows):
+        for context, continuation in wq.pair_requests(row["sent_x"], row["sent_y"], "<prefix>"):
+            contexts_of.setdefault(context + continuation, {}).setdefault(context, set()).add(index)
+    return [set().union(*by_context.values()) for by_context in contexts_of.values() if len(by_context) > 1]
+
+
 @pytest.fixture(scope="module")
 def pair_file(tmp_path_factory, winoqueer_dir):
-    """The head sample (whose "Straight people are sinful." is split at two different words, so
-    the hf backend's logits cache makes WinoQueer send sentence prefixes) and every 1000th pair
-    of the gender subset."""
-    rows = []
+    """Head-sample pairs, among them one group that splits "Straight people are sinful." at two
+    different words, all on rank 0's documents (even positions), so that only rank 0's share of
+    the pairs would make it send sentence prefixes; then every 1000th pair of the gender subset,
+    with one Nonbinary pair, whose subgroup's metrics exist on one rank only."""
     with open(winoqueer_dir / "winoqueer_head_sample.csv", encoding="utf-8-sig", newline="") as f:
-        rows += list(csv.DictReader(f))
+        head = list(csv.DictReader(f))
+    groups = split_sentences(head)
+    conflicting, other = sorted(groups[0]), set().union(*groups[1:])
+    plain = [row for index, row in enumerate(head) if index not in groups[0] and index not in other]
+    rows = []
+    for index in conflicting:
+        rows += [head[index], plain.pop(0)]
+    rows += plain
     with open(winoqueer_dir / "winoqueer_gender_subset.csv", encoding="utf-8-sig", newline="") as f:
         rows += list(csv.DictReader(f))[::1000]
     # one of those repeats a head-sample pair, and a repeated pair is an error
     rows = list({(row["Gender_ID_x"], row["Gender_ID_y"], row["sent_x"], row["sent_y"]): row for row in rows}.values())
-    # one Nonbinary pair: its subgroup's metrics exist on one rank only
     nonbinary = [index for index, row in enumerate(rows) if row["Gender_ID_x"] == "NB"]
-    assert len(nonbinary) >= 1
     rows = [row for index, row in enumerate(rows) if index not in nonbinary[1:]]
+    (split,) = split_sentences(rows)
+    assert len(split) >= 2 and {index % WORLD_SIZE for index in split} == {0}
     path = tmp_path_factory.mktemp("pairs") / "pairs.csv"
     with open(path, "w", encoding="utf-8", newline="") as f:
         writer = csv.writer(f)
@@ -114,7 +134,7 @@ def runs(tmp_path_factory, tiny_gpt2_long_context, tiny_bert, tiny_detoxify, pai
         # one (gendercare_genderpair's, the last task), whose extra generation must not be scored
         {"model": "hf", "pretrained": str(tiny_gpt2_long_context), "limit": 5, "gen_kwargs": "max_gen_toks=6",
          "tasks": ["tango_misgender", "gendercare_genderpair"], "metadata": generation},
-        {"model": "hf-mlm", "pretrained": str(tiny_bert), "tasks": ["winoqueer_mlm"],
+        {"model": "hf-mlm", "pretrained": str(tiny_bert), "tasks": ["winoqueer_mlm"], "limit": 15,
          "metadata": {"data_file": str(pair_file)}},
     ]}
     workdir = tmp_path_factory.mktemp("several-processes")
@@ -166,3 +186,44 @@ def test_rank_0_reports_what_one_process_reports(runs, index, task):
                 assert second[metric] == pytest.approx(first[metric], rel=tolerance), (first["doc_id"], metric)
             else:
                 assert second[metric] == first[metric], (first["doc_id"], metric)
+
+
+def test_merge_puts_every_value_at_its_documents_place():
+    from lm_eval_bias.distributed import _CallRecord, merge_shards
+
+    # documents 0..4 over two ranks (0, 2, 4 and 1, 3), two filter passes; "lesbian" is on rank 1 only
+    returned = {0: ("score",), 1: ("score", "lesbian"), 2: ("score",), 3: ("score", "lesbian"), 4: ("score",)}
+    shards, records, samples = [], [], []
+    for rank in (0, 1):
+        record, shard, logged = _CallRecord(), {}, []
+        for filter_name in ("a", "b"):
+            for document in range(rank, 5, 2):
+                record.add(returned[document])
+                for name in returned[document]:
+                    shard.setdefault((name, filter_name), []).append(f"{name}{document}{filter_name}")
+                logged.append((filter_name, document))
+        shards.append(shard)
+        records.append(record.export())
+        samples.append(logged)
+    raw_metrics, logged = merge_shards(["a", "b"], shards, records, samples)
+    assert list(raw_metrics) == [("score", "a"), ("lesbian", "a"), ("score", "b"), ("lesbian", "b")]
+    assert raw_metrics[("score", "a")] == ["score0a", "score1a", "score2a", "score3a", "score4a"]
+    assert raw_metrics[("lesbian", "b")] == ["lesbian1b", "lesbian3b"]
+    assert logged == [(f, d) for f in ("a", "b") for d in range(5)]
+    assert records[0][0] == [("score",)]  # one shape stored once
+    shards[1][("lesbian", "a")].pop()
+    with pytest.raises(ValueError, match="rank 1: its values do not match"):
+        merge_shards(["a", "b"], shards, records, samples)
+
+
+def test_fewer_documents_than_processes_is_refused_before_any_request():
+    from types import SimpleNamespace
+
+    from lm_eval_bias.preflight import check_shards
+
+    task = SimpleNamespace(eval_docs=list(range(10)), task_name="winoqueer", config=SimpleNamespace(task="winoqueer"))
+    assert check_shards(SimpleNamespace(world_size=4), 3, [task]) == [
+        "winoqueer: 3 document(s) for 4 processes; lm-eval gives each process every 4th document and fails on a "
+        "process with none. Fix: --limit 4 or more, or at most 3 processes"]
+    assert check_shards(SimpleNamespace(world_size=4), None, [task]) == []
+    assert check_shards(SimpleNamespace(world_size=1), 1, [task]) == []
