@@ -227,3 +227,59 @@ def test_fewer_documents_than_processes_is_refused_before_any_request():
         "process with none. Fix: --limit 4 or more, or at most 3 processes"]
     assert check_shards(SimpleNamespace(world_size=4), None, [task]) == []
     assert check_shards(SimpleNamespace(world_size=1), 1, [task]) == []
+
+
+def test_accelerate_launch_of_the_cli_with_hf_mlm(tmp_path, tiny_bert, pair_file):
+    """The real launcher and the real CLI: ``accelerate launch --cpu --num_processes 2 -m lm_eval_bias
+    run --model hf-mlm ...`` writes one results file, equal to one process's."""
+    bin_dir = Path(sys.executable).parent
+    arguments = ["run", "--model", "hf-mlm", "--model_args", f"pretrained={tiny_bert}", "--tasks", "winoqueer_mlm",
+                 "--limit", "15", "--metadata", json.dumps({"data_file": str(pair_file)}), "--log_samples"]
+    # one thread each: torch's reductions over threads would move the scores' last bits
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    launched = {
+        "alone": subprocess.Popen([str(bin_dir / "lm-eval-bias"), *arguments, "--output_path", "alone"],
+                                  cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True),
+        "together": subprocess.Popen(
+            [str(bin_dir / "accelerate"), "launch", "--cpu", "--num_processes", str(WORLD_SIZE), "--num_machines", "1",
+             "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(free_port()),
+             "-m", "lm_eval_bias", *arguments, "--output_path", "together"],
+            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True),
+    }
+    outputs = {}
+    try:
+        for name, process in launched.items():
+            log, _ = process.communicate(timeout=300)
+            assert process.returncode == 0, f"{name}:\n{log[-5000:]}"
+            results_files = list((tmp_path / name).rglob("results_*.json"))
+            assert len(results_files) == 1, results_files  # rank 0 alone writes
+            samples_file = next((tmp_path / name).rglob("samples_winoqueer_mlm_*.jsonl"))
+            outputs[name] = (json.loads(results_files[0].read_text())["results"]["winoqueer_mlm"],
+                             [json.loads(line) for line in samples_file.read_text().splitlines()])
+    finally:
+        for process in launched.values():
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+    (results_one, samples_one), (results_two, samples_two) = outputs["alone"], outputs["together"]
+    assert results_two == results_one and results_one["sample_len"] == 15
+    assert [s["doc_id"] for s in samples_two] == list(range(15))
+    assert [(s["sent_x_score"], s["sent_y_score"]) for s in samples_two] == [
+        (s["sent_x_score"], s["sent_y_score"]) for s in samples_one]
+
+
+def test_classifiers_default_to_the_processs_own_gpu(monkeypatch):
+    import torch
+
+    from lm_eval_bias.scorers import default_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 4)
+    monkeypatch.delenv("LOCAL_RANK", raising=False)
+    assert default_device() == "cuda"
+    monkeypatch.setenv("LOCAL_RANK", "3")
+    assert default_device() == "cuda:3"
+    monkeypatch.setenv("LOCAL_RANK", "4")  # one visible GPU per process: the current one
+    assert default_device() == "cuda"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert default_device() == "cpu"
