@@ -393,8 +393,12 @@ def check_requests_fit(task) -> None:
     examples = "; ".join(f"document {doc_label(request.doc)} ({reason})"
                          for request, reason in too_long[:EXAMPLES_SHOWN])
     more = f", and {len(too_long) - EXAMPLES_SHOWN} more" if len(too_long) > EXAMPLES_SHOWN else ""
+    # With several processes each checks its own share of the documents (and stops the run).
+    world_size = getattr(lm, "world_size", 1)
+    share = (f" (process {lm.rank} of {world_size}: its share of the documents)"
+             if isinstance(world_size, int) and world_size > 1 else "")
     raise ConfigurationError(
-        f"{task_name(task)}: {len(too_long)} of its {len(task.instances)} requests do not fit the model's "
+        f"{task_name(task)}: {len(too_long)} of its {len(task.instances)} requests{share} do not fit the model's "
         f"context of {lm.max_length} tokens, so lm-eval would cut the start of the prompt: {examples}{more}. "
         "Fix: a model with a longer context (or --model_args max_length=N where the model supports it), a "
         "smaller --gen_kwargs max_gen_toks=N for generation tasks, or a data file without those documents")

@@ -283,3 +283,22 @@ def test_classifiers_default_to_the_processs_own_gpu(monkeypatch):
     assert default_device() == "cuda"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert default_device() == "cpu"
+
+
+def test_a_request_too_long_names_the_process_whose_share_has_it():
+    from types import SimpleNamespace
+
+    from lm_eval_bias import preflight
+    from lm_eval_bias.errors import ConfigurationError
+
+    lm = SimpleNamespace(max_length=8, tok_encode=lambda text, **_: list(text), rank=1, world_size=2)
+    request = SimpleNamespace(request_type="loglikelihood", args=("", "a sentence longer than eight"),
+                              doc={"pair_id": "7"})
+    task = SimpleNamespace(instances=[request], task_name="winoqueer")
+    token = preflight._current_lm.set(lm)
+    try:
+        with pytest.raises(ConfigurationError, match=r"^winoqueer: 1 of its 1 requests \(process 1 of 2: its share "
+                                                     r"of the documents\) do not fit the model's context of 8 tokens"):
+            preflight.check_requests_fit(task)
+    finally:
+        preflight._current_lm.reset(token)
