@@ -167,12 +167,16 @@ def shards_merged(lm, tasks):
                     acc["logged_samples"] = logged
         return original_process_results(eval_results_acc, *args, **kwargs)
 
+    own_gather = vars(lm).get("gather_object")  # a wrapper someone else put on this object
     lm.gather_object = gather_object
     evaluator._process_results = process_results
     try:
         yield
     finally:
         evaluator._process_results = original_process_results
-        del lm.gather_object
+        if own_gather is None:
+            del lm.gather_object
+        else:
+            lm.gather_object = own_gather
         for task in ours.values():
             del task.process_results

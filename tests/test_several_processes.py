@@ -171,9 +171,9 @@ def test_rank_0_reports_what_one_process_reports(runs, index, task):
     assert together["n-samples"][task] == alone["n-samples"][task]
     tolerance = SCORE_TOLERANCE if task == "winoqueer" else 0
     for key, value in one.items():
-        if isinstance(value, float) and tolerance:
-            assert two[key] == pytest.approx(value, rel=tolerance, abs=tolerance), key
-        else:
+        if tolerance and key.startswith(("sent_x_score", "sent_y_score")) and isinstance(value, float):
+            assert two[key] == pytest.approx(value, rel=tolerance), key
+        else:  # outcomes, bias scores, intervals, p-values, counts
             assert two[key] == value, key
     # the logged samples, in document order, each scored as one process scored it
     samples_one, samples_two = alone["samples"][task], together["samples"][task]
