@@ -213,6 +213,19 @@ class SubgroupMetricsTask(_task_base()):
         preflight.check_requests_fit(self)
         return built
 
+    def apply_filters(self):
+        """lm-eval's filters, on each request's own answers only.
+
+        With several processes lm-eval pads the shorter shards' request lists with copies of
+        the last request of their type, so that every rank runs as many, and appends those
+        copies' answers to that request (lm-eval 0.4.13 ``evaluate``): its document would be
+        scored on ``repeats`` answers and more, e.g. extra generations in a classifier's
+        counts. One process never sends a request more than ``repeats`` times.
+        """
+        for instance in self.instances:
+            del instance.resps[instance.repeats:]
+        return super().apply_filters()
+
     def _reported_or_na(self, name: str, aggregation):
         from lm_eval.api.metrics import mean
 
@@ -233,11 +246,16 @@ class SubgroupMetricsTask(_task_base()):
         if self.OUTPUT_TYPE in ("loglikelihood", "multiple_choice"):
             check_finite_logliks(self.config.task, doc, results)
         metrics = super().process_results(doc, results)
-        for name in metrics:
+        self.declare_metrics(metrics)
+        return metrics
+
+    def declare_metrics(self, names) -> None:
+        """Give each metric that the YAML does not list its aggregation and direction, by its name
+        (rank 0 of a data-parallel run also for the metrics only other ranks' documents had)."""
+        for name in names:
             if name not in self._aggregation_list:
                 self._aggregation_list[name] = self._reported_or_na(name, aggregation_for(name))
                 self._higher_is_better[name] = self._declared_direction(name)
-        return metrics
 
     def _declared_direction(self, name: str) -> bool:
         # A disparity (gap, range, spread) is worse the larger it is, whatever its measure.

@@ -30,7 +30,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from lm_eval_bias import backend_options, options
+from lm_eval_bias import backend_options, distributed, options
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
 
 logger = logging.getLogger("lm_eval_bias")
@@ -160,6 +160,26 @@ def check_limit(limit, tasks: Iterable) -> list[str]:
         if size is not None and size < 1:
             problems.append(f"{task_name(task)}: --limit {limit:g} leaves no documents to evaluate. Fix: "
                             "--limit N with N >= 1 (or a fraction above 0), or no --limit")
+    return problems
+
+
+def check_shards(lm, limit, tasks: Iterable) -> list[str]:
+    """With several processes (``accelerate launch``) each gets every ``world_size``-th document,
+    and lm-eval fails on a process left with none, after the model has loaded everywhere."""
+    world_size = getattr(lm, "world_size", 1)
+    if not isinstance(world_size, int) or world_size <= 1:
+        return []
+    from lm_eval.evaluator_utils import get_sample_size
+
+    problems = []
+    for task in tasks:
+        documents = len(task.eval_docs)
+        size = get_sample_size(task, limit) if limit is not None else None
+        evaluated = documents if size is None else min(size, documents)
+        if 1 <= evaluated < world_size:
+            problems.append(f"{task_name(task)}: {evaluated} document(s) for {world_size} processes; lm-eval gives "
+                            f"each process every {world_size}th document and fails on a process with none. Fix: "
+                            f"--limit {world_size} or more, or at most {evaluated} processes")
     return problems
 
 
@@ -480,8 +500,12 @@ def check_requests_fit(task) -> None:
     examples = "; ".join(f"document {doc_label(request.doc)} ({reason})"
                          for request, reason in too_long[:EXAMPLES_SHOWN])
     more = f", and {len(too_long) - EXAMPLES_SHOWN} more" if len(too_long) > EXAMPLES_SHOWN else ""
+    # With several processes each checks its own share of the documents (and stops the run).
+    world_size = getattr(lm, "world_size", 1)
+    share = (f" (process {lm.rank} of {world_size}: its share of the documents)"
+             if isinstance(world_size, int) and world_size > 1 else "")
     raise ConfigurationError(
-        f"{task_name(task)}: {len(too_long)} of its {len(task.instances)} requests do not fit the model's "
+        f"{task_name(task)}: {len(too_long)} of its {len(task.instances)} requests{share} do not fit the model's "
         f"context of {lm.max_length} tokens, so lm-eval would cut the start of the prompt: {examples}{more}. "
         "Fix: a model with a longer context (or --model_args max_length=N where the model supports it), a "
         "smaller --gen_kwargs max_gen_toks=N for generation tasks, or a data file without those documents")
@@ -656,6 +680,7 @@ def install_request_gate() -> None:
         limit = kwargs.get("limit", args[0] if args else None)
         problems = check_backend(lm, tasks) + check_limit(limit, tasks)
         problems += check_chat_messages(lm, tasks, kwargs.get("apply_chat_template"))
+        problems += check_shards(lm, limit, tasks) if not problems else []
         if kwargs.get("apply_chat_template"):
             problems += _no_chat_template(lm, tasks)
         if problems:
@@ -664,7 +689,7 @@ def install_request_gate() -> None:
         try:
             with (_explained_backend_failures(lm, tasks), _text_generations_only(lm, tasks),
                   _fresh_draws_from_servers(lm, tasks), _logits_cache_split(lm),
-                  _distinct_loglikelihood_requests(lm)):
+                  _distinct_loglikelihood_requests(lm), distributed.shards_merged(lm, tasks)):
                 results = original(lm, task_dict, *args, **kwargs)
         finally:
             _current_lm.reset(token)

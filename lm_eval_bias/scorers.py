@@ -196,9 +196,19 @@ def resolve_detoxify_options(model_type: str | None = None, checkpoint: str | os
 
 
 def default_device() -> str:
+    """``cuda`` where there is a GPU, else ``cpu``; in one process of several (``accelerate launch``,
+    ``torchrun``: ``LOCAL_RANK`` set) the GPU of that process, as lm-eval's ``hf`` model uses it.
+    Classifiers load when a task is built, which ``lm-eval-bias`` does before the model and its
+    ``Accelerator`` pick the process's GPU: a bare ``cuda`` would put every process's classifier
+    on GPU 0."""
     import torch
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    if not torch.cuda.is_available():
+        return "cpu"
+    local_rank = os.environ.get("LOCAL_RANK", "")
+    if local_rank.isdigit() and int(local_rank) < torch.cuda.device_count():
+        return f"cuda:{int(local_rank)}"
+    return "cuda"
 
 
 def _as_text_list(texts: Sequence[str], scorer: str) -> list[str]:

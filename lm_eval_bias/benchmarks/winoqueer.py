@@ -527,6 +527,8 @@ def _winoqueer_task_class():
         prefix_text: str | None = None
 
         def build_all_requests(self, **kwargs):
+            # The form depends on the model only, never on the pairs: with several processes
+            # (accelerate launch) every process sends its shard in the same form.
             task = self.config.task
             self.prefix_text = preflight.current_prefix_token_text()
             if self.prefix_text is None:

@@ -204,6 +204,8 @@ class HFMaskedLM(LM):
             # lm-eval's CLI asks for cuda by default; its own hf backend falls back likewise.
             logger.warning("hf-mlm: %s is not available, using the CPU", self.device_name)
             self.device_name = "cpu"
+        self._join_processes()
+        self._device = torch.device(self.device_name)
         self.tokenizer = AutoTokenizer.from_pretrained(pretrained, revision=revision,
                                                        trust_remote_code=trust_remote_code)
         if self.tokenizer.mask_token_id is None:
@@ -217,6 +219,45 @@ class HFMaskedLM(LM):
         self.max_tokens, self.max_tokens_source = position_limit(self.model, self.tokenizer)
         self.lowercase = bool(getattr(self.tokenizer, "do_lower_case", False))
         self.forward_rows = 0  # masked copies run, for benchmarks
+
+    def _join_processes(self) -> None:
+        """Under ``accelerate launch`` (or ``torchrun``: ``WORLD_SIZE`` > 1) this process is one
+        rank of a data-parallel run, as with lm-eval's ``hf`` model: lm-eval gives it every
+        ``world_size``-th pair and gathers the results to rank 0 through the methods below; the
+        model runs on the rank's own device (its ``Accelerator``'s), whatever ``device`` says."""
+        import os
+
+        if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+            return
+        from datetime import timedelta
+
+        from accelerate import Accelerator, InitProcessGroupKwargs
+
+        # lm-eval's hf model waits as long: rank 0 aggregates while the others wait at a barrier
+        accelerator = Accelerator(kwargs_handlers=[InitProcessGroupKwargs(timeout=timedelta(weeks=52))])
+        if accelerator.num_processes <= 1:
+            return
+        self.accelerator = accelerator
+        self._rank, self._world_size = accelerator.process_index, accelerator.num_processes
+        if str(accelerator.device) != self.device_name:
+            logger.info("hf-mlm: process %d of %d runs on %s", self._rank, self._world_size, accelerator.device)
+        self.device_name = str(accelerator.device)
+
+    def all_gather(self, tensor):
+        return tensor if self.world_size <= 1 else self.accelerator.gather(tensor)
+
+    def gather_object(self, obj, dst=0):
+        if self.world_size <= 1:
+            return [obj]
+        import torch.distributed
+
+        result = [None] * self.world_size if self.rank == dst else None
+        torch.distributed.gather_object(obj=obj, object_gather_list=result, dst=dst)
+        return result
+
+    def barrier(self) -> None:
+        if self.world_size > 1:
+            self.accelerator.wait_for_everyone()
 
     @classmethod
     def create_from_arg_string(cls, arg_string: str, additional_config: dict | None = None):
