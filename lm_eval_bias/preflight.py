@@ -413,8 +413,9 @@ def _aligned_echo_logprobs(lm):
         return
     from lm_eval_bias.models.completions_api import continuation_logprobs
 
+    prefix_token_id = inner.prefix_token_id
     inner.parse_logprobs = lambda outputs, tokens=None, ctxlens=None, **kwargs: continuation_logprobs(
-        outputs, tokens, ctxlens)
+        outputs, tokens, ctxlens, prefix_token_id)
     try:
         yield
     finally:
@@ -455,6 +456,8 @@ def _explained_backend_failures(lm, tasks):
     def loglikelihood(*args, **kwargs):
         try:
             return original_loglikelihood(*args, **kwargs)
+        except ConfigurationError as error:  # completions_api could not read an answer
+            raise ConfigurationError(f"{', '.join(scoring)}: {error}") from error
         except http_errors as error:
             if _refused_token_prompts(inner, error):
                 raise ConfigurationError(_token_prompts_message(", ".join(scoring), error)) from error

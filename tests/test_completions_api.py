@@ -44,7 +44,7 @@ def test_lm_evals_own_reading_of_a_llama_cpp_answer_is_one_token_off():
 
 @pytest.mark.parametrize("generated", [True, False])
 def test_llama_cpp_answers_give_the_continuations_tokens(generated):
-    (loglik, greedy), = continuation_logprobs(llama_cpp_answer(generated), [SENT], [CTXLEN])
+    (loglik, greedy), = continuation_logprobs(llama_cpp_answer(generated), [SENT], [CTXLEN], BOS)
     assert loglik == LOGPROB[SAT] + LOGPROB[DOT]
     assert greedy is True  # each scored token is its position's top token here
 
@@ -55,7 +55,7 @@ def test_openai_style_answers_every_prompt_token_and_one_generated():
         (loglik, _), = continuation_logprobs(output, [SENT], [CTXLEN])
         assert loglik == LOGPROB[SAT] + LOGPROB[DOT]
     # Without usage, the length says which: one short with nothing generated is llama.cpp's EOG case.
-    (loglik, _), = continuation_logprobs(answer(values[1:5], finish_reason="stop"), [SENT], [CTXLEN])
+    (loglik, _), = continuation_logprobs(answer(values[1:5], finish_reason="stop"), [SENT], [CTXLEN], BOS)
     assert loglik == LOGPROB[SAT] + LOGPROB[DOT]
 
 
@@ -66,7 +66,7 @@ def test_a_batch_of_choices_is_read_in_index_order():
         {"index": 1, "finish_reason": "length", "logprobs": {"token_logprobs": second, "top_logprobs": [None, {"a": -0.5}, {"b": -7.0}, {"c": GENERATED}]}},
         {"index": 0, "finish_reason": "length", "logprobs": {"token_logprobs": first, "top_logprobs": [None] + [{"d": v} for v in first[1:]]}},
     ]}
-    results = continuation_logprobs(output, [SENT, [BOS, 7, 8, 9]], [CTXLEN, 2])
+    results = continuation_logprobs(output, [SENT, [BOS, 7, 8, 9]], [CTXLEN, 2], BOS)
     assert results == [(LOGPROB[SAT] + LOGPROB[DOT], True), (-1.0 + -7.0, False)]
 
 
@@ -82,4 +82,17 @@ def test_a_prompt_the_server_tokenized_otherwise_is_refused():
 def test_the_first_token_after_bos_has_no_value_on_llama_cpp():
     """An empty-context request scores the token llama.cpp gives no log-probability for."""
     with pytest.raises(ConfigurationError, match=r"no log-probability for a token to be scored.*non-empty context"):
-        continuation_logprobs(llama_cpp_answer(True), [SENT], [1])
+        continuation_logprobs(llama_cpp_answer(True), [SENT], [1], BOS)
+
+
+def test_a_prompt_without_bos_is_refused_on_llama_cpp():
+    """llama-cpp-python echoes a BOS-less prompt whole but one position off, dropping the generated
+    token: the same length as a BOS prompt's echo, and every value wrong."""
+    sent = SENT[1:]  # "The cat sat." with a non-empty context: lm-eval adds no BOS
+    misaligned = answer([-9.0, -9.0, -9.0, -9.0], prompt_tokens=4, completion_tokens=1)
+    with pytest.raises(ConfigurationError, match=r"does not start with the model's BOS token: llama-cpp-python"):
+        continuation_logprobs(misaligned, [sent], [2], BOS)
+    # An OpenAI-style echo of the same prompt is read as before.
+    (loglik, _), = continuation_logprobs(answer([None, -5.0, -2.0, -0.5, GENERATED], prompt_tokens=4,
+                                                completion_tokens=1), [sent], [2], BOS)
+    assert loglik == -2.5

@@ -25,8 +25,12 @@ DEFAULT_TASKS = ("community_probes", "gendercare_genderpair", "scm_mc", "scm_mc_
                  "scm_score_prob", "scm_story", "tango_disclosure", "tango_misgender", "tango_misgender_prob",
                  "tango_misgender_sampled", "winoqueer")
 FULL_VARIANTS = ("community_probes_full", "gendercare_genderpair_full", "tango_disclosure_full")
+# Multiple-choice tasks score continuations of a context without BOS (as on hf and vllm), which
+# llama-cpp-python's echo reads one position off: refused with a message (completions_api).
+BOS_LESS_CONTEXT_TASKS = ("scm_mc_prob", "scm_prob_ratio", "scm_score_prob", "tango_misgender_prob")
+SERVED_TASKS = tuple(task for task in DEFAULT_TASKS if task not in BOS_LESS_CONTEXT_TASKS)
 TASKS_DIR = Path(__file__).resolve().parents[1] / "tasks"
-LIMIT = 1  # llama-cpp-python takes ~0.1 s per echoed prompt token: SCM's 5-7 choices of ~230 tokens each
+LIMIT = 1  # llama-cpp-python takes ~0.1 s per echoed prompt token (a Python sort of the vocabulary)
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +75,7 @@ def test_every_default_task_through_local_completions(q4_server, smollm2_tokeniz
     completed = subprocess.run(
         [str(BIN / "lm-eval-bias"), "--model", "local-completions",
          "--model_args", completions_model_args(q4_server, smollm2_tokenizer),
-         "--tasks", ",".join(DEFAULT_TASKS), "--limit", str(LIMIT), "--gen_kwargs", "max_gen_toks=12",
+         "--tasks", ",".join(SERVED_TASKS), "--limit", str(LIMIT), "--gen_kwargs", "max_gen_toks=12",
          "--metadata", json.dumps(metadata), "--output_path", str(out), "--log_samples"],
         cwd=tmp_path, capture_output=True, text=True, timeout=600,
     )
@@ -80,10 +84,17 @@ def test_every_default_task_through_local_completions(q4_server, smollm2_tokeniz
     # Strict JSON: a bare NaN or Infinity fails here.
     document = json.loads(path.read_text(), parse_constant=lambda constant: pytest.fail(f"bare {constant} in {path}"))
     run = report_results.parse_run(path, document)  # the report's consistency checks (intervals, counts)
-    assert sorted(run.tasks) == list(DEFAULT_TASKS)
-    for task in DEFAULT_TASKS:
+    assert sorted(run.tasks) == list(SERVED_TASKS)
+    for task in SERVED_TASKS:
         assert document["n-samples"][task]["effective"] == LIMIT, task
         entries = document["results"][task]
+        name = report_results.HEADLINE_METRICS[task]
+        if not any(key.startswith(f"{name},") for key in entries):
+            # Our tasks leave a document out of a metric when its answer has no rating, no choice or no
+            # text, and say so in a rate: with one document, that rate is 1 and the metric absent.
+            assert 1.0 in [value for key, value in entries.items()
+                           if key.split(",")[0] in ("empty_rate", "undecided_rate", "refusal_rate")], (task, entries)
+            continue
         headline = run.metric(task)
         # The headline number with its interval and N (N/A where one document cannot give an interval)
         for suffix in ("", "_ci_lower", "_ci_upper"):
@@ -91,19 +102,40 @@ def test_every_default_task_through_local_completions(q4_server, smollm2_tokeniz
             assert value == "N/A" or math.isfinite(value), (task, suffix, value)
         assert headline.n == LIMIT, (task, headline)
         for name, metric in run.tasks[task].items():
-            # Every number rests on a stated count of documents (the product's _n rule) ...
-            assert f"{name}_n,{metric.filter}" in entries, (task, name)
-            # ... and every metric given with an interval has both of its ends.
+            # every metric given with an interval has both of its ends, and its N
             if f"{name}_ci_lower,{metric.filter}" in entries:
                 assert f"{name}_ci_upper,{metric.filter}" in entries, (task, name)
-    # The server really answered: no generation is empty, and WinoQueer's scores are log-likelihoods.
-    assert all(document["results"][task].get("empty_rate,scored", 0.0) == 0.0 for task in DEFAULT_TASKS)
+                assert f"{name}_n,{metric.filter}" in entries or name.startswith("survey_r"), (task, name)
+    # The server really answered: no generation is empty (except TANGO disclosure's, where greedy SmolLM2
+    # ends the text at once), and WinoQueer's scores are log-likelihoods.
+    assert all(document["results"][task].get("empty_rate,scored", 0.0) == 0.0
+               for task in SERVED_TASKS if task != "tango_disclosure")
     samples = [json.loads(line) for line in next(out.rglob("samples_winoqueer_*.jsonl")).read_text().splitlines()]
     assert len(samples) == LIMIT
     for sample in samples:
         assert sample["sent_x_score"] < 0 and sample["sent_y_score"] < 0
         # One request per sentence, its context starting with SmolLM2's BOS written out
         assert [args["arg_0"][:12] for args in sample["arguments"].values()] == ["<|im_start|>"] * 2
+
+
+@pytest.mark.parametrize("task", BOS_LESS_CONTEXT_TASKS)
+def test_bos_less_contexts_are_refused_on_llama_cpp(task, q4_server, smollm2_tokenizer, tmp_path):
+    """The answer to the task's first request is recognised as llama-cpp-python's misaligned echo."""
+    import lm_eval_bias
+    from lm_eval_bias.errors import ConfigurationError
+
+    metadata = {"data_dir": str(tmp_path)}
+    if task == "tango_misgender_prob":
+        from tiny_models import WINOQUEER_DIR
+
+        metadata = {"data_file": str(WINOQUEER_DIR.parent / "tango" / "misgendering_prompts.csv")}
+    with pytest.raises(ConfigurationError) as error:
+        lm_eval_bias.simple_evaluate(model="local-completions", model_args=completions_model_args(
+            q4_server, smollm2_tokenizer), tasks=[task], limit=1, metadata=metadata if task.startswith("tango") else None)
+    assert str(error.value).startswith(
+        f"{task}: the completions server echoed one prompt token fewer than lm-eval sent, and the prompt does not "
+        "start with the model's BOS token: llama-cpp-python's server then reads every echoed log-probability one "
+        "position off"), str(error.value)
 
 
 def test_token_id_prompts_are_explained(q4_server, smollm2_tokenizer, winoqueer_dir, tmp_path):
@@ -116,7 +148,8 @@ def test_token_id_prompts_are_explained(q4_server, smollm2_tokenizer, winoqueer_
         cwd=tmp_path, capture_output=True, text=True, timeout=300,
     )
     assert completed.returncode == 2, completed.stderr[-3000:]
-    last = completed.stderr.strip().splitlines()[-1]
+    # the message alone (lm-eval's progress bar may print after it)
+    (last,) = [line for line in completed.stderr.splitlines() if line.startswith("lm-eval-bias: error:")]
     assert last.startswith("lm-eval-bias: error: winoqueer: the completions server refused lm-eval's prompts "
                            "(HTTPError: 500 Server Error"), last
     assert last.endswith("Fix: --model_args ...,tokenized_requests=False (lm-eval still tokenizes locally to "
@@ -129,12 +162,14 @@ def test_token_id_prompts_are_explained(q4_server, smollm2_tokenizer, winoqueer_
 
 PARITY_PAIRS = 40  # bench/server_parity.py runs more (llama-cpp-python takes ~0.1 s per echoed token)
 # Both paths compute in fp32 on the same weights (the server's attention cache in fp32 too), in a
-# different order of operations (ggml's kernels vs torch's): checked token by token, each
-# log-probability moves by at most ~2e-5 nats, so a sentence score (at most ~20 scored tokens)
-# by at most ~4e-4. That is below the 1e-3 to which the authors round a score before comparing;
-# a token scored with other conditioning (BOS left out, a token more or less) moves a score by a
-# whole token's log-probability, 0.01-10 nats.
+# different order of operations (ggml's kernels vs torch's). Measured on 121 pairs
+# (bench/server_parity.py): sentence scores within 2.0e-4 nats (median 5e-5), the pairs' score
+# differences within 6e-5 (their errors are shared). The tolerances leave 2.5x room for other CPUs'
+# kernels and stay below the 1e-3 to which the authors round a score before comparing; a token
+# scored with other conditioning (BOS left out, a token more or less) moves a score by a whole
+# token's log-probability, 0.01-10 nats.
 PARITY_TOLERANCE = 5e-4
+DIFFERENCE_TOLERANCE = 1.5e-4
 
 
 @pytest.fixture(scope="module")
@@ -168,6 +203,7 @@ def test_winoqueer_server_matches_hf_on_the_same_weights(f32_server, smollm2_fp3
     print(f"llama.cpp F32 vs hf fp32: {result.describe()}")
     assert result.pairs == PARITY_PAIRS
     assert max(result.score_gaps) < PARITY_TOLERANCE
+    assert max(result.difference_gaps) < DIFFERENCE_TOLERANCE
     for (x, y, hf_x, hf_y), (_, _, server_x, server_y) in zip(hf, served):
         # Rounding to 3 decimals can flip an outcome only for a score within the tolerance of a half step.
         near_half_step = any(abs(abs(1000 * v - round(1000 * v)) - 0.5) < 1000 * PARITY_TOLERANCE for v in (hf_x, hf_y))

@@ -9,12 +9,14 @@ server (``llama-cpp-python``) does neither in two cases, both silent:
 * it leaves a leading BOS token out of the echo (and nulls the log-probability of the first
   token it does echo), so every index is one off: the continuation's first token is dropped;
 * when the one token it would generate is an end-of-generation token, it generates nothing, so
-  ``[:-1]`` drops the continuation's last token instead.
+  ``[:-1]`` drops the continuation's last token instead;
+* a prompt that does not start with BOS it echoes whole but pairs each token with the
+  log-probabilities of the next position (and drops the generated token): every value is wrong.
 
 :func:`continuation_logprobs` counts from the end of the echoed prompt instead, using the
 answer's ``usage`` to tell echoed prompt tokens from generated ones, and refuses an answer whose
-prompt the server tokenized into a different number of tokens than lm-eval did, or that has no
-log-probability for a token to be scored.
+prompt the server tokenized into a different number of tokens than lm-eval did, that comes from
+llama-cpp-python's misaligned echo, or that has no log-probability for a token to be scored.
 """
 
 from __future__ import annotations
@@ -45,12 +47,13 @@ def _generated_count(choice: dict, echoed_length: int, sent: int, usage_completi
     return 0 if choice.get("finish_reason") == "stop" else 1
 
 
-def continuation_logprobs(outputs, tokens, ctxlens) -> list[tuple[float, bool]]:
+def continuation_logprobs(outputs, tokens, ctxlens, prefix_token_id: int | None = None) -> list[tuple[float, bool]]:
     """``(log-likelihood, is_greedy)`` of each request's continuation, as lm-eval's
     ``parse_logprobs`` returns them, aligned on the end of the echoed prompt.
 
     ``tokens`` are the token lists lm-eval sent (context then continuation, the prefix token
-    first for an empty context) and ``ctxlens`` their context lengths.
+    first for an empty context), ``ctxlens`` their context lengths and ``prefix_token_id`` the
+    token a server may leave out of its echo when a prompt starts with it.
     """
     outputs = outputs if isinstance(outputs, list) else [outputs]
     results = []
@@ -76,6 +79,14 @@ def continuation_logprobs(outputs, tokens, ctxlens) -> list[tuple[float, bool]]:
                     f"the completions server echoed {echoed} prompt tokens for a prompt of {sent} tokens; the "
                     "scored tokens cannot be located in its answer. Fix: a server that echoes the prompt's "
                     "tokens with echo=true (llama.cpp, vLLM), with the model's own tokenizer in --model_args")
+            if echoed == sent - 1 and sent_tokens[0] != prefix_token_id:
+                # llama-cpp-python (0.3.x) pairs each echoed token with the log-probabilities of the
+                # position after it unless the prompt starts with BOS, and drops the generated token.
+                raise ConfigurationError(
+                    "the completions server echoed one prompt token fewer than lm-eval sent, and the prompt does "
+                    "not start with the model's BOS token: llama-cpp-python's server then reads every echoed "
+                    "log-probability one position off, so no value can be trusted. Fix: run this task with "
+                    "--model hf or vllm, or behind a server that echoes every prompt token (vLLM, SGLang)")
             continuation = sent - ctxlen
             start = echoed - continuation
             scored = token_logprobs[start:echoed]
