@@ -3,7 +3,8 @@
 The server is ``llama-cpp-python[server]`` (tests/llama_server.py starts and stops it) serving
 SmolLM2-135M-Instruct's dequantized weights as an F32 GGUF (``models.smollm2_f32_gguf``), and
 ``hf`` loads the same weights in fp32 (``models.smollm2_dir``), so both compute the same model in
-fp32 on the CPU. Prints, per backend, the wall time of ``lm_eval_bias.simple_evaluate``, requests
+fp32 on the CPU (the server without its default repetition penalty of 1.1, which hf does not
+apply). Prints, per backend, the wall time of ``lm_eval_bias.simple_evaluate``, requests
 per second and generated tokens per second, and how many greedy generations are identical.
 
     python bench/server_throughput.py [--task tango_misgender] [--limit 48] [--max-gen-toks 32]
@@ -23,13 +24,13 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
 
-def run(model: str, model_args: str, args, data_dir: Path) -> tuple[float, list[str]]:
+def run(model: str, model_args: str, args, data_dir: Path, gen_kwargs: str = "") -> tuple[float, list[str]]:
     import lm_eval_bias
 
     start = time.perf_counter()
     output = lm_eval_bias.simple_evaluate(
         model=model, model_args=model_args, tasks=[args.task], limit=args.limit, log_samples=True,
-        gen_kwargs=f"max_gen_toks={args.max_gen_toks}", metadata={"data_dir": str(data_dir)}, bootstrap_iters=0)
+        gen_kwargs=f"max_gen_toks={args.max_gen_toks}{gen_kwargs}", metadata={"data_dir": str(data_dir)}, bootstrap_iters=0)
     seconds = time.perf_counter() - start
     samples = sorted(output["samples"][args.task], key=lambda sample: sample["doc_id"])
     return seconds, [answer for sample in samples for answer in sample["resps"][0]]
@@ -58,8 +59,10 @@ def main() -> None:
                         args.data_dir)
     with tempfile.TemporaryDirectory() as scratch, llama_server(gguf, Path(scratch) / "server.log",
                                                                                  f32_kv_cache=True) as base_url:
+        # llama-cpp-python's server applies a repetition penalty of 1.1 unless told otherwise, which
+        # changes greedy generations; hf applies none.
         results["llama.cpp server"] = run("local-completions", completions_model_args(base_url, hf_dir), args,
-                                          args.data_dir)
+                                          args.data_dir, ",repeat_penalty=1.0")
     print(f"{args.task}, {args.limit} documents, max_gen_toks={args.max_gen_toks}, SmolLM2-135M-Instruct fp32 "
           f"weights, {os.cpu_count()} CPU cores, load {models.load_average()}")
     for backend, (seconds, answers) in results.items():
