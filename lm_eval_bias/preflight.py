@@ -245,7 +245,9 @@ def prefix_token_text(lm) -> str | None:
     lm-eval conditions on the prefix token only when a context is empty; a task that needs
     "BOS, then the first words" as a context can write it as this text where it is not None.
     Needs a local tokenizing backend (hf, vllm, sglang, or an API model with
-    ``tokenized_requests``): a string sent to a server would be tokenized by the server.
+    ``tokenized_requests``), or ``local-completions`` with text prompts: the server tokenizes
+    those itself, and :func:`_aligned_echo_logprobs` refuses an answer whose prompt it
+    tokenized into another number of tokens.
     """
     lm = _unwrapped(lm)
     if lm is None:
@@ -255,7 +257,7 @@ def prefix_token_text(lm) -> str | None:
     tokenizer = getattr(lm, "tokenizer", None)
     if (isinstance(lm, HFMaskedLM) or not callable(getattr(lm, "tok_encode", None))
             or not hasattr(tokenizer, "decode") or getattr(lm, "backend", "causal") != "causal"
-            or not getattr(lm, "tokenized_requests", True)):
+            or not (getattr(lm, "tokenized_requests", True) or _echo_aligned(lm))):
         return None
     try:
         prefix = lm.prefix_token_id
@@ -536,27 +538,93 @@ def _no_chat_template(lm, tasks) -> list[str]:
             "leave out --apply_chat_template for a base model, or give a tokenizer with a template"]
 
 
+def _echo_aligned(lm) -> bool:
+    """Whether ``lm`` is lm-eval's ``local-completions`` backend (or its OpenAI twin) with lm-eval's
+    own reading of echoed log-probabilities, which :func:`_aligned_echo_logprobs` replaces."""
+    module = sys.modules.get("lm_eval.models.openai_completions")
+    return (module is not None and isinstance(lm, module.LocalCompletionsAPI)
+            and type(lm).parse_logprobs is module.LocalCompletionsAPI.parse_logprobs)
+
+
+@contextlib.contextmanager
+def _aligned_echo_logprobs(lm):
+    """Read a completions server's echoed log-probabilities from the end of the echoed prompt
+    (:mod:`lm_eval_bias.models.completions_api`): lm-eval's own reading is one token off when the
+    server leaves the BOS out of its echo or generates nothing (llama.cpp), silently."""
+    inner = _unwrapped(lm)
+    if not _echo_aligned(inner):
+        yield
+        return
+    from lm_eval_bias.models.completions_api import continuation_logprobs
+
+    prefix_token_id = inner.prefix_token_id
+
+    def parse_logprobs(outputs, tokens=None, ctxlens=None, **kwargs):
+        return continuation_logprobs(outputs, tokens, ctxlens, prefix_token_id)
+
+    with _replaced(inner, "parse_logprobs", parse_logprobs):
+        yield
+
+
+def _refused_token_prompts(inner, error) -> bool:
+    """Whether ``error`` is a server refusing (HTTP 4xx/5xx) the token-id prompts lm-eval sends
+    with ``tokenized_requests=True`` (llama.cpp's server takes text prompts only)."""
+    status = getattr(getattr(error, "response", None), "status_code", None) or getattr(error, "status", None)
+    return getattr(inner, "tokenized_requests", False) and isinstance(status, int) and 400 <= status < 600
+
+
+def _token_prompts_message(tasks: str, error) -> str:
+    return (f"{tasks}: the completions server refused lm-eval's prompts ({type(error).__name__}: {error}). lm-eval "
+            "sends them as token ids by default, and servers such as llama.cpp take text only. Fix: --model_args "
+            "...,tokenized_requests=False (lm-eval still tokenizes locally to locate the scored tokens)")
+
+
 @contextlib.contextmanager
 def _explained_backend_failures(lm, tasks):
     """A completions server whose answers hold no prompt log-probabilities makes lm-eval's API
-    backend fail with a bare TypeError or KeyError while parsing them: say what it means."""
+    backend fail with a bare TypeError or KeyError while parsing them, and one that takes no
+    token-id prompts with an HTTP error after its retries: say what they mean."""
     inner = _unwrapped(lm)
-    scoring = [task_name(task) for task in tasks if is_ours(task) and needs(task) == "log-likelihoods"]
-    if not _is_api_model(inner) or not scoring:
+    ours = [task for task in tasks if is_ours(task)]
+    scoring = [task_name(task) for task in ours if needs(task) == "log-likelihoods"]
+    generating = [task_name(task) for task in ours if needs(task) == "generation"]
+    if not _is_api_model(inner) or not ours:
         yield
         return
-    original = inner.loglikelihood
+    import requests
+    from aiohttp import ClientResponseError
 
-    def loglikelihood(requests, *args, **kwargs):
+    http_errors = (requests.exceptions.HTTPError, ClientResponseError)
+    original_loglikelihood, original_generate_until = inner.loglikelihood, inner.generate_until
+
+    def loglikelihood(*args, **kwargs):
         try:
-            return original(requests, *args, **kwargs)
+            return original_loglikelihood(*args, **kwargs)
+        except ConfigurationError as error:  # completions_api could not read an answer
+            raise ConfigurationError(f"{', '.join(scoring)}: {error}") from error
+        except http_errors as error:
+            if _refused_token_prompts(inner, error):
+                raise ConfigurationError(_token_prompts_message(", ".join(scoring), error)) from error
+            raise
         except (TypeError, KeyError, IndexError, AttributeError) as error:
             raise ConfigurationError(
                 f"{', '.join(scoring)}: the server's answers hold no usable log-probabilities of the prompt "
                 f"({type(error).__name__}: {error}). Fix: a /v1/completions server that returns echo and "
                 "logprobs (llama.cpp: --logits_all true), or --model hf / vllm") from error
 
-    with _replaced(inner, "loglikelihood", loglikelihood):
+    def generate_until(*args, **kwargs):
+        try:
+            return original_generate_until(*args, **kwargs)
+        except http_errors as error:
+            if _refused_token_prompts(inner, error):
+                raise ConfigurationError(_token_prompts_message(", ".join(generating), error)) from error
+            raise
+
+    with contextlib.ExitStack() as patches:
+        if scoring:
+            patches.enter_context(_replaced(inner, "loglikelihood", loglikelihood))
+        if generating:
+            patches.enter_context(_replaced(inner, "generate_until", generate_until))
         yield
 
 
@@ -689,7 +757,8 @@ def install_request_gate() -> None:
         try:
             with (_explained_backend_failures(lm, tasks), _text_generations_only(lm, tasks),
                   _fresh_draws_from_servers(lm, tasks), _logits_cache_split(lm),
-                  _distinct_loglikelihood_requests(lm), distributed.shards_merged(lm, tasks)):
+                  _distinct_loglikelihood_requests(lm), distributed.shards_merged(lm, tasks),
+                  _aligned_echo_logprobs(lm)):
                 results = original(lm, task_dict, *args, **kwargs)
         finally:
             _current_lm.reset(token)

@@ -91,6 +91,11 @@ def test_each_backend_takes_its_own_names_and_not_the_others():
     assert backend_options.rejected("local-completions", {"repetition_penalty": 1.1, "min_p": 0.05}) == [
         "repetition_penalty"]
     assert backend_options.rejected("local-chat-completions", {"suffix": "x", "top_k": 5}) == ["suffix"]
+    # llama-cpp-python's server penalises repeats by default; its neutral value, which the others
+    # may ignore, is the one setting of that name that passes
+    assert backend_options.rejected("local-completions", {"repeat_penalty": "1.0"}) == []
+    assert backend_options.rejected("local-completions", {"repeat_penalty": 1.1}) == ["repeat_penalty"]
+    assert backend_options.rejected("vllm", {"repeat_penalty": 1.0}) == ["repeat_penalty"]
     assert backend_options.rejected("hf", {"no_repeat_ngram_size": 3}) == []
 
 
