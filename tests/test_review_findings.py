@@ -327,4 +327,24 @@ def test_the_stock_cli_shows_our_errors_without_a_traceback(capsys, monkeypatch)
 def test_the_umbrella_tag_runs_on_one_backend():
     tagged = lm_eval_bias.task_manager(include_defaults=False).task_index["lm_eval_bias"].tags
     assert "winoqueer_mlm" not in tagged and "winoqueer" in tagged
+
+
+def test_each_benchmark_has_its_own_tag_and_together_they_are_the_umbrella():
+    index = lm_eval_bias.task_manager(include_defaults=False).task_index
+    members = {tag: set(index[tag].tags) for tag in (
+        "lm_eval_bias_winoqueer", "lm_eval_bias_tango", "lm_eval_bias_gendercare", "lm_eval_bias_scm",
+        "lm_eval_bias_community")}
+    assert members == {
+        "lm_eval_bias_winoqueer": {"winoqueer"},
+        "lm_eval_bias_tango": {"tango_misgender", "tango_misgender_sampled", "tango_misgender_prob",
+                               "tango_disclosure", "tango_disclosure_full"},
+        "lm_eval_bias_gendercare": {"gendercare_genderpair", "gendercare_genderpair_full"},
+        "lm_eval_bias_scm": {"scm_score", "scm_score_prob", "scm_mc", "scm_mc_prob", "scm_prob_ratio", "scm_story"},
+        "lm_eval_bias_community": {"community_probes", "community_probes_full"},
+    }
+    assert set().union(*members.values()) == set(index["lm_eval_bias"].tags)
+    # none is a name of lm-eval's own tasks, groups or tags
+    from lm_eval.tasks import TaskManager
+
+    assert not set(members) & set(TaskManager().task_index)
     assert isinstance(LmEvalBiasError("x"), RuntimeError) and ScriptedLM
