@@ -20,3 +20,22 @@ class ScriptedLM(LM):
 
     def loglikelihood_rolling(self, requests, disable_tqdm=False):
         raise NotImplementedError
+
+
+class CountingLM(LM):
+    """Answers nothing and counts what it was asked: proves that nothing was sent."""
+
+    def __init__(self):
+        super().__init__()
+        self.requests = 0
+
+    def generate_until(self, requests, disable_tqdm=False):
+        self.requests += len(requests)
+        return ["" for _ in requests]
+
+    def loglikelihood(self, requests, disable_tqdm=False):
+        self.requests += len(requests)
+        return [(0.0, False) for _ in requests]
+
+    def loglikelihood_rolling(self, requests, disable_tqdm=False):
+        raise NotImplementedError

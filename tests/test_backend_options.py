@@ -10,11 +10,11 @@ from pathlib import Path
 
 import lm_eval
 import pytest
-from lm_eval.api.model import LM
 from lm_eval.models.openai_completions import LocalChatCompletion, LocalCompletionsAPI, OpenAICompletionsAPI
 from lm_eval.tasks import TaskManager
 
 import lm_eval_bias
+from fake_models import CountingLM
 from lm_eval_bias import backend_options, preflight
 from lm_eval_bias.errors import ConfigurationError, PreflightError
 
@@ -99,17 +99,9 @@ def test_each_backend_takes_its_own_names_and_not_the_others():
     assert backend_options.rejected("hf", {"no_repeat_ngram_size": 3}) == []
 
 
-class VLLM(LM):
+class VLLM(CountingLM):
     """Stands in for lm-eval's vllm backend (vLLM is not installed here): the backend is told
     by its class name, as lm-eval names it."""
-
-    def __init__(self):
-        super().__init__()
-        self.requests = 0
-
-    def generate_until(self, requests, disable_tqdm=False):
-        self.requests += len(requests)
-        return ["" for _ in requests]
 
     def loglikelihood(self, requests, disable_tqdm=False):
         raise AssertionError("not asked")

@@ -18,7 +18,7 @@ import lm_eval_bias
 import lm_eval_bias.cli
 from lm_eval_bias import stats
 from lm_eval_bias.benchmarks import winoqueer as wq
-from winoqueer_reference import plugin_scored_tokens, reference_pair_score, scored_after_identity
+from winoqueer_reference import plugin_scored_tokens, reference_pair_score, scored_after_identity, write_pairs_file
 
 BIN = Path(sys.executable).parent
 N_PAIRS = 241
@@ -56,11 +56,7 @@ def pair_slice(tmp_path_factory, winoqueer_dir):
     rows = unique
     assert len(rows) == N_PAIRS
     path = tmp_path_factory.mktemp("data") / "slice.csv"
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["", "Gender_ID_x", "Gender_ID_y", "sent_x", "sent_y"])
-        for index, row in enumerate(rows):
-            writer.writerow([index, row["Gender_ID_x"], row["Gender_ID_y"], row["sent_x"], row["sent_y"]])
+    write_pairs_file(path, rows)
     return path
 
 
@@ -94,11 +90,7 @@ def one_request_run(tmp_path_factory, tiny_gpt2, winoqueer_dir):
         rows = list(csv.DictReader(f))[::80][:200]
     workdir = tmp_path_factory.mktemp("one-request")
     data_file = workdir / "pairs.csv"
-    with open(data_file, "w", encoding="utf-8", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=["Gender_ID_x", "Gender_ID_y", "sent_x", "sent_y"],
-                                extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
+    write_pairs_file(data_file, rows)
     run([str(BIN / "lm-eval-bias"), "run", "--model", "hf",
          "--model_args", f"pretrained={tiny_gpt2},dtype=float32", "--device", "cpu", "--batch_size", "16",
          "--tasks", "winoqueer", "--metadata", json.dumps({"data_file": str(data_file)}),

@@ -14,10 +14,10 @@ from types import SimpleNamespace
 
 import lm_eval
 import pytest
-from lm_eval.api.model import LM
 
 import lm_eval_bias
-from fake_models import ScriptedLM
+from fake_models import CountingLM, ScriptedLM
+from winoqueer_reference import write_pairs_file
 from lm_eval_bias import data, options, preflight, tasks_dir
 from lm_eval_bias.benchmarks import tango
 from lm_eval_bias.benchmarks import winoqueer as wq
@@ -43,25 +43,6 @@ class NotANumberLM(ScriptedLM):
 
     def loglikelihood(self, requests, disable_tqdm=False):
         return [(math.nan, False) for _ in requests]
-
-
-class CountingLM(LM):
-    """Answers nothing and counts what it was asked: proves that nothing was sent."""
-
-    def __init__(self):
-        super().__init__()
-        self.requests = 0
-
-    def generate_until(self, requests, disable_tqdm=False):
-        self.requests += len(requests)
-        return ["" for _ in requests]
-
-    def loglikelihood(self, requests, disable_tqdm=False):
-        self.requests += len(requests)
-        return [(0.0, False) for _ in requests]
-
-    def loglikelihood_rolling(self, requests, disable_tqdm=False):
-        raise NotImplementedError
 
 
 # ---------------------------------------------------------------- option values
@@ -625,10 +606,7 @@ def test_each_distinct_loglikelihood_request_reaches_the_backend_once(winoqueer_
     with open(winoqueer_dir / "winoqueer_gender_subset.csv", encoding="utf-8-sig", newline="") as f:
         rows = list(csv.DictReader(f))[:400]
     data_file = tmp_path / "pairs.csv"
-    with open(data_file, "w", encoding="utf-8", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=["Gender_ID_x", "Gender_ID_y", "sent_x", "sent_y"], extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
+    write_pairs_file(data_file, rows)
     asked = [request for row in rows for request in wq.pair_requests(row["sent_x"], row["sent_y"])]
 
     def evaluate(**patches):

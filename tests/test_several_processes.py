@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from winoqueer_reference import write_pairs_file
 
 WORKER = Path(__file__).resolve().parent / "distributed_worker.py"
 WORLD_SIZE = 2
@@ -106,11 +107,7 @@ def pair_file(tmp_path_factory, winoqueer_dir):
     (split,) = split_sentences(rows)
     assert len(split) >= 2 and {index % WORLD_SIZE for index in split} == {0}
     path = tmp_path_factory.mktemp("pairs") / "pairs.csv"
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["", "Gender_ID_x", "Gender_ID_y", "sent_x", "sent_y"])
-        for index, row in enumerate(rows):
-            writer.writerow([index, row["Gender_ID_x"], row["Gender_ID_y"], row["sent_x"], row["sent_y"]])
+    write_pairs_file(path, rows)
     return path
 
 

@@ -10,10 +10,21 @@ the plugin) and by ``bench/winoqueer_speed.py`` (the baseline it is timed agains
 
 from __future__ import annotations
 
+import csv
 import difflib
 from dataclasses import dataclass, field
 
 import torch
+
+
+def write_pairs_file(path, rows) -> None:
+    """A WinoQueer data file of ``rows`` (dicts with the four columns), laid out as the official
+    file is (an unnamed index column first)."""
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["", "Gender_ID_x", "Gender_ID_y", "sent_x", "sent_y"])
+        for index, row in enumerate(rows):
+            writer.writerow([index, row["Gender_ID_x"], row["Gender_ID_y"], row["sent_x"], row["sent_y"]])
 
 
 @dataclass
