@@ -99,7 +99,7 @@ def shards_merged(lm, tasks):
     every rank's metrics (see the module docstring). A no-op for one process."""
     import lm_eval.evaluator as evaluator
 
-    from lm_eval_bias.preflight import is_ours, task_name
+    from lm_eval_bias.preflight import is_ours, replaced, task_name
 
     if getattr(lm, "world_size", 1) <= 1:
         yield
@@ -108,13 +108,15 @@ def shards_merged(lm, tasks):
     records = {name: _CallRecord() for name in ours}
     gathered: dict = {}
 
-    for name, task in ours.items():
-        def recording(doc, results, _score=task.process_results, _record=records[name]):
-            metrics = _score(doc, results)
-            _record.add(tuple(metrics))
+    def recording(task, record):
+        score = task.process_results
+
+        def process_results(doc, results):
+            metrics = score(doc, results)
+            record.add(tuple(metrics))
             return metrics
 
-        task.process_results = recording
+        return process_results
 
     original_gather = lm.gather_object
 
@@ -167,16 +169,9 @@ def shards_merged(lm, tasks):
                     acc["logged_samples"] = logged
         return original_process_results(eval_results_acc, *args, **kwargs)
 
-    own_gather = vars(lm).get("gather_object")  # a wrapper someone else put on this object
-    lm.gather_object = gather_object
-    evaluator._process_results = process_results
-    try:
+    with contextlib.ExitStack() as patches:
+        for name, task in ours.items():
+            patches.enter_context(replaced(task, "process_results", recording(task, records[name])))
+        patches.enter_context(replaced(lm, "gather_object", gather_object))
+        patches.enter_context(replaced(evaluator, "_process_results", process_results))
         yield
-    finally:
-        evaluator._process_results = original_process_results
-        if own_gather is None:
-            del lm.gather_object
-        else:
-            lm.gather_object = own_gather
-        for task in ours.values():
-            del task.process_results

@@ -305,9 +305,9 @@ _ABSENT = object()
 
 
 @contextlib.contextmanager
-def _replaced(model, name: str, replacement):
-    """``model.<name>`` is ``replacement`` inside the block; afterwards what it was (several of
-    the gate's wrappers may stack on one model)."""
+def replaced(model, name: str, replacement):
+    """``model.<name>`` (an object's or a module's) is ``replacement`` inside the block;
+    afterwards what it was (several of the gate's wrappers may stack on one model)."""
     before = vars(model).get(name, _ABSENT)
     setattr(model, name, replacement)
     try:
@@ -357,7 +357,7 @@ def _distinct_loglikelihood_requests(lm):
         answers = score(distinct, *args, **kwargs)
         return [answers[position_of[request.args]] for request in requests]
 
-    with _replaced(lm, "loglikelihood", loglikelihood):
+    with replaced(lm, "loglikelihood", loglikelihood):
         yield
 
 
@@ -385,7 +385,7 @@ def _logits_cache_split(lm):
                 answers[position] = answer
         return answers
 
-    with _replaced(model, "_loglikelihood_tokens", loglikelihood_tokens):
+    with replaced(model, "_loglikelihood_tokens", loglikelihood_tokens):
         yield
 
 
@@ -562,7 +562,7 @@ def _aligned_echo_logprobs(lm):
     def parse_logprobs(outputs, tokens=None, ctxlens=None, **kwargs):
         return continuation_logprobs(outputs, tokens, ctxlens, prefix_token_id)
 
-    with _replaced(inner, "parse_logprobs", parse_logprobs):
+    with replaced(inner, "parse_logprobs", parse_logprobs):
         yield
 
 
@@ -622,9 +622,9 @@ def _explained_backend_failures(lm, tasks):
 
     with contextlib.ExitStack() as patches:
         if scoring:
-            patches.enter_context(_replaced(inner, "loglikelihood", loglikelihood))
+            patches.enter_context(replaced(inner, "loglikelihood", loglikelihood))
         if generating:
-            patches.enter_context(_replaced(inner, "generate_until", generate_until))
+            patches.enter_context(replaced(inner, "generate_until", generate_until))
         yield
 
 
@@ -668,7 +668,7 @@ def _fresh_draws_from_servers(lm, tasks):
             payload.pop("seed", None)
         return payload
 
-    with _replaced(inner, "_create_payload", create_payload):
+    with replaced(inner, "_create_payload", create_payload):
         yield
 
 
@@ -693,7 +693,7 @@ def _text_generations_only(lm, tasks):
                 "per request (lm-eval's LM API)")
         return answers
 
-    with _replaced(inner, "generate_until", generate_until):
+    with replaced(inner, "generate_until", generate_until):
         yield
 
 
