@@ -428,7 +428,7 @@ def _sampling_problem(lm, generation_kwargs: dict) -> str | None:
     """``do_sample`` without a temperature: lm-eval then uses temperature 0, which transformers
     refuses at the first request (hf), and which vLLM, SGLang and the servers take as greedy
     decoding, so that nothing is sampled. ``lm`` is the loaded model or a backend's name."""
-    do_sample = str(generation_kwargs.get("do_sample", False)).strip().lower() in ("true", "1", "yes")
+    do_sample = bool(_do_sample(generation_kwargs))
     temperature = generation_kwargs.get("temperature", 0.0)
     try:
         temperature = float(temperature)
@@ -628,16 +628,23 @@ def _explained_backend_failures(lm, tasks):
         yield
 
 
+def _do_sample(generation_kwargs: dict) -> bool | None:
+    """The settings' ``do_sample`` (text such as "True" from ``--gen_kwargs`` read as lm-eval's
+    backends read it), None when not given."""
+    value = generation_kwargs.get("do_sample")
+    return None if value is None else str(value).strip().lower() in ("true", "1", "yes")
+
+
 def _samples(generation_kwargs: dict) -> bool:
     """Whether these settings sample (lm-eval's rule: do_sample, else a temperature above 0)."""
-    do_sample = generation_kwargs.get("do_sample")
+    do_sample = _do_sample(generation_kwargs)
     try:
         temperature = float(generation_kwargs.get("temperature", 0.0))
     except (TypeError, ValueError):
         return False
     if do_sample is None:
         return temperature > 0
-    return str(do_sample).strip().lower() in ("true", "1", "yes") and temperature > 0
+    return do_sample and temperature > 0
 
 
 @contextlib.contextmanager
