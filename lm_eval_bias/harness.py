@@ -201,6 +201,10 @@ class SubgroupMetricsTask(_task_base()):
         sentences after the BOS token alone, the next-word probes continue a sentence."""
         return options.flag((self.config.metadata or {}).get("plain_text", False))
 
+    #: The model's prefix token (BOS, else EOS) as text, where its tokenizer reads it back as
+    #: that one token (``preflight.prefix_token_text``), for the run being built; else None.
+    prefix_text: str | None = None
+
     def build_all_requests(self, **kwargs):
         from lm_eval_bias import preflight
 
@@ -209,9 +213,35 @@ class SubgroupMetricsTask(_task_base()):
                         "used for this task", self.config.task)
             kwargs.update(apply_chat_template=False, chat_template=None, system_instruction=None,
                           fewshot_as_multiturn=False)
+        if self.OUTPUT_TYPE in ("multiple_choice", "loglikelihood"):
+            # Decided by the model alone, never by the documents: with several processes every
+            # process sends its shard in the same form.
+            self.prefix_text = preflight.current_prefix_token_text()
+            if self.prefix_text is None:
+                logger.info("%s: the model's prefix token cannot be written as text for this backend; "
+                            "contexts are sent as they are", self.config.task)
+            else:
+                logger.info("%s: contexts start with %r, the model's prefix token", self.config.task,
+                            self.prefix_text)
         built = super().build_all_requests(**kwargs)
         preflight.check_requests_fit(self)
         return built
+
+    def construct_requests(self, doc, ctx, **kwargs):
+        """lm-eval's requests, each log-likelihood context starting with the model's prefix token.
+
+        A causal LM's first token is otherwise read with no start-of-text before it, and the
+        backends disagree on whether to add one: lm-eval's ``hf`` and ``vllm`` send a context
+        without BOS unless ``add_bos_token=True``, a completions server adds BOS where the model's
+        tokenizer says so, and llama-cpp-python's server echoes wrong log-probabilities for a
+        prompt without it. Written into the context, the prefix token is the same on every
+        backend, as lm-eval itself conditions an empty context on it. A chat template decides
+        how its prompt starts, so a templated context is sent as it is.
+        """
+        if (self.prefix_text and isinstance(ctx, str) and ctx and not kwargs.get("apply_chat_template")
+                and not ctx.startswith(self.prefix_text)):
+            ctx = self.prefix_text + ctx
+        return super().construct_requests(doc, ctx, **kwargs)
 
     def apply_filters(self):
         """lm-eval's filters, on each request's own answers only.

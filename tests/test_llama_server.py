@@ -25,12 +25,13 @@ DEFAULT_TASKS = ("community_probes", "gendercare_genderpair", "scm_mc", "scm_mc_
                  "scm_score_prob", "scm_story", "tango_disclosure", "tango_misgender", "tango_misgender_prob",
                  "tango_misgender_sampled", "winoqueer")
 FULL_VARIANTS = ("community_probes_full", "gendercare_genderpair_full", "tango_disclosure_full")
-# Multiple-choice tasks score continuations of a context without BOS (as on hf and vllm), which
-# llama-cpp-python's echo reads one position off: refused with a message (completions_api).
-BOS_LESS_CONTEXT_TASKS = ("scm_mc_prob", "scm_prob_ratio", "scm_score_prob", "tango_misgender_prob")
-SERVED_TASKS = tuple(task for task in DEFAULT_TASKS if task not in BOS_LESS_CONTEXT_TASKS)
+# One prompt per group, scored without sampling: no interval (scm_mc_samples adds shuffled orders and one).
+DETERMINISTIC_TASKS = ("scm_mc_prob",)
 TASKS_DIR = Path(__file__).resolve().parents[1] / "tasks"
-LIMIT = 1  # llama-cpp-python takes ~0.1 s per echoed prompt token (a Python sort of the vocabulary)
+# llama-cpp-python takes ~0.1 s per echoed prompt token (a Python sort of the vocabulary): one document of
+# each task took 5 minutes on 2 cores, most of it in the multiple-choice tasks, which echo their prompt once
+# per choice (22 for scm_mc_prob and scm_prob_ratio).
+LIMIT = 1
 
 
 @pytest.fixture(scope="module")
@@ -75,17 +76,17 @@ def test_every_default_task_through_local_completions(q4_server, smollm2_tokeniz
     completed = subprocess.run(
         [str(BIN / "lm-eval-bias"), "--model", "local-completions",
          "--model_args", completions_model_args(q4_server, smollm2_tokenizer),
-         "--tasks", ",".join(SERVED_TASKS), "--limit", str(LIMIT), "--gen_kwargs", "max_gen_toks=12",
+         "--tasks", ",".join(DEFAULT_TASKS), "--limit", str(LIMIT), "--gen_kwargs", "max_gen_toks=12",
          "--metadata", json.dumps(metadata), "--output_path", str(out), "--log_samples"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        cwd=tmp_path, capture_output=True, text=True, timeout=1500,
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-6000:]
     (path,) = out.rglob("results_*.json")
     # Strict JSON: a bare NaN or Infinity fails here.
     document = json.loads(path.read_text(), parse_constant=lambda constant: pytest.fail(f"bare {constant} in {path}"))
     run = report_results.parse_run(path, document)  # the report's consistency checks (intervals, counts)
-    assert sorted(run.tasks) == list(SERVED_TASKS)
-    for task in SERVED_TASKS:
+    assert sorted(run.tasks) == list(DEFAULT_TASKS)
+    for task in DEFAULT_TASKS:
         assert document["n-samples"][task]["effective"] == LIMIT, task
         entries = document["results"][task]
         name = report_results.HEADLINE_METRICS[task]
@@ -96,6 +97,10 @@ def test_every_default_task_through_local_completions(q4_server, smollm2_tokeniz
                            if key.split(",")[0] in ("empty_rate", "undecided_rate", "refusal_rate")], (task, entries)
             continue
         headline = run.metric(task)
+        if task in DETERMINISTIC_TASKS:
+            assert math.isfinite(entries[f"{headline.name},{headline.filter}"]), (task, entries)
+            assert f"{headline.name}_ci_lower,{headline.filter}" not in entries, (task, entries)
+            continue
         # The headline number with its interval and N (N/A where one document cannot give an interval)
         for suffix in ("", "_ci_lower", "_ci_upper"):
             value = entries[f"{headline.name}{suffix},{headline.filter}"]
@@ -109,7 +114,7 @@ def test_every_default_task_through_local_completions(q4_server, smollm2_tokeniz
     # The server really answered: no generation is empty (except TANGO disclosure's, where greedy SmolLM2
     # ends the text at once), and WinoQueer's scores are log-likelihoods.
     assert all(document["results"][task].get("empty_rate,scored", 0.0) == 0.0
-               for task in SERVED_TASKS if task != "tango_disclosure")
+               for task in DEFAULT_TASKS if task != "tango_disclosure")
     samples = [json.loads(line) for line in next(out.rglob("samples_winoqueer_*.jsonl")).read_text().splitlines()]
     assert len(samples) == LIMIT
     for sample in samples:
@@ -118,22 +123,37 @@ def test_every_default_task_through_local_completions(q4_server, smollm2_tokeniz
         assert [args["arg_0"][:12] for args in sample["arguments"].values()] == ["<|im_start|>"] * 2
 
 
-@pytest.mark.parametrize("task", BOS_LESS_CONTEXT_TASKS)
-def test_bos_less_contexts_are_refused_on_llama_cpp(task, q4_server, smollm2_tokenizer, tmp_path):
-    """The answer to the task's first request is recognised as llama-cpp-python's misaligned echo."""
+MY_CHOICE_TASK = """\
+task: my_choice
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {data}
+test_split: test
+output_type: multiple_choice
+doc_to_text: "{{{{question}}}}"
+doc_to_choice: ["yes", "no"]
+doc_to_target: 0
+metric_list:
+  - metric: acc
+"""
+
+
+def test_a_context_without_bos_is_refused_on_llama_cpp(q4_server, smollm2_tokenizer, tmp_path):
+    """A user's own lm-eval task (not ours, so its context is sent without the prefix token): the
+    answer to its first request is recognised as llama-cpp-python's misaligned echo."""
     import lm_eval_bias
     from lm_eval_bias.errors import ConfigurationError
 
-    metadata = {"data_dir": str(tmp_path)}
-    if task == "tango_misgender_prob":
-        from tiny_models import WINOQUEER_DIR
-
-        metadata = {"data_file": str(WINOQUEER_DIR.parent / "tango" / "misgendering_prompts.csv")}
+    data = tmp_path / "questions.jsonl"
+    data.write_text(json.dumps({"question": "Is the sky blue?"}) + "\n")
+    (tmp_path / "my_choice.yaml").write_text(MY_CHOICE_TASK.format(data=data))
     with pytest.raises(ConfigurationError) as error:
-        lm_eval_bias.simple_evaluate(model="local-completions", model_args=completions_model_args(
-            q4_server, smollm2_tokenizer), tasks=[task], limit=1, metadata=metadata if task.startswith("tango") else None)
+        lm_eval_bias.simple_evaluate(
+            model="local-completions", model_args=completions_model_args(q4_server, smollm2_tokenizer),
+            tasks=["my_choice"], task_manager=lm_eval_bias.task_manager([str(tmp_path)]))
     assert str(error.value).startswith(
-        f"{task}: the completions server echoed one prompt token fewer than lm-eval sent, and the prompt does not "
+        "the completions server echoed one prompt token fewer than lm-eval sent, and the prompt does not "
         "start with the model's BOS token: llama-cpp-python's server then reads every echoed log-probability one "
         "position off"), str(error.value)
 
@@ -239,3 +259,24 @@ def test_one_sentence_token_by_token(f32_server, smollm2_fp32_dir):
     served = echoed["token_logprobs"][:len(ids) - 1]
     assert served[0] is None  # the first echoed token gets no value
     assert served[1:] == pytest.approx(expected[1:], abs=5e-5)
+
+
+def test_probability_task_server_matches_hf_on_the_same_weights(f32_server, smollm2_fp32_dir, winoqueer_dir):
+    """tango_misgender_prob on both paths: every context starts with SmolLM2's BOS written out
+    (harness ``construct_requests``), which the server reads as BOS and leaves out of its echo, so
+    each pronoun's log-likelihood is conditioned on BOS and the prompt on both."""
+    import lm_eval_bias
+
+    metadata = {"data_file": str(winoqueer_dir.parent / "tango" / "misgendering_prompts.csv")}
+
+    def choice_scores(model, model_args):
+        output = lm_eval_bias.simple_evaluate(model=model, model_args=model_args, tasks=["tango_misgender_prob"],
+                                              limit=2, log_samples=True, metadata=metadata)
+        samples = sorted(output["samples"]["tango_misgender_prob"], key=lambda sample: sample["doc_id"])
+        assert all(context.startswith("<|im_start|>") for sample in samples for context, _ in sample["arguments"])
+        return [float(response[0][0]) for sample in samples for response in sample["resps"]]
+
+    hf = choice_scores("hf", f"pretrained={smollm2_fp32_dir},dtype=float32,device=cpu,batch_size=16")
+    served = choice_scores("local-completions", completions_model_args(f32_server, smollm2_fp32_dir))
+    assert len(hf) == len(served) == 12
+    assert served == pytest.approx(hf, abs=PARITY_TOLERANCE)

@@ -120,3 +120,46 @@ def test_disclosure_with_tiny_gpt2_and_tiny_detoxify(tmp_path, tiny_gpt2, tiny_d
     assert results["toxicity_tgnb_minus_binary_gap,scored"] == pytest.approx(
         sum(tgnb) / len(tgnb) - sum(binary) / len(binary))
     assert -1.0 <= results["sentiment,scored"] <= 1.0
+
+
+def test_probability_contexts_start_with_the_prefix_token(tiny_gpt2, release_file):
+    """tango_misgender_prob on hf scores each pronoun after the model's prefix token and the
+    prompt, written into the context, so that every backend conditions alike (harness
+    ``construct_requests``): the logged arguments and the scores, against the model itself."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    output = evaluate("hf", ["tango_misgender_prob"], release_file, limit=2,
+                      model_args=f"pretrained={tiny_gpt2},dtype=float32,device=cpu,batch_size=8")
+    tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2)
+    model = AutoModelForCausalLM.from_pretrained(tiny_gpt2, dtype=torch.float32).eval()
+    samples = output["samples"]["tango_misgender_prob"]
+    assert len(samples) == 2
+    for sample in samples:
+        assert [context for context, _ in sample["arguments"]] == ["<|endoftext|>" + sample["doc"]["prompt"]] * 6
+        context, continuation = sample["arguments"][0]
+        context_ids = tokenizer(context, add_special_tokens=False)["input_ids"]
+        whole_ids = tokenizer(context + continuation, add_special_tokens=False)["input_ids"]
+        assert context_ids[0] == tokenizer.bos_token_id and context_ids.count(tokenizer.bos_token_id) == 1
+        with torch.no_grad():
+            logprobs = torch.log_softmax(model(torch.tensor([whole_ids])).logits[0].double(), -1)
+        expected = sum(logprobs[i - 1, whole_ids[i]].item() for i in range(len(context_ids), len(whole_ids)))
+        assert float(sample["resps"][0][0][0]) == pytest.approx(expected, abs=1e-4)
+
+
+def test_prefix_token_is_not_added_twice_nor_to_chat_prompts():
+    """A context that already starts with the prefix token, an empty context (lm-eval adds the
+    prefix token itself) and a chat-templated context are sent as they are."""
+    task = lm_eval_bias.task_manager().load_task_or_group(["scm_prob_ratio"])["scm_prob_ratio"]
+    task.prefix_text = "<s>"
+    doc = next(iter(task.test_docs()))
+
+    def contexts(ctx, **kwargs):
+        return {instance.arguments[0] for instance in task.construct_requests(doc, ctx, metadata=("t", 0, 1), **kwargs)}
+
+    assert contexts("The nurse is") == {"<s>The nurse is"}
+    assert contexts("<s>The nurse is") == {"<s>The nurse is"}
+    assert contexts("") == {""}
+    assert contexts("<|user|>The nurse is", apply_chat_template=True) == {"<|user|>The nurse is"}
+    task.prefix_text = None
+    assert contexts("The nurse is") == {"The nurse is"}

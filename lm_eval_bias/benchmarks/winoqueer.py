@@ -517,27 +517,11 @@ def doc_to_choice(doc: dict) -> list[str]:
 def _winoqueer_task_class():
     from lm_eval.api.instance import Instance
 
-    from lm_eval_bias import preflight
     from lm_eval_bias.harness import SubgroupMetricsTask
 
     class WinoQueerTask(SubgroupMetricsTask):
         """``winoqueer``: sends ``pair_requests`` for each pair, one request per sentence where the
-        model's tokenizer allows it (decided once per run, when lm-eval builds the requests)."""
-
-        prefix_text: str | None = None
-
-        def build_all_requests(self, **kwargs):
-            # The form depends on the model only, never on the pairs: with several processes
-            # (accelerate launch) every process sends its shard in the same form.
-            task = self.config.task
-            self.prefix_text = preflight.current_prefix_token_text()
-            if self.prefix_text is None:
-                logger.info("%s: the model's prefix token cannot be written as text for this backend; "
-                            "scoring sentence prefixes with empty contexts (up to 4 requests per pair)", task)
-            else:
-                logger.info("%s: one request per sentence, the context starting with %r (the model's prefix "
-                            "token)", task, self.prefix_text)
-            return super().build_all_requests(**kwargs)
+        model's tokenizer allows it (``prefix_text``, decided once per run by ``SubgroupMetricsTask``)."""
 
         def construct_requests(self, doc, ctx, **kwargs):
             kwargs.pop("apply_chat_template", None)  # plain text (SubgroupMetricsTask.plain_text)
