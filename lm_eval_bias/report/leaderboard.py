@@ -20,8 +20,7 @@ from dataclasses import dataclass
 
 from lm_eval_bias.metric_keys import is_comparison
 from lm_eval_bias.report.outputs import csv_cell, markdown_cell
-from lm_eval_bias.report.results import (HEADLINE_METRICS, Metric, ResultsError, Run, TaskBase, date_text,
-                                         document_unit)
+from lm_eval_bias.report.results import Metric, ResultsError, Run, TaskBase, date_text
 
 
 def _is_comparison(name: str) -> bool:
@@ -53,7 +52,7 @@ def documents(run: Run, task: str) -> int | None:
     base = run.base(task)
     if base.evaluated is not None:
         return base.evaluated
-    headline = run.tasks.get(task, {}).get(HEADLINE_METRICS.get(task, ""))
+    headline = run.tasks.get(task, {}).get(run.headline(task) or "")
     return headline.n if headline is not None and not headline.n_is_task_total else None
 
 
@@ -69,7 +68,7 @@ def _skipped_because(run: Run, chosen: Run, task: str) -> str:
     if base.is_partial and not best.is_partial:
         return "partial; a complete run is used"
     count, best_count = documents(run, task), documents(chosen, task)
-    unit = document_unit(task)
+    unit = run.base(task).unit
     if count != best_count:
         if count is None:
             return f"number of {unit} unknown; a run with {best_count:,} is used"
@@ -88,7 +87,7 @@ def _order_by_date(model: str, task: str, tied: list[Run]) -> list[Run]:
             raise ResultsError(
                 f"{model}, task {task}: cannot tell which of {undated.path} and {other.path} to use: both are "
                 f"{'partial' if undated.base(task).is_partial else 'complete'} with the same number of "
-                f"{document_unit(task)}, and {undated.path} has no 'date' to tell the newer; add the run's "
+                f"{undated.base(task).unit}, and {undated.path} has no 'date' to tell the newer; add the run's "
                 "'date' (seconds since 1970) or pass only one of the files")
     return sorted(tied, key=lambda run: (-run.date if run.date is not None else 0.0, str(run.path)))
 
@@ -132,7 +131,7 @@ def default_columns(runs: list[Run]) -> list[tuple[str, str]]:
     """Per task, its headline metric and that metric's per-subgroup versions."""
     columns = []
     for task in sorted({task for run in runs for task in run.tasks}):
-        headline = HEADLINE_METRICS.get(task)
+        headline = next((run.headline(task) for run in runs if run.headline(task) is not None), None)
         names = sorted({name for run in runs for name in run.tasks.get(task, {})})
         if headline is None:
             chosen = names
