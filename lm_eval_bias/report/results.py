@@ -540,6 +540,23 @@ def parse_run(path: Path, document: dict) -> Run:
     return Run(path, name, date, tasks, bases, dict(document["results"]), identities, versions, pretrained, distinct)
 
 
+def versions_by_task(pairs) -> dict[str, dict[str, list[Path]]]:
+    """task -> version -> the results files with that version of it, among ``(run, task)`` pairs,
+    for tasks found in more than one version (a task's version moves with any change to its
+    definition that can move its numbers)."""
+    found: dict[str, dict[str, list[Path]]] = {}
+    for run, task in pairs:
+        version = run.version(task)
+        if version is not None:
+            found.setdefault(task, {}).setdefault(version, []).append(run.path)
+    return {task: versions for task, versions in sorted(found.items()) if len(versions) > 1}
+
+
+def version_text(versions: dict[str, list[Path]]) -> str:
+    """``version 1.2 (a.json), version 1.3 (b.json, c.json)``."""
+    return ", ".join(f"version {version} ({', '.join(map(str, paths))})" for version, paths in sorted(versions.items()))
+
+
 def require_task_results(runs: list[Run]) -> list[Run]:
     """``runs``, or an error when none holds a task's results (nothing to show)."""
     if not any(run.tasks for run in runs):
