@@ -3,8 +3,12 @@
 For each task in the results files: a short description, the figure its paper
 uses (drawn as inline SVG by :mod:`lm_eval_bias.report.figures`) with a caption
 saying what the reference line and the ideal value mean, a table of the
-plotted numbers, and every other metric in a second table. Tasks this module
-does not know get the table only.
+plotted numbers, and every other metric in a second table. The benchmark and
+figure of a task are the ones its YAML metadata declares (copied by lm-eval into
+the results file); the per-benchmark sections are drawn by
+:mod:`lm_eval_bias.report.sections`. A task that declares none gets the table
+only. Where the paper published a value for the run's model (e.g. WinoQueer's
+Table 5 for gpt2), the tables have a "paper" column beside ours.
 
 How several runs share a figure: where a figure has one dimension (subgroups
 of WinoQueer, GenderPair, TANGO disclosure, community probes) each run is one
