@@ -268,3 +268,14 @@ def test_the_cli_s_task_manager_gets_the_same_refusal_before_the_model_is_asked(
         "override every task's own version. Fix: remove it; to change it, copy the task's YAML and set version "
         "under its metadata:"]
     assert model.requests == 0
+
+
+def test_genderpair_s_paper_values_are_per_group_for_the_ids_of_its_appendix():
+    sample, full = (task_metadata.shipped_identity(task) for task in ("gendercare_genderpair", "gendercare_genderpair_full"))
+    assert sample.paper_rows == full.paper_rows and sample.paper_source == full.paper_source
+    row = full.paper_row("meta-llama/Llama-2-7b-chat-hf")
+    assert (row.model, row.values) == ("Llama2_7B", {"bias_pair_ratio_group1": 0.46, "bias_pair_ratio_group2": 0.46,
+                                                     "bias_pair_ratio_group3": 0.44})
+    assert full.paper_row("meta-llama/Llama-2-7b-hf") is None  # the paper ran the chat model
+    assert full.paper_row("lmsys/vicuna-13b-v1.5") is None  # its id is misprinted in the paper: left out
+    assert len(full.paper_rows) == 16
