@@ -143,7 +143,8 @@ def identity(metadata: Mapping | None, where: str, metrics: tuple[str, ...] | No
 def check_task_config(config: Mapping) -> None:
     """At task build time: the identity keys of one of our tasks, or a warning when it has none."""
     task = config.get("task", "this task")
-    source = (config.get("metadata") or {}).get("config_source") if isinstance(config.get("metadata"), Mapping) else None
+    metadata = config.get("metadata")
+    source = metadata.get("config_source") if isinstance(metadata, Mapping) else None
     where = f"{task} ({source})" if source else str(task)
     metrics = tuple(m["metric"] for m in config.get("metric_list") or [] if isinstance(m, Mapping) and "metric" in m)
     if identity(config.get("metadata"), where, metrics or None) is None:

@@ -156,7 +156,8 @@ def test_leaderboard_rows_per_model_with_intervals(two_models, tmp_path):
                         "70 [64, 75], N=40 |")
     assert lines[3].startswith("| org/model-b | 0.7 [0.68, 0.72], N=2,880 (task total) | 81 [79, 83], N=100 |")
     csv_text = leaderboard.to_csv(runs, [("winoqueer", "bias_score")])
-    assert csv_text.splitlines()[0] == ("model,winoqueer:results_file,winoqueer:version,winoqueer:documents,winoqueer:partial,"
+    assert csv_text.splitlines()[0] == ("model,winoqueer:results_file,winoqueer:version,winoqueer:documents,"
+                                        "winoqueer:partial,"
                                         "winoqueer:bias_score,winoqueer:bias_score:ci_lower,"
                                         "winoqueer:bias_score:ci_upper,winoqueer:bias_score:stderr,"
                                         "winoqueer:bias_score:n,winoqueer:bias_score:n_samples")

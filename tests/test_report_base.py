@@ -126,10 +126,10 @@ def test_leaderboard_uses_the_older_complete_run_over_a_newer_limit_run_and_list
         "\n"
         "| model | task | version | run | results file | date | status | why skipped |\n"
         "|---|---|---|---|---|---|---|---|\n"
-        "| org/model-a | winoqueer | 1.0 | used | runs/results_old.json | 2025-11-13 02:13 UTC | complete, 45,540 pairs "
-        "|  |\n"
-        "| org/model-a | winoqueer | 1.0 | skipped | runs/results_new.json | 2025-11-23 12:13 UTC | partial: --limit 20 "
-        "(20 of 45,540 pairs) | partial; a complete run is used |\n")
+        "| org/model-a | winoqueer | 1.0 | used | runs/results_old.json | 2025-11-13 02:13 UTC | complete, 45,540 "
+        "pairs |  |\n"
+        "| org/model-a | winoqueer | 1.0 | skipped | runs/results_new.json | 2025-11-23 12:13 UTC | partial: --limit "
+        "20 (20 of 45,540 pairs) | partial; a complete run is used |\n")
     assert err == ("lm-eval-bias leaderboard: note: skipped runs/results_new.json (partial: --limit 20 (20 of 45,540 "
                    "pairs)) for org/model-a, winoqueer: partial; a complete run is used\n")
 
@@ -200,8 +200,8 @@ def test_each_task_of_a_model_is_chosen_on_its_own(capsys):
     assert "| org/model-a | 0.4, N=2,880 | 10 [8, 12], N=45,540 | 70 [64, 75], N=1,200 |" in out
     assert "| org/model-a | tango_misgender |  | used | results_both.json |" in out
     assert "| org/model-a | winoqueer | 1.0 | used | results_wq.json |" in out
-    assert ("| org/model-a | winoqueer | 1.0 | skipped | results_both.json | 2025-11-13 02:13 UTC | complete, 45,540 pairs "
-            "| older (2025-11-13 02:13 UTC vs 2025-11-23 12:13 UTC) |") in out
+    assert ("| org/model-a | winoqueer | 1.0 | skipped | results_both.json | 2025-11-13 02:13 UTC | complete, 45,540 "
+            "pairs | older (2025-11-13 02:13 UTC vs 2025-11-23 12:13 UTC) |") in out
 
 
 def test_check_prints_n_and_notes_partial_runs_without_changing_the_outcome(older_larger_and_newer_limited,

@@ -271,7 +271,7 @@ def test_the_cli_s_task_manager_gets_the_same_refusal_before_the_model_is_asked(
 
 
 def test_genderpair_s_paper_values_are_per_group_for_the_ids_of_its_appendix():
-    sample, full = (task_metadata.shipped_identity(task) for task in ("gendercare_genderpair", "gendercare_genderpair_full"))
+    sample, full = map(task_metadata.shipped_identity, ("gendercare_genderpair", "gendercare_genderpair_full"))
     assert sample.paper_rows == full.paper_rows and sample.paper_source == full.paper_source
     row = full.paper_row("meta-llama/Llama-2-7b-chat-hf")
     assert (row.model, row.values) == ("Llama2_7B", {"bias_pair_ratio_group1": 0.46, "bias_pair_ratio_group2": 0.46,

@@ -124,7 +124,8 @@ def evaluate(rules: list[Rule], runs: list[Run], gate: str = "estimate") -> list
     if gate not in GATES:
         raise ResultsError(f"gate must be one of {', '.join(GATES)}, got {gate!r}")
     gated = {rule.task for rule in rules}
-    mixed = {task: versions for task, versions in versions_by_task((run, task) for run in runs for task in run.tasks).items() if task in gated}
+    found = versions_by_task((run, task) for run in runs for task in run.tasks)
+    mixed = {task: versions for task, versions in found.items() if task in gated}
     if mixed:
         # A limit is set for one task definition; a number of another version answers another question.
         raise ResultsError("; ".join(

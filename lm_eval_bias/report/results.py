@@ -505,7 +505,8 @@ def _model_identity(document: dict) -> tuple[str, str | None, tuple[str, ...]]:
     name = str(document.get("model_name") or pretrained or config.get("model") or "unknown model")
     if not isinstance(model_args, dict):
         return name, pretrained, ()
-    distinct = [key for key in sorted(model_args) if key not in RUN_ONLY_MODEL_ARGS and model_args[key] not in (None, "")]
+    distinct = [key for key in sorted(model_args)
+                if key not in RUN_ONLY_MODEL_ARGS and model_args[key] not in (None, "")]
     shown = [f"{key}={model_args[key]}" for key in distinct]
     return (f"{name} [{', '.join(shown)}]" if shown else name), pretrained, tuple(distinct)
 
