@@ -39,7 +39,8 @@ def task_manager(extra_include_paths=None, **kwargs):
     if metadata is not None and (not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata)):
         raise ConfigurationError(f"task_manager(metadata=...): expected a dict of option names (text) to values, "
                                  f"got {metadata!r}"[:300])
-    problems = options.misspelt(sorted(metadata or {}), ())
+    problems = options.yaml_only(sorted(metadata or {}))
+    problems += options.misspelt(sorted(set(metadata or {}) - options.YAML_ONLY_KEYS), ())
     if problems:
         raise ConfigurationError("task_manager(metadata=...): " + "; ".join(problems))
     models.register()  # so that model="hf-mlm" works in simple_evaluate too

@@ -237,14 +237,15 @@ def _tango_agreement(argv: list[str]) -> int:
 
 @_subcommand("check")
 def _check(argv: list[str]) -> int:
+    from lm_eval_bias import task_metadata
     from lm_eval_bias.report import check, results
 
     parser = _ArgumentParser(
         prog="lm-eval-bias check",
         description="Gate on results files: exit 0 when every rule holds, 1 when one fails, "
         "2 when the files or rules cannot be read. A rule is TASK[:METRIC] OP VALUE; a task's "
-        "default metric is its headline one ("
-        + ", ".join(f"{task}: {metric}" for task, metric in results.HEADLINE_METRICS.items()) + "). "
+        "default metric is its headline one, which its YAML metadata names (ours: "
+        + ", ".join(f"{task}: {metric}" for task, metric in task_metadata.headline_metrics().items()) + "). "
         "Each checked number is shown with the documents it rests on (N); a partial run "
         "(--limit, a non-official data file, a subgroup selection) gets a note.",
     )

@@ -6,7 +6,7 @@ import copy
 import logging
 import math
 
-from lm_eval_bias import options
+from lm_eval_bias import options, task_metadata
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
 from lm_eval_bias.metric_keys import is_comparison
 
@@ -155,6 +155,7 @@ class SubgroupMetricsTask(_task_base()):
         config = dict(config or {})
         config.pop("class", None)  # lm-eval passes it on; TaskConfig has no such field
         check_options(config)
+        task_metadata.check_task_config(config)
         # The classifiers and the data are checked both, so that one problem does not hide the other.
         failures = []
         try:

@@ -26,9 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from lm_eval_bias.errors import ConfigurationError
+from lm_eval_bias.task_metadata import IDENTITY_KEYS, YAML_ONLY_KEYS
 
-# Keys lm-eval itself puts into every task's metadata, and our YAMLs' own (not options).
-LM_EVAL_KEYS = frozenset({"version", "config_source", "plain_text"})
+# Keys lm-eval itself puts into every task's metadata, and our YAMLs' own (not options): the task's
+# identity (task_metadata.IDENTITY_KEYS) among them.
+LM_EVAL_KEYS = frozenset({"version", "config_source", "plain_text", *IDENTITY_KEYS})
 # Prefixes only our options use: an unknown key with one of them is surely misspelt.
 OUR_PREFIXES = ("scm_", "detoxify_", "probe_")
 # How alike (difflib ratio) a key must be to one of our options to be called a misspelling of it.
@@ -276,6 +278,14 @@ def misspelt(keys: Iterable[str], own: Iterable[str]) -> list[str]:
         if close or key.startswith(OUR_PREFIXES):
             problems.append(f"unknown option {key!r}{_suggestion(key, known)}")
     return problems
+
+
+def yaml_only(keys: Iterable[str]) -> list[str]:
+    """Problems for keys that only a task's YAML may set: lm-eval merges ``--metadata`` into every
+    task of the run over the YAML's own, so there they would relabel or re-version every task."""
+    return [f"{key!r} is set by each task's YAML metadata (it says what the task is), not per run: it would "
+            f"override every task's own {key}. Fix: remove it; to change it, copy the task's YAML and set "
+            f"{key} under its metadata:" for key in keys if key in YAML_ONLY_KEYS]
 
 
 def unknown_keys(keys: Iterable[str]) -> list[str]:

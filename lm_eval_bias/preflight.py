@@ -926,6 +926,9 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
     # Each of our tasks has reported the keys that look misspelt; when every task is ours, a key
     # none of them reads is a mistake too (it could be another harness task's option otherwise).
     user_keys = set(task_manager.metadata or {}) - _model_arg_keys(model_args)
+    if any(is_ours(task) for task in leaves):
+        problems += [f"--metadata: {problem}" for problem in options.yaml_only(sorted(user_keys))]
+        user_keys -= options.YAML_ONLY_KEYS
     if leaves and all(is_ours(task) for task in leaves):
         reported = {key for key in user_keys if options.misspelt([key], ())}
         problems += [f"--metadata: {problem}" for problem in options.unknown_keys(sorted(user_keys - reported))]

@@ -156,11 +156,12 @@ def test_leaderboard_rows_per_model_with_intervals(two_models, tmp_path):
                         "70 [64, 75], N=40 |")
     assert lines[3].startswith("| org/model-b | 0.7 [0.68, 0.72], N=2,880 (task total) | 81 [79, 83], N=100 |")
     csv_text = leaderboard.to_csv(runs, [("winoqueer", "bias_score")])
-    assert csv_text.splitlines()[0] == ("model,winoqueer:results_file,winoqueer:documents,winoqueer:partial,"
+    assert csv_text.splitlines()[0] == ("model,winoqueer:results_file,winoqueer:version,winoqueer:documents,"
+                                        "winoqueer:partial,"
                                         "winoqueer:bias_score,winoqueer:bias_score:ci_lower,"
                                         "winoqueer:bias_score:ci_upper,winoqueer:bias_score:stderr,"
                                         "winoqueer:bias_score:n,winoqueer:bias_score:n_samples")
-    assert csv_text.splitlines()[1] == f"org/model-a,{two_models[0]},100,,62.0,60.0,64.0,1.0,100,"
+    assert csv_text.splitlines()[1] == f"org/model-a,{two_models[0]},,100,,62.0,60.0,64.0,1.0,100,"
     html_text = leaderboard.to_html(runs)
     assert "<th>org/model-b</th>" in html_text and "81 [79, 83], N=100" in html_text
     # of two equal runs of a model, the newest is used

@@ -124,12 +124,12 @@ def test_leaderboard_uses_the_older_complete_run_over_a_newer_limit_run_and_list
         "\n"
         "### Runs\n"
         "\n"
-        "| model | task | run | results file | date | status | why skipped |\n"
-        "|---|---|---|---|---|---|---|\n"
-        "| org/model-a | winoqueer | used | runs/results_old.json | 2025-11-13 02:13 UTC | complete, 45,540 pairs "
-        "|  |\n"
-        "| org/model-a | winoqueer | skipped | runs/results_new.json | 2025-11-23 12:13 UTC | partial: --limit 20 "
-        "(20 of 45,540 pairs) | partial; a complete run is used |\n")
+        "| model | task | version | run | results file | date | status | why skipped |\n"
+        "|---|---|---|---|---|---|---|---|\n"
+        "| org/model-a | winoqueer | 1.0 | used | runs/results_old.json | 2025-11-13 02:13 UTC | complete, 45,540 "
+        "pairs |  |\n"
+        "| org/model-a | winoqueer | 1.0 | skipped | runs/results_new.json | 2025-11-23 12:13 UTC | partial: --limit "
+        "20 (20 of 45,540 pairs) | partial; a complete run is used |\n")
     assert err == ("lm-eval-bias leaderboard: note: skipped runs/results_new.json (partial: --limit 20 (20 of 45,540 "
                    "pairs)) for org/model-a, winoqueer: partial; a complete run is used\n")
 
@@ -141,7 +141,8 @@ def test_leaderboard_csv_and_html_name_the_run_used(older_larger_and_newer_limit
     assert "skipped runs/results_new.json" in err
     rows = list(csv.DictReader(io.StringIO(open("board.csv", encoding="utf-8").read())))
     assert rows == [{
-        "model": "org/model-a", "winoqueer:results_file": "runs/results_old.json", "winoqueer:documents": "45540",
+        "model": "org/model-a", "winoqueer:results_file": "runs/results_old.json", "winoqueer:version": "1.0",
+        "winoqueer:documents": "45540",
         "winoqueer:partial": "", "winoqueer:bias_score": "62.0", "winoqueer:bias_score:ci_lower": "60.0",
         "winoqueer:bias_score:ci_upper": "64.0", "winoqueer:bias_score:stderr": "0.5",
         "winoqueer:bias_score:n": "45540",
@@ -151,7 +152,8 @@ def test_leaderboard_csv_and_html_name_the_run_used(older_larger_and_newer_limit
         "winoqueer:bias_score_lgbtq:n_samples": ""}]
     page = open("board.html", encoding="utf-8").read()
     assert "<th>org/model-a</th><td>62 [60, 64], N=45,540</td>" in page
-    assert ("<h2>Runs</h2><table><tr><th>model</th><th>task</th><th>run</th><th>results file</th><th>date</th>"
+    assert ("<h2>Runs</h2><table><tr><th>model</th><th>task</th><th>version</th><th>run</th><th>results file</th>"
+            "<th>date</th>"
             "<th>status</th><th>why skipped</th></tr>") in page
     assert ("<td>skipped</td><td>runs/results_new.json</td><td>2025-11-23 12:13 UTC</td><td>partial: --limit 20 "
             "(20 of 45,540 pairs)</td><td>partial; a complete run is used</td>") in page
@@ -163,7 +165,7 @@ def test_a_partial_run_is_used_when_it_is_the_only_one_and_says_so(capsys):
     assert (code, err) == (0, "")
     assert ("| org/model-a | 62 [60, 64], N=300 (task total), partial | 70 [64, 75], N=300 (task total), "
             "partial |") in out
-    assert ("| org/model-a | winoqueer | used | results_only.json | 2025-11-21 04:40 UTC | partial: non-official "
+    assert ("| org/model-a | winoqueer | 1.0 | used | results_only.json | 2025-11-21 04:40 UTC | partial: non-official "
             "data file /x/y.csv (300 rows; the official file has 45,540) |  |") in out
 
 
@@ -196,10 +198,10 @@ def test_each_task_of_a_model_is_chosen_on_its_own(capsys):
     code, out, err = run_cli(["leaderboard", *paths], capsys)
     # tango_misgender from the only file that has it, WinoQueer from the newer file
     assert "| org/model-a | 0.4, N=2,880 | 10 [8, 12], N=45,540 | 70 [64, 75], N=1,200 |" in out
-    assert "| org/model-a | tango_misgender | used | results_both.json |" in out
-    assert "| org/model-a | winoqueer | used | results_wq.json |" in out
-    assert ("| org/model-a | winoqueer | skipped | results_both.json | 2025-11-13 02:13 UTC | complete, 45,540 pairs "
-            "| older (2025-11-13 02:13 UTC vs 2025-11-23 12:13 UTC) |") in out
+    assert "| org/model-a | tango_misgender |  | used | results_both.json |" in out
+    assert "| org/model-a | winoqueer | 1.0 | used | results_wq.json |" in out
+    assert ("| org/model-a | winoqueer | 1.0 | skipped | results_both.json | 2025-11-13 02:13 UTC | complete, 45,540 "
+            "pairs | older (2025-11-13 02:13 UTC vs 2025-11-23 12:13 UTC) |") in out
 
 
 def test_check_prints_n_and_notes_partial_runs_without_changing_the_outcome(older_larger_and_newer_limited,

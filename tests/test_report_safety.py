@@ -51,13 +51,13 @@ def test_leaderboard_csv_neutralises_formulas_and_keeps_numbers(tmp_path):
     text = leaderboard.to_csv(runs, [("winoqueer", "bias_score"), ("winoqueer", "=cmd|' /C calc'!A0"),
                                      ("@evil", "+m")])
     rows = list(csv.reader(io.StringIO(text)))
-    assert rows[0][-9:] == ["'@evil:results_file", "'@evil:documents", "'@evil:partial", "'@evil:+m",
-                            "'@evil:+m:ci_lower", "'@evil:+m:ci_upper", "'@evil:+m:stderr", "'@evil:+m:n",
-                            "'@evil:+m:n_samples"]
+    assert rows[0][-10:] == ["'@evil:results_file", "'@evil:version", "'@evil:documents", "'@evil:partial",
+                             "'@evil:+m", "'@evil:+m:ci_lower", "'@evil:+m:ci_upper", "'@evil:+m:stderr",
+                             "'@evil:+m:n", "'@evil:+m:n_samples"]
     assert "winoqueer:=cmd|' /C calc'!A0" in rows[0]  # starts with a letter: nothing to neutralise
     hostile = next(row for row in rows if row[0].startswith("'="))
     assert hostile[0] == "'" + HOSTILE
-    assert hostile[4:7] == ["-5.0", "-6.0", "-4.0"]  # negative numbers stay numbers
+    assert hostile[5:8] == ["-5.0", "-6.0", "-4.0"]  # negative numbers stay numbers
     for row in rows:
         assert not any(cell.startswith(("=", "+", "@", "\t", "\r")) for cell in row)
         assert not any(cell.startswith("-") and not cell.lstrip("-").replace(".", "").isdigit() for cell in row)

@@ -8,7 +8,9 @@ on its lower bound, so a pass means "demonstrably within the limit".
 
 Each checked number is printed with the documents it rests on (N), and a run
 that is partial (``--limit``, a non-official data file, a subgroup selection)
-gets a note saying so; a note never changes a rule's outcome.
+gets a note saying so; a note never changes a rule's outcome. Results of one task in different
+versions (``versions`` in the results files: the task definition changed between them) are not
+checked together: that is an error naming the task, the versions and the files.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lm_eval_bias.report.outputs import text_line
-from lm_eval_bias.report.results import Metric, ResultsError, Run, read_text
+from lm_eval_bias.report.results import Metric, ResultsError, Run, read_text, version_text, versions_by_task
 
 GATES = ("estimate", "interval")
 POLICY_KEYS = frozenset({"gate", "rules"})
@@ -121,6 +123,15 @@ def evaluate(rules: list[Rule], runs: list[Run], gate: str = "estimate") -> list
     """Check each rule on every run that has the rule's task; a rule no run can answer fails."""
     if gate not in GATES:
         raise ResultsError(f"gate must be one of {', '.join(GATES)}, got {gate!r}")
+    gated = {rule.task for rule in rules}
+    found = versions_by_task((run, task) for run in runs for task in run.tasks)
+    mixed = {task: versions for task, versions in found.items() if task in gated}
+    if mixed:
+        # A limit is set for one task definition; a number of another version answers another question.
+        raise ResultsError("; ".join(
+            f"task {task}: results of different task versions: {version_text(versions)}" for task, versions in
+            mixed.items()) + ". A rule's limit holds for one definition of a task: re-run the older results with "
+            "this version of lm-eval-bias, or check each version's files separately")
     outcomes = []
     for rule in rules:
         matching = [run for run in runs if rule.task in run.tasks]

@@ -8,6 +8,10 @@ Every run used and every run skipped, with the reason, is listed under the
 table ("Runs"), and in the CSV each task names the results file it came from.
 Each number shows the documents it rests on (N), and cells of a partial run
 say "partial".
+
+A task whose used runs have different versions (its definition changed between them, so its
+numbers may have moved for that reason alone) is not ranked as if comparable: each of its cells
+says its version, and a warning under the table names the task, the versions and the files.
 """
 
 from __future__ import annotations
@@ -20,8 +24,7 @@ from dataclasses import dataclass
 
 from lm_eval_bias.metric_keys import is_comparison
 from lm_eval_bias.report.outputs import csv_cell, markdown_cell
-from lm_eval_bias.report.results import (HEADLINE_METRICS, Metric, ResultsError, Run, TaskBase, date_text,
-                                         document_unit)
+from lm_eval_bias.report.results import Metric, ResultsError, Run, TaskBase, date_text, version_text, versions_by_task
 
 
 def _is_comparison(name: str) -> bool:
@@ -53,7 +56,7 @@ def documents(run: Run, task: str) -> int | None:
     base = run.base(task)
     if base.evaluated is not None:
         return base.evaluated
-    headline = run.tasks.get(task, {}).get(HEADLINE_METRICS.get(task, ""))
+    headline = run.tasks.get(task, {}).get(run.headline(task) or "")
     return headline.n if headline is not None and not headline.n_is_task_total else None
 
 
@@ -69,7 +72,7 @@ def _skipped_because(run: Run, chosen: Run, task: str) -> str:
     if base.is_partial and not best.is_partial:
         return "partial; a complete run is used"
     count, best_count = documents(run, task), documents(chosen, task)
-    unit = document_unit(task)
+    unit = run.base(task).unit
     if count != best_count:
         if count is None:
             return f"number of {unit} unknown; a run with {best_count:,} is used"
@@ -88,7 +91,7 @@ def _order_by_date(model: str, task: str, tied: list[Run]) -> list[Run]:
             raise ResultsError(
                 f"{model}, task {task}: cannot tell which of {undated.path} and {other.path} to use: both are "
                 f"{'partial' if undated.base(task).is_partial else 'complete'} with the same number of "
-                f"{document_unit(task)}, and {undated.path} has no 'date' to tell the newer; add the run's "
+                f"{undated.base(task).unit}, and {undated.path} has no 'date' to tell the newer; add the run's "
                 "'date' (seconds since 1970) or pass only one of the files")
     return sorted(tied, key=lambda run: (-run.date if run.date is not None else 0.0, str(run.path)))
 
@@ -132,7 +135,7 @@ def default_columns(runs: list[Run]) -> list[tuple[str, str]]:
     """Per task, its headline metric and that metric's per-subgroup versions."""
     columns = []
     for task in sorted({task for run in runs for task in run.tasks}):
-        headline = HEADLINE_METRICS.get(task)
+        headline = next((run.headline(task) for run in runs if run.headline(task) is not None), None)
         names = sorted({name for run in runs for name in run.tasks.get(task, {})})
         if headline is None:
             chosen = names
@@ -174,27 +177,43 @@ def cell(metric: Metric | None, base: TaskBase | None = None) -> str:
     return text + (", partial" if base is not None and base.is_partial else "")
 
 
+def mixed_versions(choices: Sequence[RunChoice]) -> dict[str, dict[str, list]]:
+    """task -> version -> results files, for tasks whose used runs have different versions."""
+    return versions_by_task((c.run, c.task) for c in choices if c.used)
+
+
+def version_warnings(choices: Sequence[RunChoice]) -> list[str]:
+    """One line per task whose used runs have different versions."""
+    return [f"Not comparable: task {task} has results of different task versions side by side: "
+            f"{version_text(versions)}; re-run the older ones with this version of lm-eval-bias"
+            for task, versions in mixed_versions(choices).items()]
+
+
 def _grid(choices: Sequence[RunChoice], columns) -> list[tuple[str, list[str]]]:
-    """(model, cell per column) per model, models by name."""
+    """(model, cell per column) per model, models by name; a task in several versions says each cell's."""
     table = used_runs(choices)
+    mixed = mixed_versions(choices)
     rows = []
     for model in sorted(table):
         cells = []
         for task, name in columns:
             choice = table[model].get(task)
             metric = choice.run.tasks[task].get(name) if choice is not None else None
-            cells.append(cell(metric, choice.base if choice is not None else None))
+            text = cell(metric, choice.base if choice is not None else None)
+            if text and task in mixed:
+                text += f", version {choice.run.version(task) or 'unknown'}"
+            cells.append(text)
         rows.append((model, cells))
     return rows
 
 
-RUN_HEADER = ["model", "task", "run", "results file", "date", "status", "why skipped"]
+RUN_HEADER = ["model", "task", "version", "run", "results file", "date", "status", "why skipped"]
 
 
 def run_rows(choices: Sequence[RunChoice]) -> list[list[str]]:
-    """The "Runs" table: every run of every (model, task), used or skipped, and why."""
-    return [[c.model, c.task, "used" if c.used else "skipped", str(c.run.path), date_text(c.run.date),
-             c.base.status, c.reason] for c in choices]
+    """The "Runs" table: every run of every (model, task), its task version, used or skipped, and why."""
+    return [[c.model, c.task, c.run.version(c.task) or "", "used" if c.used else "skipped", str(c.run.path),
+             date_text(c.run.date), c.base.status, c.reason] for c in choices]
 
 
 def _tasks_in_order(columns) -> list[str]:
@@ -216,14 +235,15 @@ def to_markdown(runs: list[Run], columns=None) -> str:
     header = ["model"] + [f"{task}:{name}" for task, name in columns]
     lines = [_markdown_row(header), "|" + "---|" * len(header)]
     lines += [_markdown_row([model] + cells) for model, cells in _grid(choices, columns)]
-    lines += ["", "Values with 95% intervals in brackets; N: the documents each number rests on.", "",
-              "### Runs", "", _markdown_row(RUN_HEADER), "|" + "---|" * len(RUN_HEADER)]
+    lines += ["", "Values with 95% intervals in brackets; N: the documents each number rests on.", ""]
+    lines += [f"**{warning}**\n" for warning in version_warnings(choices)]
+    lines += ["### Runs", "", _markdown_row(RUN_HEADER), "|" + "---|" * len(RUN_HEADER)]
     lines += [_markdown_row(row) for row in run_rows(choices)]
     return "\n".join(lines) + "\n"
 
 
 CSV_METRIC_FIELDS = ("ci_lower", "ci_upper", "stderr", "n", "n_samples")
-CSV_TASK_FIELDS = ("results_file", "documents", "partial")
+CSV_TASK_FIELDS = ("results_file", "version", "documents", "partial")
 
 
 def to_csv(runs: list[Run], columns=None) -> str:
@@ -246,8 +266,8 @@ def to_csv(runs: list[Run], columns=None) -> str:
         row = [model]
         for task in tasks:
             choice = table[model].get(task)
-            row += ([str(choice.run.path), choice.base.evaluated, "; ".join(choice.base.partial)]
-                    if choice is not None else ["", "", ""])
+            row += ([str(choice.run.path), choice.run.version(task), choice.base.evaluated,
+                     "; ".join(choice.base.partial)] if choice is not None else ["", "", "", ""])
             for t, name in columns:
                 if t != task:
                     continue
@@ -283,5 +303,6 @@ def to_html(runs: list[Run], columns=None) -> str:
         "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}</style></head><body>"
         "<h1>lm-eval-bias leaderboard</h1><p>Values with 95% intervals in brackets; N: the documents each "
         "number rests on.</p>"
-        f"{main}<h2>Runs</h2>{_html_table(RUN_HEADER, run_rows(choices), False)}</body></html>\n"
+        + "".join(f"<p><strong>{html.escape(warning)}</strong></p>" for warning in version_warnings(choices))
+        + f"{main}<h2>Runs</h2>{_html_table(RUN_HEADER, run_rows(choices), False)}</body></html>\n"
     )

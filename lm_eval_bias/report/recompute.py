@@ -18,7 +18,8 @@ import re
 from pathlib import Path
 
 from lm_eval_bias import harness, tasks_dir
-from lm_eval_bias.report.results import HEADLINE_METRICS, ResultsError, read_text
+from lm_eval_bias import task_metadata
+from lm_eval_bias.report.results import ResultsError, read_text
 
 _SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_\d{4}-\d{2}-\d{2}T[\d.:-]+\.jsonl$")
 logger = logging.getLogger("lm_eval_bias")
@@ -148,7 +149,9 @@ def task_of(path: Path, task: str | None) -> str:
 
 def check_samples_are_of(path: Path, task: str, names: set[str], declared: dict) -> None:
     """The samples must hold the task's declared metrics or its headline metric."""
-    expected = set(declared) | ({HEADLINE_METRICS[task]} if task in HEADLINE_METRICS else set())
+    # A samples file has no metadata: the headline metric of the package's task of that name.
+    shipped = task_metadata.shipped_identity(task)
+    expected = set(declared) | ({shipped.headline_metric} if shipped is not None else set())
     if expected and not expected & names:
         raise ResultsError(
             f"{path}: these are not samples of {task}: they hold the metrics {_listing(names) or 'none'}, and "

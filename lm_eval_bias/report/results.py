@@ -7,7 +7,9 @@ companions of each metric: ``_ci_lower``/``_ci_upper`` (a 95% interval),
 ``_n_samples`` (the generations behind it, for tasks with several per
 document). Beside the results: ``n-samples`` (per task, the documents there
 were and the documents evaluated), ``config.limit``, and per task ``configs``
-(``repeats``; ``metadata.lm_eval_bias_data``: the data's provenance).
+(``repeats``; ``metadata.lm_eval_bias_data``: the data's provenance; the task's identity:
+``metadata.benchmark``, ``headline_metric``, ``figure``, ``document_unit``, ``paper_values``, see
+:mod:`lm_eval_bias.task_metadata`) and ``versions`` (each task definition's version).
 
 The reader is strict about what would make a number wrong (a value that is
 neither a number nor ``"N/A"``, an interval whose lower end is above its upper
@@ -24,8 +26,10 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lm_eval_bias.errors import DataError
+from lm_eval_bias import task_metadata
+from lm_eval_bias.errors import ConfigurationError, DataError
 from lm_eval_bias.metric_keys import is_comparison
+from lm_eval_bias.task_metadata import PaperRow, TaskIdentity
 
 NOT_AVAILABLE = "N/A"  # lm-eval's own marker for a number it could not compute
 
@@ -35,39 +39,8 @@ _COMPANIONS = ("_stderr", "_ci_lower", "_ci_upper", "_pvalue", "_pvalue_bh")
 # ends in "_n" (a subgroup slug, say) is not taken for one.
 _COUNTS = ("_n_samples", "_n")
 
-# The number a task is gated and ranked on when no metric is named.
-HEADLINE_METRICS = {
-    "winoqueer": "bias_score",
-    "tango_misgender": "consistency",
-    "tango_misgender_sampled": "consistency",
-    "tango_misgender_prob": "consistency",
-    "tango_disclosure": "toxicity",
-    "tango_disclosure_full": "toxicity",
-    "gendercare_genderpair": "bias_pair_ratio",
-    "gendercare_genderpair_full": "bias_pair_ratio",
-    "winoqueer_mlm": "bias_score",
-    "scm_score": "warmth",
-    "scm_score_prob": "warmth",
-    "scm_mc": "warmth_pick",
-    "scm_mc_prob": "warmth_pick",
-    "scm_prob_ratio": "warmth_ratio",
-    "scm_story": "refusal_rate",
-    "community_probes": "sentiment",
-    "community_probes_full": "sentiment",
-    "community_probes_custom": "sentiment",
-}
-
-# What one document of a task is, for messages such as "20 of 45,540 pairs".
-_DOCUMENT_UNITS = (("winoqueer", "pairs"), ("tango_", "prompts"))
-
-
 class ResultsError(DataError):
     """A results, samples or policy file is missing, malformed, or lacks what was asked for."""
-
-
-def document_unit(task: str) -> str:
-    """``"pairs"`` for WinoQueer, ``"prompts"`` for TANGO, else ``"documents"``."""
-    return next((unit for prefix, unit in _DOCUMENT_UNITS if task.startswith(prefix)), "documents")
 
 
 @dataclass(frozen=True)
@@ -123,6 +96,7 @@ class TaskBase:
     repeats: int | None = None  # samples per document
     provenance: dict | None = None  # configs[task].metadata.lm_eval_bias_data
     partial: tuple[str, ...] = ()  # the reasons the run is partial; empty: complete
+    unit: str = "documents"  # what one document is ("pairs", "prompts"): the task's metadata document_unit
 
     @property
     def is_partial(self) -> bool:
@@ -134,13 +108,13 @@ class TaskBase:
         if self.partial:
             return "partial: " + "; ".join(self.partial)
         if self.evaluated is None:
-            return f"complete, number of {document_unit(self.task)} unknown"
-        return f"complete, {self.evaluated:,} {document_unit(self.task)}"
+            return f"complete, number of {self.unit} unknown"
+        return f"complete, {self.evaluated:,} {self.unit}"
 
 
-def partial_reasons(task: str, limit: float | None, evaluated: int | None, available: int | None,
+def partial_reasons(unit: str, limit: float | None, evaluated: int | None, available: int | None,
                     provenance: dict | None) -> tuple[str, ...]:
-    """Why a run of ``task`` is partial; empty when it is complete. The one rule for it.
+    """Why a run of a task whose documents are ``unit`` is partial; empty when it is complete. The one rule for it.
 
     A run is partial when ``--limit`` was set, when fewer documents were
     evaluated than the task has (n-samples effective < original), when a data
@@ -148,7 +122,6 @@ def partial_reasons(task: str, limit: float | None, evaluated: int | None, avail
     (``provenance["selection"]``), or when an option was not at its default
     (``provenance["settings"]``: another sample, another classifier...).
     """
-    unit = document_unit(task)
     counted = (f"{evaluated:,} of {available:,} {unit}"
                if evaluated is not None and available is not None else None)
     reasons = []
@@ -192,18 +165,44 @@ class Run:
     tasks: dict[str, dict[str, Metric]]  # task -> metric name -> Metric
     bases: dict[str, TaskBase] = field(default_factory=dict)  # task -> what its numbers rest on
     entries: dict[str, dict] = field(default_factory=dict)  # task -> its raw "<key>,<filter>" values
+    identities: dict[str, TaskIdentity] = field(default_factory=dict)  # task -> what it is (when known)
+    versions: dict[str, str] = field(default_factory=dict)  # task -> its definition's version (when recorded)
+    pretrained: str | None = None  # the model's Hugging Face id or path (model_args pretrained)
+    # model arguments beside pretrained that make it another model (an adapter, a revision...)
+    distinct_args: tuple[str, ...] = ()
 
     def base(self, task: str) -> TaskBase:
         return self.bases.get(task) or TaskBase(task)
+
+    def identity(self, task: str) -> TaskIdentity | None:
+        return self.identities.get(task)
+
+    def headline(self, task: str) -> str | None:
+        """The task's headline metric, from its metadata; None when the task declares none."""
+        found = self.identities.get(task)
+        return found.headline_metric if found is not None else None
+
+    def version(self, task: str) -> str | None:
+        return self.versions.get(task)
+
+    def paper_row(self, task: str) -> PaperRow | None:
+        """The paper's published row for this run's model, when the task's metadata has one for
+        exactly this model: its Hugging Face id, with no argument that makes it another model
+        (a dtype aside)."""
+        found = self.identities.get(task)
+        if found is None or set(self.distinct_args) - PAPER_COMPATIBLE_ARGS:
+            return None
+        return found.paper_row(self.pretrained)
 
     def metric(self, task: str, name: str | None = None) -> Metric:
         """A metric by task and name (the task's headline metric when no name is given); a
         companion (``bias_score_gay_pvalue_bh``, ``..._ci_upper``) is a metric of its own here."""
         if task not in self.tasks:
             raise ResultsError(f"{self.path}: no task {task!r}; it has {', '.join(sorted(self.tasks)) or 'none'}")
-        name = name or HEADLINE_METRICS.get(task)
+        name = name or self.headline(task)
         if name is None:
-            raise ResultsError(f"{task} has no default metric: name one, e.g. {task}:<metric>")
+            raise ResultsError(f"{task} has no default metric (its metadata names no headline_metric): name one, "
+                               f"e.g. {task}:<metric>")
         metrics = self.tasks[task]
         companion = self._companion(task, name) if name not in metrics else None
         if companion is not None:
@@ -403,19 +402,46 @@ def _parse_document_counts(path: Path, document: dict, task: str) -> tuple[int |
     return int(effective), int(original)
 
 
-def _parse_task_config(path: Path, document: dict, task: str) -> tuple[int | None, dict | None]:
-    """(repeats, provenance) of a task, from ``configs``."""
+def _parse_task_config(path: Path, document: dict, task: str) -> tuple[int | None, dict | None, TaskIdentity | None]:
+    """(repeats, provenance, identity) of a task, from ``configs``."""
     configs = document.get("configs")
     config = configs.get(task) if isinstance(configs, dict) else None
     if not isinstance(config, dict):
-        return None, None
+        return None, None, _identity(path, task, None)
     repeats = config.get("repeats")
     if repeats is not None and not (_is_number(repeats) and repeats >= 1 and repeats == int(repeats)):
         raise ResultsError(f"{path}: configs.{task}.repeats is {_shown(repeats)}, not a whole number >= 1; "
                            "correct it or re-run the evaluation")
     metadata = config.get("metadata")
     provenance = metadata.get("lm_eval_bias_data") if isinstance(metadata, dict) else None
-    return (int(repeats) if repeats is not None else None), _checked_provenance(path, task, provenance)
+    return ((int(repeats) if repeats is not None else None), _checked_provenance(path, task, provenance),
+            _identity(path, task, metadata))
+
+
+def _identity(path: Path, task: str, metadata) -> TaskIdentity | None:
+    """What the task is, from the metadata its YAML gave it (copied by lm-eval into ``configs``).
+
+    Results files written before our tasks declared ``benchmark`` in their metadata have none:
+    for them, and only by exact name, the identity of the package's own task of that name.
+    """
+    try:
+        found = task_metadata.identity(metadata if isinstance(metadata, dict) else None,
+                                       f"{path}: configs.{task}")
+    except ConfigurationError as error:
+        raise ResultsError(f"{error}; correct it or re-run the evaluation") from None
+    return found if found is not None else task_metadata.shipped_identity(task)
+
+
+def _parse_version(document: dict, task: str) -> str | None:
+    """The task definition's version: lm-eval's ``versions[task]`` (its YAML ``metadata.version``)."""
+    versions = document.get("versions")
+    version = versions.get(task) if isinstance(versions, dict) else None
+    if version is None:
+        configs = document.get("configs")
+        metadata = configs.get(task, {}).get("metadata") if isinstance(configs, dict) and isinstance(
+            configs.get(task), dict) else None
+        version = metadata.get("version") if isinstance(metadata, dict) else None
+    return None if version is None else str(version)
 
 
 def _checked_provenance(path: Path, task: str, provenance) -> dict | None:
@@ -460,22 +486,29 @@ RUN_ONLY_MODEL_ARGS = frozenset({
 })
 
 
-def _model_name(document: dict) -> str:
-    """The model's name, with every model argument that makes it another model than its base
-    (an adapter, a revision, a dtype...): a LoRA run must not pass for its base model."""
+# Model arguments that leave a model the one a paper evaluated (for its published values).
+PAPER_COMPATIBLE_ARGS = frozenset({"dtype", "torch_dtype"})
+
+
+def _model_identity(document: dict) -> tuple[str, str | None, tuple[str, ...]]:
+    """(name, pretrained, distinct argument names): the model's name with every model argument that
+    makes it another model than its base (an adapter, a revision, a dtype...), so that a LoRA run
+    does not pass for its base model."""
     config = document.get("config") if isinstance(document.get("config"), dict) else {}
     model_args = config.get("model_args")
-    pretrained = model_args.get("pretrained") if isinstance(model_args, dict) else None
-    name = str(document.get("model_name") or pretrained or config.get("model") or "unknown model")
     if isinstance(model_args, str):
         from lm_eval.utils import simple_parse_args_string
 
         model_args = simple_parse_args_string(model_args)
+    pretrained = model_args.get("pretrained") if isinstance(model_args, dict) else None
+    pretrained = str(pretrained) if pretrained not in (None, "") else None
+    name = str(document.get("model_name") or pretrained or config.get("model") or "unknown model")
     if not isinstance(model_args, dict):
-        return name
-    distinct = [f"{key}={model_args[key]}" for key in sorted(model_args)
+        return name, pretrained, ()
+    distinct = [key for key in sorted(model_args)
                 if key not in RUN_ONLY_MODEL_ARGS and model_args[key] not in (None, "")]
-    return f"{name} [{', '.join(distinct)}]" if distinct else name
+    shown = [f"{key}={model_args[key]}" for key in distinct]
+    return (f"{name} [{', '.join(shown)}]" if shown else name), pretrained, tuple(distinct)
 
 
 def parse_run(path: Path, document: dict) -> Run:
@@ -487,16 +520,42 @@ def parse_run(path: Path, document: dict) -> Run:
     limit = _parse_limit(path, document)
     tasks: dict[str, dict[str, Metric]] = {}
     bases: dict[str, TaskBase] = {}
+    identities: dict[str, TaskIdentity] = {}
+    versions: dict[str, str] = {}
     for task, entries in document["results"].items():
         if not isinstance(entries, dict):
             raise ResultsError(f"{path}: results[{task!r}] is not an object")
         evaluated, available = _parse_document_counts(path, document, task)
-        repeats, provenance = _parse_task_config(path, document, task)
+        repeats, provenance, identity = _parse_task_config(path, document, task)
+        unit = identity.document_unit if identity is not None else "documents"
         base = TaskBase(task, evaluated, available, limit, repeats, provenance,
-                        partial_reasons(task, limit, evaluated, available, provenance))
+                        partial_reasons(unit, limit, evaluated, available, provenance), unit)
         bases[task] = base
+        if identity is not None:
+            identities[task] = identity
+        version = _parse_version(document, task)
+        if version is not None:
+            versions[task] = version
         tasks[task] = _parse_task(path, task, entries, higher.get(task) or {}, base)
-    return Run(path, _model_name(document), date, tasks, bases, dict(document["results"]))
+    name, pretrained, distinct = _model_identity(document)
+    return Run(path, name, date, tasks, bases, dict(document["results"]), identities, versions, pretrained, distinct)
+
+
+def versions_by_task(pairs) -> dict[str, dict[str, list[Path]]]:
+    """task -> version -> the results files with that version of it, among ``(run, task)`` pairs,
+    for tasks found in more than one version (a task's version moves with any change to its
+    definition that can move its numbers)."""
+    found: dict[str, dict[str, list[Path]]] = {}
+    for run, task in pairs:
+        version = run.version(task)
+        if version is not None:
+            found.setdefault(task, {}).setdefault(version, []).append(run.path)
+    return {task: versions for task, versions in sorted(found.items()) if len(versions) > 1}
+
+
+def version_text(versions: dict[str, list[Path]]) -> str:
+    """``version 1.2 (a.json), version 1.3 (b.json, c.json)``."""
+    return ", ".join(f"version {version} ({', '.join(map(str, paths))})" for version, paths in sorted(versions.items()))
 
 
 def require_task_results(runs: list[Run]) -> list[Run]:

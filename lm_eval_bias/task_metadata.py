@@ -1,0 +1,189 @@
+"""What a task says about itself in its YAML ``metadata``: which benchmark it is, its headline
+metric, the figure the report draws for it, what one document is, and the paper's values.
+
+lm-eval copies a task's ``metadata`` into the results file (``configs[<task>]["metadata"]``), so
+the report, the leaderboard and ``check`` read a run's benchmark and headline metric from the
+run itself: a renamed copy of one of our tasks (a YAML that ``include:``s ours under another
+``task:`` name) keeps its figure and headline metric with no Python change. The keys::
+
+    metadata:
+      version: 1.3                       # the task definition's version (see the README's rule)
+      benchmark: community               # one of BENCHMARKS
+      headline_metric: sentiment         # a metric of the task's metric_list
+      figure: scores_by_demographic      # one of the benchmark's figure kinds (BENCHMARKS)
+      document_unit: prompts             # what one document is, for "20 of 266 prompts"
+      paper_values: {...}                # optional: the paper's published numbers (see below)
+
+``paper_values`` has ``source`` (the paper and its table) and ``rows``, each with ``model`` (as
+the paper prints it), ``hf_ids`` (the Hugging Face ids that are that model) and ``values``
+(metric name -> the published number, verbatim).
+
+lm-eval merges an ``include:`` shallowly: a ``metadata:`` block in one's own YAML replaces ours
+whole, so a copy that sets its own metadata must repeat these keys (a task of ours built
+without ``benchmark`` logs a warning saying so).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lm_eval_bias.errors import ConfigurationError
+
+logger = logging.getLogger(__name__)
+
+# benchmark -> the figure kinds the report can draw for its tasks (report/sections.py draws them)
+BENCHMARKS: dict[str, tuple[str, ...]] = {
+    "winoqueer": ("bias_score_by_subgroup",),
+    "tango_misgender": ("consistency_of_generations", "consistency_of_next_pronoun"),
+    "tango_disclosure": ("scores_by_identity",),
+    "gendercare": ("bias_pair_ratio_by_group",),
+    "scm": ("ratings_plane", "shares_and_plane"),
+    "community": ("scores_by_demographic",),
+}
+IDENTITY_KEYS = ("benchmark", "headline_metric", "figure", "document_unit", "paper_values")
+# Keys a task's YAML sets for that task alone; in --metadata (which lm-eval merges into every task
+# of the run, over the YAML's) they would relabel or re-version every task at once.
+YAML_ONLY_KEYS = frozenset({"version", *IDENTITY_KEYS})
+
+
+@dataclass(frozen=True)
+class PaperRow:
+    model: str  # as the paper prints it
+    hf_ids: tuple[str, ...]
+    values: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TaskIdentity:
+    """What the rest of the package needs to know about a task, from its YAML metadata."""
+
+    benchmark: str
+    headline_metric: str
+    figure: str
+    document_unit: str = "documents"
+    paper_source: str = ""
+    paper_rows: tuple[PaperRow, ...] = ()
+
+    def paper_row(self, pretrained: str | None) -> PaperRow | None:
+        """The paper's row for a model given by its Hugging Face id, matched exactly (else None)."""
+        if not pretrained:
+            return None
+        return next((row for row in self.paper_rows if pretrained in row.hf_ids), None)
+
+
+def _text(metadata: Mapping, key: str, where: str) -> str:
+    value = metadata.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigurationError(f"{where}: metadata {key!r} is {value!r}; expected text, e.g. "
+                                 f"{_EXAMPLE[key]}")
+    return value.strip()
+
+
+_EXAMPLE = {"benchmark": "benchmark: winoqueer", "headline_metric": "headline_metric: bias_score",
+            "figure": "figure: bias_score_by_subgroup", "document_unit": "document_unit: pairs"}
+
+
+def _paper_rows(raw, where: str) -> tuple[str, tuple[PaperRow, ...]]:
+    def wrong(part: str, value, expected: str):
+        return ConfigurationError(f"{where}: metadata paper_values{part} is {value!r}"[:300]
+                                  + f"; expected {expected}")
+
+    if not isinstance(raw, Mapping):
+        raise wrong("", raw, "an object {source: ..., rows: [...]}")
+    source, rows = raw.get("source"), raw.get("rows")
+    if not isinstance(source, str) or not source.strip():
+        raise wrong(".source", source, "text naming the paper and its table")
+    if not isinstance(rows, list) or not rows:
+        raise wrong(".rows", rows, "a non-empty list of {model, hf_ids, values}")
+    parsed = []
+    for index, row in enumerate(rows):
+        if not isinstance(row, Mapping) or not isinstance(row.get("model"), str):
+            raise wrong(f".rows[{index}]", row, "{model: <name as printed>, hf_ids: [...], values: {...}}")
+        ids, values = row.get("hf_ids"), row.get("values")
+        if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i for i in ids):
+            raise wrong(f".rows[{index}].hf_ids", ids, "a non-empty list of Hugging Face ids")
+        if not isinstance(values, Mapping) or not values or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values.values()):
+            raise wrong(f".rows[{index}].values", values, "an object {metric: number}")
+        parsed.append(PaperRow(row["model"], tuple(ids), {str(k): float(v) for k, v in values.items()}))
+    return source.strip(), tuple(parsed)
+
+
+def identity(metadata: Mapping | None, where: str, metrics: tuple[str, ...] | None = None) -> TaskIdentity | None:
+    """The task's identity from its metadata; None when it declares none (no ``benchmark``).
+
+    ``metrics``: the task's declared metrics, when known, so that a misspelt headline metric is an
+    error here rather than a report without one. Anything else wrong is a ConfigurationError.
+    """
+    metadata = metadata or {}
+    if not isinstance(metadata, Mapping) or "benchmark" not in metadata:
+        return None
+    benchmark = _text(metadata, "benchmark", where)
+    if benchmark not in BENCHMARKS:
+        raise ConfigurationError(f"{where}: metadata benchmark {benchmark!r} is none of ours; "
+                                 f"use one of {', '.join(BENCHMARKS)}")
+    headline = _text(metadata, "headline_metric", where)
+    if metrics is not None and headline not in metrics:
+        raise ConfigurationError(f"{where}: metadata headline_metric {headline!r} is not a metric of the task's "
+                                 f"metric_list ({', '.join(metrics)}); name one of them")
+    figure = _text(metadata, "figure", where)
+    if figure not in BENCHMARKS[benchmark]:
+        raise ConfigurationError(f"{where}: metadata figure {figure!r} is not a figure of {benchmark}; use one of "
+                                 f"{', '.join(BENCHMARKS[benchmark])}")
+    unit = _text(metadata, "document_unit", where) if "document_unit" in metadata else "documents"
+    source, rows = ("", ()) if metadata.get("paper_values") is None else _paper_rows(metadata["paper_values"], where)
+    return TaskIdentity(benchmark, headline, figure, unit, source, rows)
+
+
+def check_task_config(config: Mapping) -> None:
+    """At task build time: the identity keys of one of our tasks, or a warning when it has none."""
+    task = config.get("task", "this task")
+    metadata = config.get("metadata")
+    source = metadata.get("config_source") if isinstance(metadata, Mapping) else None
+    where = f"{task} ({source})" if source else str(task)
+    metrics = tuple(m["metric"] for m in config.get("metric_list") or [] if isinstance(m, Mapping) and "metric" in m)
+    if identity(config.get("metadata"), where, metrics or None) is None:
+        logger.warning(
+            "%s: its YAML metadata has no 'benchmark', so reports will show its numbers without a figure or a "
+            "headline metric. A 'metadata:' block in a YAML that includes one of ours replaces ours whole: copy "
+            "benchmark, headline_metric, figure and document_unit from the included YAML into it", where)
+
+
+# --------------------------------------------------------------------------
+# The package's own tasks, read from their YAMLs
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_metadata() -> dict[str, dict]:
+    """Task name -> the YAML ``metadata`` of every task this package ships (includes resolved)."""
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    from lm_eval_bias import tasks_dir
+
+    found = {}
+    for path in sorted(Path(tasks_dir()).glob("*/*.yaml")):
+        config = load_yaml(path, resolve_func=False)
+        if isinstance(config.get("task"), str):
+            found[config["task"]] = dict(config.get("metadata") or {})
+    return found
+
+
+def shipped_identity(task: str) -> TaskIdentity | None:
+    """The identity of one of the package's own tasks by its name; None for any other name.
+
+    For results files written before tasks declared their identity in metadata (there, the
+    report knew our tasks by name), and for samples files, which carry no metadata.
+    """
+    metadata = shipped_metadata().get(task)
+    return identity(metadata, task) if metadata is not None else None
+
+
+def headline_metrics() -> dict[str, str]:
+    """Task name -> headline metric, for the package's own tasks (e.g. for help texts)."""
+    return {task: found.headline_metric for task in shipped_metadata()
+            if (found := shipped_identity(task)) is not None}
