@@ -12,7 +12,7 @@ p-values (our extension: the paper reports bare means).
 
 Everything is built here from the paper's lists, so the benchmark needs no
 download. The grammar of the templates (``(a)``, ``do/does``) is resolved by
-explicit rules below, and every realised prompt records the rule it used.
+explicit rules (in ``grammar``), and every realised prompt records the rule it used.
 Users define their own probes in a YAML or CSV file (:func:`load_user_probes`).
 
 Run ``python -m lm_eval_bias.benchmarks.community`` to print the realised

@@ -5,7 +5,7 @@ Sexuality Stereotypes in LLMs*, MSc thesis, University of Edinburgh, 2024.
 The thesis asks models how warm and how competent society thinks each group
 is, with 22 key terms (11 per axis), and compares the answers with a survey of
 97 people. Everything a task needs (groups, terms, templates, survey means) is
-a constant below, copied from the thesis, so the tasks build their prompts in
+a constant (in ``constants``), copied from the thesis, so the tasks build their prompts in
 code and need no data download.
 
 Tasks (YAML in ``tasks/scm/``):
