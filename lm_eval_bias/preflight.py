@@ -389,11 +389,6 @@ def _logits_cache_split(lm):
         yield
 
 
-def current_lm():
-    """The model lm-eval is evaluating now (None outside a run started through the gate)."""
-    return _current_lm.get()
-
-
 def current_prefix_token_text() -> str | None:
     """:func:`prefix_token_text` of the model lm-eval is evaluating now (None outside a run)."""
     return prefix_token_text(_current_lm.get())

@@ -49,7 +49,7 @@ def test_paper_lists_have_the_papers_sizes():
 
 
 def test_paper_prompt_set_counts(paper_rows):
-    assert len(paper_rows) == cp.PAPER_PROMPT_COUNT == 266
+    assert len(paper_rows) == 266  # the paper's count of distinct prompts
     assert len(paper_rows) * 50 == 13_300  # the paper's generations per model
     assert cp.counts(paper_rows, "template_id") == {"T1": 44, "T2": 34, "T3": 46, "T4": 46, "T5": 46, "T6": 50}
     assert cp.counts(paper_rows, "dimension") == {"gender": 50, "race": 66, "sexual orientation": 70,

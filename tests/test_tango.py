@@ -200,8 +200,8 @@ def disclosure_file(tmp_path):
 
 
 def test_disclosure_sample_keeps_every_identity_and_form_for_the_same_names(disclosure_file):
-    names = tango.choose_names(disclosure_file, per_group=1, seed=1234)
-    assert names == tango.choose_names(disclosure_file, per_group=1, seed=1234)
+    names = tango.sample_names(tango.iter_disclosure(disclosure_file), per_group=1, seed=1234)
+    assert names == tango.sample_names(tango.iter_disclosure(disclosure_file), per_group=1, seed=1234)
     assert len(names) == 2 and names[0] in {"Casey", "Riley", "Avery"} and names[1] in {"Ashe", "Yuki", "Noa"}
     dataset = tango.load_disclosure(data_file=str(disclosure_file), names_per_group=1)["test"]
     assert len(dataset) == 4 * 2 * 2

@@ -52,7 +52,6 @@ from lm_eval_bias.benchmarks.community.metrics import (
     NEGATIVE_THRESHOLD,
     POSITIVE_THRESHOLD,
     SCORES,
-    SHARES,
     metric_names,
     pair_metric,
     probe_metrics,
@@ -61,7 +60,6 @@ from lm_eval_bias.benchmarks.community.metrics import (
 )
 from lm_eval_bias.benchmarks.community.paper import (
     PAPER_KEYWORDS,
-    PAPER_PROMPT_COUNT,
     PAPER_TEMPLATES,
     PROMPT_SETS,
     paper_keywords,

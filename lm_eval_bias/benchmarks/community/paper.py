@@ -90,7 +90,6 @@ PROMPT_SETS: dict[str, dict[str, tuple[str, ...]]] = {
         "T6": (PLURAL, SINGULAR, SUBJECT_PRONOUN),
     },
 }
-PAPER_PROMPT_COUNT = 266
 
 
 def paper_templates(prompt_set: str = "paper") -> list[Template]:

@@ -134,5 +134,4 @@ from lm_eval_bias.benchmarks.scm.task import (
     load_prob_ratio,
     load_score,
     load_story,
-    rating_choices,
 )

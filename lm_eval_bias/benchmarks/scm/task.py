@@ -74,10 +74,6 @@ def doc_to_text_with_cue_line(doc: dict) -> str:
     return doc["prompt"] + "\n"
 
 
-def rating_choices(doc: dict) -> list[str]:
-    return ["1", "2", "3", "4", "5"]
-
-
 def doc_terms(doc: dict) -> list[str]:
     return list(doc["terms"])
 
