@@ -40,8 +40,14 @@ import sys
 from pathlib import Path
 
 from lm_eval_bias import data, models, tasks_dir
-from lm_eval_bias.errors import (EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_OK, ConfigurationError, LmEvalBiasError,
-                                 PreflightError)
+from lm_eval_bias.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_GATE_FAILED,
+    EXIT_OK,
+    ConfigurationError,
+    LmEvalBiasError,
+    PreflightError,
+)
 
 logger = logging.getLogger("lm_eval_bias")
 

@@ -1,7 +1,7 @@
 import re
+from pathlib import Path
 
 import pytest
-from pathlib import Path
 
 from lm_eval_bias import cli
 

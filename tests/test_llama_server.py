@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_bias.report import results as report_results
 from llama_server import completions_model_args, llama_server, smollm2_gguf
+from lm_eval_bias.report import results as report_results
 
 pytestmark = pytest.mark.server
 
@@ -131,7 +131,8 @@ def test_bos_less_contexts_are_refused_on_llama_cpp(task, q4_server, smollm2_tok
         metadata = {"data_file": str(WINOQUEER_DIR.parent / "tango" / "misgendering_prompts.csv")}
     with pytest.raises(ConfigurationError) as error:
         lm_eval_bias.simple_evaluate(model="local-completions", model_args=completions_model_args(
-            q4_server, smollm2_tokenizer), tasks=[task], limit=1, metadata=metadata if task.startswith("tango") else None)
+            q4_server, smollm2_tokenizer), tasks=[task], limit=1,
+            metadata=metadata if task.startswith("tango") else None)
     assert str(error.value).startswith(
         f"{task}: the completions server echoed one prompt token fewer than lm-eval sent, and the prompt does not "
         "start with the model's BOS token: llama-cpp-python's server then reads every echoed log-probability one "
@@ -192,9 +193,8 @@ def smollm2_fp32_dir():
 
 
 def test_winoqueer_server_matches_hf_on_the_same_weights(f32_server, smollm2_fp32_dir, winoqueer_dir, tmp_path):
-    from server_parity import agreement, winoqueer_scores, write_pairs
-
     from lm_eval_bias.benchmarks import winoqueer as wq
+    from server_parity import agreement, winoqueer_scores, write_pairs
 
     pairs_file = write_pairs(winoqueer_dir, PARITY_PAIRS, tmp_path / "pairs.csv")
     hf = winoqueer_scores("hf", f"pretrained={smollm2_fp32_dir},dtype=float32,device=cpu,batch_size=16", pairs_file)

@@ -6,8 +6,8 @@ import pytest
 from lm_eval.api.metrics import mean
 
 from lm_eval_bias import data, harness, stats
-from lm_eval_bias.errors import ConfigurationError
 from lm_eval_bias.benchmarks import tango
+from lm_eval_bias.errors import ConfigurationError
 
 MISGENDERING_HEADER = "template_idx,ante,ante_type,pronoun_family,template\n"
 
@@ -223,7 +223,8 @@ def test_binary_identities_must_be_identities_of_the_data(disclosure_file):
 def test_disclosure_without_binary_identities_has_no_gap(tmp_path, disclosure_file, caplog):
     only_tgnb = tmp_path / "tgnb.jsonl"
     only_tgnb.write_text("".join(line + "\n" for line in disclosure_file.read_text().splitlines()
-                                 if '"gender_identity": "nonbinary"' in line or '"gender_identity": "genderqueer"' in line))
+                                 if '"gender_identity": "nonbinary"' in line
+                                 or '"gender_identity": "genderqueer"' in line))
     with caplog.at_level(logging.WARNING, logger="lm_eval_bias"):
         dataset = tango.load_disclosure(data_file=str(only_tgnb))["test"]
     assert set(dataset["gap_side"]) == {-1}

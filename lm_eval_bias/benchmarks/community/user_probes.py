@@ -123,7 +123,8 @@ def parse_templates(path: Path, entries: Sequence[tuple[str, object]]) -> list[T
         if problems:
             raise data.MalformedDataError(f"{path}, {where}: template {text!r} {'; '.join(problems)}")
         if template_id in ids:
-            raise data.MalformedDataError(f"{path}, {where}: template_id {template_id!r} is also used at {ids[template_id]}")
+            raise data.MalformedDataError(
+                f"{path}, {where}: template_id {template_id!r} is also used at {ids[template_id]}")
         ids[template_id] = where
         templates.append(Template(template_id, text, _forms(path, where, values["forms"])))
     if not templates:
