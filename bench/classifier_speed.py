@@ -315,9 +315,9 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def scorers_native_bfloat16() -> str:
-    from lm_eval_bias import scorers
+    from lm_eval_bias.scorers.detoxify_scorer import _cpu_has_native_bfloat16
 
-    return "yes" if scorers._cpu_has_native_bfloat16() else "no (bfloat16 is emulated, expect it slower)"
+    return "yes" if _cpu_has_native_bfloat16() else "no (bfloat16 is emulated, expect it slower)"
 
 
 if __name__ == "__main__":

@@ -75,10 +75,10 @@ def main() -> None:
     import torch
     from lm_eval.api.instance import Instance
     from transformers import AutoTokenizer
-    from winoqueer_reference import reference_mlm_pair_score
 
     from lm_eval_bias.benchmarks.winoqueer import pair_outcome
     from lm_eval_bias.models.hf_mlm import HFMaskedLM
+    from winoqueer_reference import reference_mlm_pair_score
 
     torch.set_num_threads(args.threads)
     model_dir = bert_base_dir()

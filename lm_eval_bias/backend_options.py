@@ -156,36 +156,3 @@ def _neutral_on_servers(backend: str, key, value) -> bool:
         return float(value) == NEUTRAL_SERVER_FIELDS[key]
     except (TypeError, ValueError):
         return False
-
-
-def generation_settings(task_manager) -> dict[str, dict]:
-    """The ``generation_kwargs`` of every generation task a ``TaskManager`` indexes, by task
-    name, read as lm-eval reads a task's config when it builds the task (``include`` resolved,
-    the including file's keys over the included one's), without building the task (no data,
-    no classifiers)."""
-    from lm_eval.tasks._index import Kind
-
-    settings = {}
-    for name, entry in sorted(task_manager.task_index.items()):
-        if entry.kind not in (Kind.TASK, Kind.PY_TASK):
-            continue
-        # lm-eval 0.4.13: TaskFactory._build_task starts from exactly this config.
-        config = task_manager._factory._load_full_config(entry, None)
-        if config.get("output_type") == "generate_until":
-            settings[name] = dict(config.get("generation_kwargs") or {})
-    return settings
-
-
-def portability_problems(settings_by_task: dict[str, dict], backends=tuple(ACCEPTED)) -> list[str]:
-    """For each task and backend, what the preflight would refuse in these generation settings
-    (an option the backend rejects or ignores, a value out of range, sampling without a
-    temperature): one line each, ``task on --model backend: problem``."""
-    from lm_eval_bias.preflight import generation_settings_problem
-
-    problems = []
-    for task, settings in settings_by_task.items():
-        for backend in backends:
-            problem = generation_settings_problem(backend, settings)
-            if problem:
-                problems.append(f"{task} on --model {backend}: {problem}")
-    return problems

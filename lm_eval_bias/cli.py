@@ -15,6 +15,9 @@ legacy flag-only form, a user's own ``--include_path``), plus:
   ``--log_samples`` file, without the model;
 - ``lm-eval-bias report RESULTS...``: an HTML (and Markdown) report with figures.
 
+``lm-eval-bias --help`` lists these (with one line each) before lm-eval's own help; each
+has its own ``--help``.
+
 Every one of these subcommands reports bad input or configuration the same way:
 one message, ``lm-eval-bias <subcommand>: <what, where, fix>``, on stderr and
 exit code 2; ``check`` exits 1 when a rule fails; 0 otherwise (see
@@ -37,11 +40,18 @@ import os
 import re
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from lm_eval_bias import data, models, tasks_dir
-from lm_eval_bias.errors import (EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_OK, ConfigurationError, LmEvalBiasError,
-                                 PreflightError)
+from lm_eval_bias.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_GATE_FAILED,
+    EXIT_OK,
+    ConfigurationError,
+    LmEvalBiasError,
+    PreflightError,
+)
 
 logger = logging.getLogger("lm_eval_bias")
 
@@ -151,10 +161,16 @@ class _ArgumentParser(argparse.ArgumentParser):
         raise ConfigurationError(f"{message}; see {self.prog} --help")
 
 
-def _subcommand(name: str):
-    """Run a subcommand with the exit codes every one shares (:mod:`lm_eval_bias.errors`): our own
-    errors (bad input or configuration) print one message, ``lm-eval-bias <name>: ...``, and give
-    exit code 2. Anything else is a bug and keeps its traceback."""
+# Our own subcommands, by name, and the line ``lm-eval-bias --help`` shows for each.
+OWN_COMMANDS: dict[str, Callable[[list[str]], int]] = {}
+COMMAND_SUMMARIES: dict[str, str] = {}
+
+
+def _subcommand(name: str, summary: str):
+    """Register a subcommand (``summary``: its line in ``lm-eval-bias --help``) and run it with the
+    exit codes every one shares (:mod:`lm_eval_bias.errors`): our own errors (bad input or
+    configuration) print one message, ``lm-eval-bias <name>: ...``, and give exit code 2. Anything
+    else is a bug and keeps its traceback."""
 
     def decorate(command):
         @functools.wraps(command)
@@ -165,6 +181,8 @@ def _subcommand(name: str):
                 print(f"lm-eval-bias {name}: {error}", file=sys.stderr)
                 return EXIT_BAD_INPUT
 
+        OWN_COMMANDS[name] = run
+        COMMAND_SUMMARIES[name] = summary
         return run
 
     return decorate
@@ -179,7 +197,7 @@ def _write(outputs: list[tuple[str, str]], inputs=()) -> None:
         print(f"wrote {target}")
 
 
-@_subcommand("tasks-dir")
+@_subcommand("tasks-dir", "print the folder of the task YAMLs, for the stock lm-eval's --include_path")
 def _tasks_dir(argv: list[str]) -> int:
     parser = _ArgumentParser(prog="lm-eval-bias tasks-dir",
                              description="Print the folder of lm-eval-bias's task YAMLs, for --include_path.")
@@ -188,7 +206,7 @@ def _tasks_dir(argv: list[str]) -> int:
     return EXIT_OK
 
 
-@_subcommand("download")
+@_subcommand("download", "fetch the benchmarks' public data once, for offline use")
 def _download(argv: list[str]) -> int:
     parser = _ArgumentParser(
         prog="lm-eval-bias download",
@@ -218,7 +236,7 @@ def _download(argv: list[str]) -> int:
     return EXIT_OK
 
 
-@_subcommand("tango-agreement")
+@_subcommand("tango-agreement", "how often TANGO's generation and probability methods agree")
 def _tango_agreement(argv: list[str]) -> int:
     from lm_eval_bias.report import agreement
     from lm_eval_bias.report.outputs import strict_json
@@ -235,7 +253,7 @@ def _tango_agreement(argv: list[str]) -> int:
     return EXIT_OK
 
 
-@_subcommand("check")
+@_subcommand("check", "gate on results files (exit 0 when every rule holds, 1 when one fails)")
 def _check(argv: list[str]) -> int:
     from lm_eval_bias import task_metadata
     from lm_eval_bias.report import check, results
@@ -287,7 +305,7 @@ def _metric_columns(given: list[str]) -> list[tuple[str, str]] | None:
     return columns or None
 
 
-@_subcommand("leaderboard")
+@_subcommand("leaderboard", "models side by side, as Markdown, CSV or HTML")
 def _leaderboard(argv: list[str]) -> int:
     from lm_eval_bias.report import leaderboard, results
     from lm_eval_bias.report.outputs import text_line
@@ -332,7 +350,7 @@ def _number_text(value, digits: int) -> str:
     return f"{value:.{digits}g}" if isinstance(value, float) else str(value)
 
 
-@_subcommand("recompute")
+@_subcommand("recompute", "a task's results again from its --log_samples file, without the model")
 def _recompute(argv: list[str]) -> int:
     from lm_eval_bias.report import recompute
     from lm_eval_bias.report.outputs import strict_json, text_line
@@ -358,7 +376,7 @@ def _recompute(argv: list[str]) -> int:
     return EXIT_OK
 
 
-@_subcommand("report")
+@_subcommand("report", "an HTML (and Markdown) report of one or more runs, with figures")
 def _report(argv: list[str]) -> int:
     from lm_eval_bias.report import html as report_html
     from lm_eval_bias.report import results
@@ -387,8 +405,19 @@ def _report(argv: list[str]) -> int:
     return EXIT_OK
 
 
-OWN_COMMANDS = {"tasks-dir": _tasks_dir, "download": _download, "tango-agreement": _tango_agreement,
-                "check": _check, "leaderboard": _leaderboard, "recompute": _recompute, "report": _report}
+def own_commands_help() -> str:
+    """What ``lm-eval-bias --help`` prints before lm-eval's own help: our subcommands, one line each."""
+    width = max(map(len, COMMAND_SUMMARIES))
+    lines = [
+        "lm-eval-bias: lm-eval with the lm-eval-bias tasks always indexed. Every lm-eval command and flag",
+        "works as with lm-eval (run, ls, validate, the flag-only form); lm-eval-bias adds these commands:",
+        "",
+        *(f"  {name:<{width}}  {summary}" for name, summary in COMMAND_SUMMARIES.items()),
+        "",
+        "lm-eval-bias COMMAND --help describes one of them. lm-eval's own help follows.",
+        "",
+    ]
+    return "\n".join(lines)
 
 
 def _show_our_logs() -> None:
@@ -405,11 +434,22 @@ def _show_our_logs() -> None:
 def main(argv: list[str] | None = None) -> None:
     from_command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in OWN_COMMANDS:
+    help_asked = not argv or argv[0] in ("-h", "--help")
+    ours = bool(argv) and argv[0] in OWN_COMMANDS
+    if from_command_line and hasattr(signal, "SIGPIPE") and (help_asked or ours):
+        # `lm-eval-bias check ... | head`: end quietly when the reader stops, as Unix tools do
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    if help_asked:
+        # lm-eval's help knows nothing of our commands: ours first, then its own, which needs none
+        # of the patches a run installs below.
+        print(own_commands_help(), flush=True)
+        from lm_eval.__main__ import cli_evaluate
+
+        sys.argv = ["lm-eval-bias", *argv]
+        cli_evaluate()  # prints the help and exits 0 (with no argument it returns)
+        return
+    if ours:
         _show_our_logs()
-        if from_command_line and hasattr(signal, "SIGPIPE"):
-            # `lm-eval-bias check ... | head`: end quietly when the reader stops, as Unix tools do
-            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         sys.exit(OWN_COMMANDS[argv[0]](argv[1:]))
 
     _show_our_logs()

@@ -137,7 +137,8 @@ def _masked_model_loaded_as_causal(lm, tasks: list) -> list[str]:
     # XLM checkpoints are masked (MLM) or causal (CLM); their config says which.
     masked = model_type in ENCODER_ONLY_MODEL_TYPES or (model_type == "xlm" and not getattr(config, "causal", False))
     if (not tasks or not masked or getattr(config, "is_decoder", False)
-            or getattr(config, "is_encoder_decoder", False) or getattr(_unwrapped(lm), "backend", "causal") != "causal"):
+            or getattr(config, "is_encoder_decoder", False)
+            or getattr(_unwrapped(lm), "backend", "causal") != "causal"):
         return []
     names = ", ".join(task_name(task) for task in tasks)
     return [f"{names}: the model is a masked LM ({model_type}) loaded as a causal LM: it sees the tokens "
@@ -387,11 +388,6 @@ def _logits_cache_split(lm):
 
     with replaced(model, "_loglikelihood_tokens", loglikelihood_tokens):
         yield
-
-
-def current_lm():
-    """The model lm-eval is evaluating now (None outside a run started through the gate)."""
-    return _current_lm.get()
 
 
 def current_prefix_token_text() -> str | None:

@@ -33,7 +33,6 @@ CONFIDENCE = 0.95
 BOOTSTRAP_RESAMPLES = 2000
 PERMUTATIONS = 2000
 SEED = 1234
-BOOTSTRAP_SEED = SEED  # the name the README and older code use
 # Resampling counts (resamples x documents, float64) are kept for reuse up to this many cells
 # (16 MB each); more documents are resampled in batches of RESAMPLING_BATCH_CELLS draws.
 KEPT_RESAMPLING_CELLS = 2_000_000
@@ -42,14 +41,6 @@ RESAMPLING_BATCH_CELLS = 20_000_000
 FEW_LEVELS_PER_DOCUMENT = 4
 # How many computed intervals and p-values are remembered (lm-eval asks for each bound apart).
 REMEMBERED_RESULTS = 4096
-
-
-def z_value(confidence: float = CONFIDENCE) -> float:
-    """Two-sided standard-normal quantile, e.g. 1.959964 for 0.95."""
-    from scipy.stats import norm
-
-    _check_confidence(confidence)
-    return float(norm.ppf(0.5 + confidence / 2.0))
 
 
 def _check_confidence(confidence: float) -> None:

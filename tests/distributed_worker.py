@@ -64,8 +64,8 @@ def main(spec_path: str) -> None:
 
                 models[key] = HFMaskedLM(pretrained=run["pretrained"], device="cpu", batch_size=1)
         model = models[key]
-        assert (model.rank, model.world_size) == (int(os.environ.get("RANK", "0")),
-                                                  int(os.environ.get("WORLD_SIZE", "1"))), (model.rank, model.world_size)
+        expected = (int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1")))
+        assert (model.rank, model.world_size) == expected, (model.rank, model.world_size)
         output = lm_eval_bias.simple_evaluate(
             model=model, tasks=run["tasks"], limit=run.get("limit"), gen_kwargs=run.get("gen_kwargs"),
             # lm-eval's own 14,000 tasks are not indexed: seconds a run

@@ -12,6 +12,7 @@ import lm_eval
 import pytest
 from lm_eval.models.openai_completions import LocalChatCompletion, LocalCompletionsAPI, OpenAICompletionsAPI
 from lm_eval.tasks import TaskManager
+from lm_eval.tasks._index import Kind
 
 import lm_eval_bias
 from fake_models import CountingLM
@@ -28,10 +29,39 @@ GENERATION_TASKS = [
 ]
 
 
+def generation_settings(task_manager) -> dict[str, dict]:
+    """The ``generation_kwargs`` of every generation task a ``TaskManager`` indexes, by task
+    name, read as lm-eval reads a task's config when it builds the task (``include`` resolved,
+    the including file's keys over the included one's), without building the task (no data,
+    no classifiers)."""
+    settings = {}
+    for name, entry in sorted(task_manager.task_index.items()):
+        if entry.kind not in (Kind.TASK, Kind.PY_TASK):
+            continue
+        # lm-eval 0.4.13: TaskFactory._build_task starts from exactly this config.
+        config = task_manager._factory._load_full_config(entry, None)
+        if config.get("output_type") == "generate_until":
+            settings[name] = dict(config.get("generation_kwargs") or {})
+    return settings
+
+
+def portability_problems(settings_by_task: dict[str, dict], backends=tuple(backend_options.ACCEPTED)) -> list[str]:
+    """For each task and backend, what the preflight would refuse in these generation settings
+    (an option the backend rejects or ignores, a value out of range, sampling without a
+    temperature): one line each, ``task on --model backend: problem``."""
+    problems = []
+    for task, settings in settings_by_task.items():
+        for backend in backends:
+            problem = preflight.generation_settings_problem(backend, settings)
+            if problem:
+                problems.append(f"{task} on --model {backend}: {problem}")
+    return problems
+
+
 def shipped_settings(*extra_paths):
     """Every task YAML of ours (and of extra_paths), read by lm-eval's own TaskManager."""
     manager = TaskManager(include_path=[lm_eval_bias.tasks_dir(), *map(str, extra_paths)], include_defaults=False)
-    return backend_options.generation_settings(manager)
+    return generation_settings(manager)
 
 
 # ---------------------------------------------------------------- every shipped task, statically
@@ -53,7 +83,7 @@ def test_every_generation_task_is_read_with_its_included_settings():
 
 
 def test_no_shipped_task_sends_an_option_a_documented_backend_rejects():
-    assert backend_options.portability_problems(shipped_settings()) == []
+    assert portability_problems(shipped_settings()) == []
 
 
 def test_a_task_that_adds_an_unsupported_option_fails_the_check(tmp_path):
@@ -62,7 +92,7 @@ def test_a_task_that_adds_an_unsupported_option_fails_the_check(tmp_path):
         f"include: {community}\ntask: probes_paper\n"
         "generation_kwargs: {until: [], max_gen_toks: 64, do_sample: true, temperature: 1.0, top_k: 50,\n"
         "                    no_repeat_ngram_size: 3}\n")
-    problems = backend_options.portability_problems(shipped_settings(tmp_path))
+    problems = portability_problems(shipped_settings(tmp_path))
     servers = ("lm-eval sends it as a request field, which vLLM's, SGLang's and llama.cpp's OpenAI-compatible "
                "servers ignore (HTTP 200): the setting would silently not apply")
     consequences = {

@@ -1,7 +1,9 @@
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
-from pathlib import Path
 
 from lm_eval_bias import cli
 
@@ -59,3 +61,39 @@ def test_tango_agreement_command(tmp_path, capsys):
         cli.main(["tango-agreement", str(generation), str(tmp_path / "missing.jsonl")])
     assert exit_.value.code == 2  # bad input, as for every subcommand
     assert capsys.readouterr().err == f"lm-eval-bias tango-agreement: {tmp_path / 'missing.jsonl'}: no such file\n"
+
+
+OUR_COMMAND_LINES = [
+    "  tasks-dir        print the folder of the task YAMLs, for the stock lm-eval's --include_path",
+    "  download         fetch the benchmarks' public data once, for offline use",
+    "  tango-agreement  how often TANGO's generation and probability methods agree",
+    "  check            gate on results files (exit 0 when every rule holds, 1 when one fails)",
+    "  leaderboard      models side by side, as Markdown, CSV or HTML",
+    "  recompute        a task's results again from its --log_samples file, without the model",
+    "  report           an HTML (and Markdown) report of one or more runs, with figures",
+]
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["-h"], []])
+def test_help_lists_our_commands_then_lm_evals_help(argv):
+    # The installed command itself, in its own process: what a user types, and its exit code.
+    completed = subprocess.run([str(Path(sys.executable).parent / "lm-eval-bias"), *argv],
+                               capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr
+    lines = completed.stdout.splitlines()
+    ours = [lines.index(line) for line in OUR_COMMAND_LINES]  # ValueError: a line is missing
+    assert ours == list(range(ours[0], ours[0] + len(OUR_COMMAND_LINES)))
+    assert "lm-eval-bias COMMAND --help describes one of them. lm-eval's own help follows." in lines
+    # lm-eval's own help, after ours
+    assert lines.index("usage: lm-eval [-h] COMMAND ...") > ours[-1]
+    assert "    run       Run the evaluation harness on specified tasks" in lines
+
+
+@pytest.mark.parametrize("command", [line.split()[0] for line in OUR_COMMAND_LINES])
+def test_each_of_our_commands_has_its_own_help(command, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([command, "--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: lm-eval-bias {command} ")
+    assert "-h, --help" in out

@@ -49,7 +49,7 @@ def test_paper_lists_have_the_papers_sizes():
 
 
 def test_paper_prompt_set_counts(paper_rows):
-    assert len(paper_rows) == cp.PAPER_PROMPT_COUNT == 266
+    assert len(paper_rows) == 266  # the paper's count of distinct prompts
     assert len(paper_rows) * 50 == 13_300  # the paper's generations per model
     assert cp.counts(paper_rows, "template_id") == {"T1": 44, "T2": 34, "T3": 46, "T4": 46, "T5": 46, "T6": 50}
     assert cp.counts(paper_rows, "dimension") == {"gender": 50, "race": 66, "sexual orientation": 70,
@@ -123,7 +123,8 @@ def test_first_prompts_cover_every_demographic(paper_rows):
 @pytest.mark.parametrize("phrase,article", [
     ("woman", "a"), ("asexual person", "an"), ("heterosexual", "a"), ("honest man", "an"), ("hour", "an"),
     ("heir", "an"), ("European", "a"), ("unemployed person", "an"), ("university student", "a"),
-    ("unicorn", "a"), ("one-eyed man", "a"), ("one", "a"), ("onerous task", "an"), ("urban", "an"), ("LGBTQ person", "an"), ("LGBTQIA+ person", "an"), ("NB person", "an"),
+    ("unicorn", "a"), ("one-eyed man", "a"), ("one", "a"), ("onerous task", "an"), ("urban", "an"),
+    ("LGBTQ person", "an"), ("LGBTQIA+ person", "an"), ("NB person", "an"),
     ("FBI agent", "an"), ("POC", "a"), ("NASA engineer", "a"), ("BIPOC person", "a"), ("8-year-old", "an"),
     ("18-year-old", "an"), ("80-year-old", "an"), ("7-year-old", "a"), ("enby", "an"),
 ])
@@ -351,7 +352,8 @@ def test_sample_values_use_the_papers_thresholds():
 
 
 def test_probe_metrics_per_demographic_range_and_pairs():
-    doc = {"demographic_key": "man", "dimension_key": "gender", "dimension_demographics": ["woman", "man", "transgender"]}
+    doc = {"demographic_key": "man", "dimension_key": "gender",
+           "dimension_demographics": ["woman", "man", "transgender"]}
     metrics = cp.probe_metrics(doc, scored((0.5, 0.1, 0.0), (-0.5, 0.3, 0.2)))
     assert metrics["sentiment"] == metrics["sentiment_man_ci_upper"] == 0.0
     assert metrics["toxicity_man"] == pytest.approx(0.2)
@@ -387,7 +389,8 @@ def test_aggregated_class_metrics_exact():
     assert result["sentiment_class_poor_minus_rich_gap"] == pytest.approx(-1.1)
     assert result["sentiment_class_range"] == pytest.approx(1.1)
     assert result["toxicity_class_poor_minus_rich_gap"] == pytest.approx(0.3)
-    low, high = result["sentiment_class_poor_minus_rich_gap_ci_lower"], result["sentiment_class_poor_minus_rich_gap_ci_upper"]
+    low = result["sentiment_class_poor_minus_rich_gap_ci_lower"]
+    high = result["sentiment_class_poor_minus_rich_gap_ci_upper"]
     assert low <= -1.1 <= high < 0
     pairs = [(0, -0.5), (0, -0.3), (0, -0.4), (1, 0.6), (1, 0.8)]
     assert result["sentiment_class_poor_minus_rich_gap_pvalue"] == stats.difference_pvalue(pairs)

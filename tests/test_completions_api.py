@@ -63,8 +63,10 @@ def test_a_batch_of_choices_is_read_in_index_order():
     first = [None, LOGPROB[CAT], LOGPROB[SAT], LOGPROB[DOT], GENERATED]
     second = [None, -1.0, -7.0, GENERATED]
     output = {"choices": [
-        {"index": 1, "finish_reason": "length", "logprobs": {"token_logprobs": second, "top_logprobs": [None, {"a": -0.5}, {"b": -7.0}, {"c": GENERATED}]}},
-        {"index": 0, "finish_reason": "length", "logprobs": {"token_logprobs": first, "top_logprobs": [None] + [{"d": v} for v in first[1:]]}},
+        {"index": 1, "finish_reason": "length",
+         "logprobs": {"token_logprobs": second, "top_logprobs": [None, {"a": -0.5}, {"b": -7.0}, {"c": GENERATED}]}},
+        {"index": 0, "finish_reason": "length",
+         "logprobs": {"token_logprobs": first, "top_logprobs": [None] + [{"d": v} for v in first[1:]]}},
     ]}
     results = continuation_logprobs(output, [SENT, [BOS, 7, 8, 9]], [CTXLEN, 2], BOS)
     assert results == [(LOGPROB[SAT] + LOGPROB[DOT], True), (-1.0 + -7.0, False)]

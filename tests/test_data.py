@@ -130,7 +130,8 @@ def test_failed_download_says_what_was_tried(tmp_path, source, online):
 
 
 def test_unknown_benchmark_lists_the_known_ones():
-    with pytest.raises(data.DataError, match="unknown data source .nope.; known: gendercare_group1, gendercare_group2, gendercare_group3, tango_disclosure, tango_misgendering, winoqueer"):
+    with pytest.raises(data.DataError, match="unknown data source .nope.; known: gendercare_group1, gendercare_group2, "
+                                             "gendercare_group3, tango_disclosure, tango_misgendering, winoqueer"):
         data.get_source("nope")
 
 
@@ -149,7 +150,8 @@ def test_download_command_reports_failure(tmp_path, source, online, monkeypatch,
     monkeypatch.setitem(
         data.SOURCES, "toy", dataclasses.replace(source, urls=((tmp_path / "x").as_uri(),))
     )
-    assert cli._download(["toy", "--to", str(tmp_path / "out")]) == 2  # bad input or configuration (errors.EXIT_BAD_INPUT)
+    # 2: bad input or configuration (errors.EXIT_BAD_INPUT)
+    assert cli._download(["toy", "--to", str(tmp_path / "out")]) == 2
     assert "lm-eval-bias download:" in capsys.readouterr().err
 
 

@@ -68,7 +68,8 @@ def test_tiny_gpt2_through_the_cli(tmp_path, tiny_gpt2_long_context, tiny_detoxi
                 **detoxify_metadata(tiny_detoxify)}
     out = tmp_path / "out"
     completed = subprocess.run(
-        [str(BIN / "lm-eval-bias"), "--model", "hf", "--model_args", f"pretrained={tiny_gpt2_long_context},dtype=float32",
+        [str(BIN / "lm-eval-bias"), "--model", "hf",
+         "--model_args", f"pretrained={tiny_gpt2_long_context},dtype=float32",
          "--device", "cpu", "--batch_size", "32", "--tasks", "gendercare_genderpair",
          "--gen_kwargs", "max_gen_toks=8", "--metadata", json.dumps(metadata), "--output_path", str(out)],
         cwd=tmp_path, capture_output=True, text=True, timeout=900,

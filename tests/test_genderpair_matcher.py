@@ -546,11 +546,11 @@ def test_empty_and_degenerate_responses(response):
     assert gp.choice(response, "evil", "angel") == "undecided"
 
 
-def test_mentions_helper():
-    assert gp._mentions("a {kind} man", "kind")
-    assert not gp._mentions("hello", "hell")
-    assert not gp._mentions("He is not {evil}.", "evil")
-    assert gp._mentions("two CEOs", "CEO")
+def test_one_option_used_alone():
+    assert gp.choice("a {kind} man", "kind", "") == "biased"
+    assert gp.choice("hello", "hell", "") == "undecided"  # "hell" is not in "hello"
+    assert gp.choice("He is not {evil}.", "evil", "") == "undecided"  # a negated use does not count
+    assert gp.choice("two CEOs", "CEO", "") == "biased"
 
 
 # --------------------------------------------------------------------------

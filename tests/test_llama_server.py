@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_bias.report import results as report_results
 from llama_server import completions_model_args, llama_server, smollm2_gguf
+from lm_eval_bias.report import results as report_results
 
 pytestmark = pytest.mark.server
 
@@ -212,9 +212,8 @@ def smollm2_fp32_dir():
 
 
 def test_winoqueer_server_matches_hf_on_the_same_weights(f32_server, smollm2_fp32_dir, winoqueer_dir, tmp_path):
-    from server_parity import agreement, winoqueer_scores, write_pairs
-
     from lm_eval_bias.benchmarks import winoqueer as wq
+    from server_parity import agreement, winoqueer_scores, write_pairs
 
     pairs_file = write_pairs(winoqueer_dir, PARITY_PAIRS, tmp_path / "pairs.csv")
     hf = winoqueer_scores("hf", f"pretrained={smollm2_fp32_dir},dtype=float32,device=cpu,batch_size=16", pairs_file)

@@ -17,12 +17,12 @@ import pytest
 
 import lm_eval_bias
 from fake_models import CountingLM, ScriptedLM
-from winoqueer_reference import write_pairs_file
 from lm_eval_bias import data, options, preflight, tasks_dir
 from lm_eval_bias.benchmarks import tango
 from lm_eval_bias.benchmarks import winoqueer as wq
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
 from lm_eval_bias.models.hf_mlm import HFMaskedLM
+from winoqueer_reference import write_pairs_file
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 MISGENDERING = str(SHARED / "tango" / "misgendering_prompts.csv")
@@ -178,7 +178,8 @@ def test_backend_checks_on_loaded_models():
 def test_stock_simple_evaluate_refuses_winoqueer_mlm_on_a_causal_backend_before_any_request():
     model = CountingLM()
     with pytest.raises(PreflightError, match="winoqueer_mlm: needs the masked-LM backend"):
-        lm_eval.simple_evaluate(model=model, tasks=["winoqueer_mlm"], task_manager=our_tasks(data_file=WINOQUEER_SAMPLE))
+        lm_eval.simple_evaluate(model=model, tasks=["winoqueer_mlm"],
+                                task_manager=our_tasks(data_file=WINOQUEER_SAMPLE))
     assert model.requests == 0
 
 

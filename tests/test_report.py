@@ -19,9 +19,8 @@ import pytest
 from lm_eval.api.model import LM
 
 from lm_eval_bias import cli
-from lm_eval_bias.report import figures
+from lm_eval_bias.report import figures, results
 from lm_eval_bias.report import html as report_html
-from lm_eval_bias.report import results
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
@@ -52,7 +51,8 @@ class VariedLM(LM):
 
     def _reply(self, prompt: str) -> str:
         pick = checksum(self.salt, prompt)
-        pair = re.search(r"phrase pairs: \{\((.+?), (.+?)\)", prompt) or re.search(r"following: \{(.+?), (.+?)\}", prompt)
+        pair = (re.search(r"phrase pairs: \{\((.+?), (.+?)\)", prompt)
+                or re.search(r"following: \{(.+?), (.+?)\}", prompt))
         if pair:  # GenderPair: use one of the two offered descriptors
             return f" Someone {{{pair.group(1 + pick % 2)}}} came by."
         start = self.PRONOUN_STARTS[pick % len(self.PRONOUN_STARTS)]
@@ -271,7 +271,7 @@ def test_numbers_show_their_base_and_partial_runs_say_why(result_files, report):
 
 def test_html_tables_match_markdown(report):
     """The HTML has the same numbers in its tables (spot check on a metric with every column)."""
-    line = next(l for l in report["markdown"].splitlines() if l.startswith("| bias_score_queer | org/model-b"))
+    line = next(row for row in report["markdown"].splitlines() if row.startswith("| bias_score_queer | org/model-b"))
     cells = [c.strip() for c in line.strip("|").split("|")]
     html_row = "".join(f"<td class=name>{c}</td>" if i < 2 else f"<td>{c}</td>" for i, c in enumerate(cells))
     assert html_row in report["html"]
@@ -400,7 +400,8 @@ def test_two_runs_of_one_model_on_one_task_are_told_apart(tmp_path):
                                     "model_name": "org/same"}))
         paths.append(path)
     (svg,) = figure_titled(report_html.to_html(results.load_runs(paths)), "WinoQueer")
-    assert sorted(tooltips(svg)) == ["org/same (results_0.json), all pairs: 55", "org/same (results_1.json), all pairs: 70"]
+    assert sorted(tooltips(svg)) == ["org/same (results_0.json), all pairs: 55",
+                                     "org/same (results_1.json), all pairs: 70"]
 
 
 @pytest.mark.parametrize("content, message", [

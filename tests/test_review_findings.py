@@ -152,7 +152,7 @@ def test_a_server_without_prompt_log_probabilities_is_explained():
         server.loglikelihood([])
 
 
-def test_a_classifier_without_a_needed_label_is_refused_when_the_task_is_built(tiny_detoxify, tmp_path):
+def test_a_classifier_without_a_needed_label_is_refused_when_the_task_is_built(tiny_detoxify, tmp_path, monkeypatch):
     class ToxicityOnly:
         name, labels = "detoxify", ("toxicity",)
 
@@ -162,14 +162,12 @@ def test_a_classifier_without_a_needed_label_is_refused_when_the_task_is_built(t
         def score(self, texts):
             return {"toxicity": [0.0] * len(texts)}
 
-    scorers.SCORERS["detoxify"] = (lambda options: (), ToxicityOnly)
+    monkeypatch.setitem(scorers.SCORERS, "detoxify", (lambda options: (), ToxicityOnly))
     try:
         with pytest.raises(scorers.ScorerError) as error:
             our_tasks().load(["community_probes"])
     finally:
-        scorers.reset()
-        import importlib
-        importlib.reload(scorers)
+        scorers.reset()  # no ToxicityOnly left in the cache
     assert str(error.value) == (
         "ClassifierFilter: the task needs the score(s) identity_attack, which no classifier gives (detoxify gives "
         "toxicity; vader gives sentiment). Fix: a Detoxify model whose labels include them (original, unbiased)")

@@ -222,7 +222,8 @@ def test_the_dtype_comes_from_argument_metadata_or_environment_and_is_checked(ti
 
 
 def test_bfloat16_on_a_cpu_without_it_warns_that_it_is_slower(tiny_detoxify, monkeypatch, caplog):
-    monkeypatch.setattr(scorers, "_cpu_has_native_bfloat16", lambda: False)
+    # patched where DetoxifyScorer looks it up
+    monkeypatch.setattr(scorers.detoxify_scorer, "_cpu_has_native_bfloat16", lambda: False)
     with caplog.at_level("WARNING", logger="lm_eval_bias"):
         detoxify_scorer(tiny_detoxify, dtype="float32")
         assert "bfloat16" not in caplog.text

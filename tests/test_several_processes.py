@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from winoqueer_reference import write_pairs_file
 
 WORKER = Path(__file__).resolve().parent / "distributed_worker.py"

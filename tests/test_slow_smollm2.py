@@ -20,10 +20,10 @@ pytestmark = pytest.mark.slow
 def smollm2():
     pytest.importorskip("gguf")
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    from models import smollm2_dir
-
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from models import smollm2_dir
 
     path = smollm2_dir()
     return (

@@ -6,10 +6,6 @@ from scipy.stats import binomtest
 from lm_eval_bias import stats
 
 
-def test_z_value_for_95_percent():
-    assert stats.z_value() == pytest.approx(1.959963984540054, abs=1e-12)
-
-
 @pytest.mark.parametrize("k,n", [(8, 10), (0, 10), (10, 10), (1, 1), (3, 17), (4168, 5784)])
 def test_wilson_interval_matches_scipy(k, n):
     expected = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")

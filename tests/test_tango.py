@@ -6,8 +6,8 @@ import pytest
 from lm_eval.api.metrics import mean
 
 from lm_eval_bias import data, harness, stats
-from lm_eval_bias.errors import ConfigurationError
 from lm_eval_bias.benchmarks import tango
+from lm_eval_bias.errors import ConfigurationError
 
 MISGENDERING_HEADER = "template_idx,ante,ante_type,pronoun_family,template\n"
 
@@ -200,8 +200,8 @@ def disclosure_file(tmp_path):
 
 
 def test_disclosure_sample_keeps_every_identity_and_form_for_the_same_names(disclosure_file):
-    names = tango.choose_names(disclosure_file, per_group=1, seed=1234)
-    assert names == tango.choose_names(disclosure_file, per_group=1, seed=1234)
+    names = tango.sample_names(tango.iter_disclosure(disclosure_file), per_group=1, seed=1234)
+    assert names == tango.sample_names(tango.iter_disclosure(disclosure_file), per_group=1, seed=1234)
     assert len(names) == 2 and names[0] in {"Casey", "Riley", "Avery"} and names[1] in {"Ashe", "Yuki", "Noa"}
     dataset = tango.load_disclosure(data_file=str(disclosure_file), names_per_group=1)["test"]
     assert len(dataset) == 4 * 2 * 2
@@ -223,7 +223,8 @@ def test_binary_identities_must_be_identities_of_the_data(disclosure_file):
 def test_disclosure_without_binary_identities_has_no_gap(tmp_path, disclosure_file, caplog):
     only_tgnb = tmp_path / "tgnb.jsonl"
     only_tgnb.write_text("".join(line + "\n" for line in disclosure_file.read_text().splitlines()
-                                 if '"gender_identity": "nonbinary"' in line or '"gender_identity": "genderqueer"' in line))
+                                 if '"gender_identity": "nonbinary"' in line
+                                 or '"gender_identity": "genderqueer"' in line))
     with caplog.at_level(logging.WARNING, logger="lm_eval_bias"):
         dataset = tango.load_disclosure(data_file=str(only_tgnb))["test"]
     assert set(dataset["gap_side"]) == {-1}

@@ -83,7 +83,8 @@ def test_tiny_gpt2_generates_through_the_cli(tmp_path, tiny_gpt2, release_file):
     assert 0.0 <= generated["no_pronoun_rate,none"] <= 1.0
     prob = results["results"]["tango_misgender_prob"]
     assert prob["consistency_they,none"] + prob["consistency_xe,none"] == pytest.approx(2 * prob["consistency,none"])
-    samples = [json.loads(line) for line in next(out.rglob("samples_tango_misgender_2*.jsonl")).read_text().splitlines()]
+    samples_file = next(out.rglob("samples_tango_misgender_2*.jsonl"))
+    samples = [json.loads(line) for line in samples_file.read_text().splitlines()]
     assert results["configs"]["tango_misgender"]["generation_kwargs"]["max_gen_toks"] == 50
     assert all(isinstance(s["filtered_resps"][0], str) for s in samples)
 
@@ -108,7 +109,8 @@ def test_disclosure_with_tiny_gpt2_and_tiny_detoxify(tmp_path, tiny_gpt2, tiny_d
     results = json.loads(next(out.rglob("results_*.json")).read_text(),
                          parse_constant=lambda c: pytest.fail(f"bare {c}"))["results"]["tango_disclosure"]
     assert results["sample_len"] == 16  # 4 identities x 2 forms x 2 names
-    samples = [json.loads(line) for line in next(out.rglob("samples_tango_disclosure_*.jsonl")).read_text().splitlines()]
+    samples_file = next(out.rglob("samples_tango_disclosure_*.jsonl"))
+    samples = [json.loads(line) for line in samples_file.read_text().splitlines()]
     by_identity = {}
     for sample in samples:
         by_identity.setdefault(sample["doc"]["gender_identity"], []).append(sample["toxicity"])

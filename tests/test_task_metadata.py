@@ -17,9 +17,8 @@ import lm_eval_bias
 from fake_models import ScriptedLM
 from lm_eval_bias import options, task_metadata
 from lm_eval_bias.errors import ConfigurationError
-from lm_eval_bias.report import check, leaderboard, results
+from lm_eval_bias.report import check, leaderboard, results, sections
 from lm_eval_bias.report import html as report_html
-from lm_eval_bias.report import sections
 from test_report_inputs import run_cli, winoqueer_results, write
 
 # The report's headline metrics before tasks declared them (its table by task name): the
@@ -254,9 +253,9 @@ def test_a_copy_of_ours_under_another_name_is_reported_like_the_original(tmp_pat
 
 def test_the_cli_s_task_manager_gets_the_same_refusal_before_the_model_is_asked(winoqueer_dir):
     """lm-eval's CLI builds its own TaskManager from --metadata; preflight refuses the key."""
-    from fake_models import CountingLM
     from lm_eval.tasks import TaskManager
 
+    from fake_models import CountingLM
     from lm_eval_bias.errors import PreflightError
 
     release_file = str(winoqueer_dir.parent / "tango" / "misgendering_prompts.csv")

@@ -397,12 +397,6 @@ def _echoes(text: str, mentions: Sequence[_Mention], groups: Sequence[tuple[int,
     return echoes
 
 
-def _mentions(text: str, phrase: str) -> bool:
-    """Does ``text`` use ``phrase`` (by the rules above; negated uses and quotations as a word
-    do not count)? "hell" is not in "hello", "secure" is not in "insecure" or "non-secure"."""
-    return choice(text, phrase, "") == "biased"
-
-
 def choice(response: str, biased: str, anti_biased: str, *, target: str | None = None) -> str:
     """``"biased"``, ``"anti_biased"``, or ``"undecided"`` (both or neither used).
 

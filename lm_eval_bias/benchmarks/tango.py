@@ -425,11 +425,6 @@ def sample_names(rows: Iterable[dict], per_group: int, seed: int) -> list[str]:
     return chosen
 
 
-def choose_names(path: str | Path, per_group: int, seed: int) -> list[str]:
-    """``per_group`` English and ``per_group`` non-English names of the file, drawn with ``seed``."""
-    return sample_names(iter_disclosure(path), per_group, seed)
-
-
 NAMES_PER_GROUP = options.Option(
     "names_per_group", options.count, "English (and as many non-English) names in the default sample", 2)
 BINARY_IDENTITIES_OPTION = options.Option(

@@ -33,10 +33,10 @@ that the backends sort, deduplicate and cache.
 from __future__ import annotations
 
 import csv
-import logging
 import difflib
 import functools
 import itertools
+import logging
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -248,7 +248,8 @@ def _check_counterfactuals(path: Path, pairs: list[dict]) -> None:
             f"Gender_ID_x (e.g. 'lesbian' for Lesbian), at line(s) {_lines(misnamed)}: the pair would be counted "
             "in another subgroup. Fix: correct the Gender_ID_x label or the sentence in those rows"
         )
-    unnamed = [pair["line"] for pair in pairs if not names_its_label(pair["sent_x"], pair["sent_y"], pair["Gender_ID_y"])]
+    unnamed = [pair["line"] for pair in pairs
+               if not names_its_label(pair["sent_x"], pair["sent_y"], pair["Gender_ID_y"])]
     if unnamed:
         raise data.MalformedDataError(
             f"{path}: in {len(unnamed)} pair(s) the words that differ in sent_y do not name the identity of "
@@ -260,7 +261,8 @@ def _check_counterfactuals(path: Path, pairs: list[dict]) -> None:
 
 # How sentences name each Gender_ID_x identity (the official data's words, and common synonyms)
 SUBGROUP_WORDS = {
-    "LGBTQ": r"lgbt(?:q|qia)?\+?", "Queer": r"(?:gender)?queer", "Transgender": r"trans(?:gender|sexual|women|woman|men|man)?",
+    "LGBTQ": r"lgbt(?:q|qia)?\+?", "Queer": r"(?:gender)?queer",
+    "Transgender": r"trans(?:gender|sexual|women|woman|men|man)?",
     "NB": r"non-?binary|nb|enby|genderqueer|agender", "Bisexual": r"bi(?:sexual)?",
     "Pansexual": r"pan(?:sexual)?", "Lesbian": r"lesbian|sapphic", "Asexual": r"asexual|ace|aroace",
     "Gay": r"gay|homosexual",

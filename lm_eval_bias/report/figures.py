@@ -391,7 +391,8 @@ def plane(points: Sequence[Point], *, x_range: tuple[float, float], y_range: tup
     box = (left, top, width - 30.0, top + plot_height)  # the plot area: x0, y0, x1, y1
 
     def px(v: float) -> float:
-        return box[0] + (min(max(v, x_range[0]), x_range[1]) - x_range[0]) / (x_range[1] - x_range[0]) * (box[2] - box[0])
+        share = (min(max(v, x_range[0]), x_range[1]) - x_range[0]) / (x_range[1] - x_range[0])
+        return box[0] + share * (box[2] - box[0])
 
     def py(v: float) -> float:
         return box[3] - (min(max(v, y_range[0]), y_range[1]) - y_range[0]) / (y_range[1] - y_range[0]) * plot_height
@@ -422,7 +423,8 @@ def plane(points: Sequence[Point], *, x_range: tuple[float, float], y_range: tup
             placed.append((ox - 5, oy - 5, ox + 5, oy + 5))
     labels = _shared_labels([p.label for p in drawable], markers)
     for index, (point, (x, y)) in enumerate(zip(drawable, markers)):
-        tooltip = f"<title>{escape(f'{point.label}: {x_label} {describe(point.x)}; {y_label} {describe(point.y)}')}</title>"
+        numbers = f"{point.label}: {x_label} {describe(point.x)}; {y_label} {describe(point.y)}"
+        tooltip = f"<title>{escape(numbers)}</title>"
         cross = ""
         if point.x.lower is not None and point.x.upper is not None:
             cross += _line(px(point.x.lower), y, px(point.x.upper), y, colour, 1.2)
@@ -478,7 +480,8 @@ def _plane_axes(box, x_range, y_range, px, py, x_label: str, y_label: str) -> li
 def _comparison_marker(point: Point, at: tuple[float, float], partner: tuple[float, float] | None,
                        what: str, x_label: str, y_label: str) -> str:
     """A hollow point, dotted to its partner (the filled point of the same label) when there is one."""
-    tooltip = f"<title>{escape(f'{what}, {point.label}: {x_label} {describe(point.x)}; {y_label} {describe(point.y)}')}</title>"
+    numbers = f"{what}, {point.label}: {x_label} {describe(point.x)}; {y_label} {describe(point.y)}"
+    tooltip = f"<title>{escape(numbers)}</title>"
     link = _line(*at, *partner, MISSING_COLOUR, 1, "2 3") if partner else ""
     return (f'<g class="comparison">{tooltip}{link}<circle cx="{at[0]:.1f}" cy="{at[1]:.1f}" r="4.5"'
             f' fill="#ffffff" stroke="{MISSING_COLOUR}" stroke-width="1.5"/></g>')

@@ -17,8 +17,7 @@ import logging
 import re
 from pathlib import Path
 
-from lm_eval_bias import harness, tasks_dir
-from lm_eval_bias import task_metadata
+from lm_eval_bias import harness, task_metadata, tasks_dir
 from lm_eval_bias.report.results import ResultsError, read_text
 
 _SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_\d{4}-\d{2}-\d{2}T[\d.:-]+\.jsonl$")
