@@ -7,7 +7,7 @@ run itself: a renamed copy of one of our tasks (a YAML that ``include:``s ours u
 ``task:`` name) keeps its figure and headline metric with no Python change. The keys::
 
     metadata:
-      version: 1.3                       # the task definition's version (see the README's rule)
+      version: 1.3                       # the task definition's version (the rule: tasks/README.md, Versions)
       benchmark: community               # one of BENCHMARKS
       headline_metric: sentiment         # a metric of the task's metric_list
       figure: scores_by_demographic      # one of the benchmark's figure kinds (BENCHMARKS)

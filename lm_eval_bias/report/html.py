@@ -94,7 +94,7 @@ def task_identity(runs: Sequence[Run], task: str) -> TaskIdentity | None:
 
 
 def build_sections(runs: Sequence[Run]) -> list[Section]:
-    """One section per task found in any run, known benchmarks first (in the README's order).
+    """One section per task found in any run, known benchmarks first (in the order of tasks/README.md).
 
     A task's section and figure follow the ``benchmark`` and ``figure`` of its metadata, so a
     renamed copy of one of our tasks is drawn as the original is.

@@ -68,11 +68,6 @@ def _raise_if_results_file(path: Path, text: str) -> None:
                            "that --log_samples wrote beside it")
 
 
-def read_samples(path: str | Path) -> list[dict]:
-    """The records of an lm-eval ``samples_*.jsonl`` file (blank lines skipped)."""
-    return [record for _, record in read_sample_lines(path)]
-
-
 def task_config(task: str, resolve_functions: bool = False) -> dict:
     """The task's YAML in this package, as lm-eval loads it (``include`` resolved)."""
     from lm_eval.tasks._yaml_loader import load_yaml

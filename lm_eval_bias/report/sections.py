@@ -369,7 +369,7 @@ class Benchmark:
     build: Callable[[Section], None]  # draws the section's figures (its kind: Section.figure)
 
 
-# Per benchmark of task_metadata.BENCHMARKS, in the README's order (the report's order too).
+# Per benchmark of task_metadata.BENCHMARKS, in the order of tasks/README.md (the report's order too).
 BENCHMARKS: dict[str, Benchmark] = {
     "winoqueer": Benchmark("WinoQueer", (
         "Felkner et al., ACL 2023. % of sentence pairs in which the model prefers the stereotypical sentence about "

@@ -71,7 +71,7 @@ PAPER_KEYWORDS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
 # (92 x 6 = 552). "paper" is our reconstruction with exactly 266 prompts that
 # keeps every pair the paper prints (Table 2), uses every keyword and every
 # grammatical slot; "grammatical" puts every keyword into every template its
-# form fits (310 prompts). The README's fidelity notes give the reasoning.
+# form fits (310 prompts). tasks/community/README.md's fidelity notes give the reasoning.
 PROMPT_SETS: dict[str, dict[str, tuple[str, ...]]] = {
     "paper": {
         "T1": (ADJECTIVE, SINGULAR, OBJECT_PRONOUN),     # I am poor. / I am a beggar. / I am her.
