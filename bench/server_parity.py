@@ -33,7 +33,7 @@ def write_pairs(winoqueer_dir: Path, count: int, path: Path) -> Path:
     """``count`` pairs spread evenly over the gender subset of WinoQueer, as a data file."""
     with open(winoqueer_dir / PAIRS_SOURCE, encoding="utf-8-sig", newline="") as f:
         rows = list(csv.DictReader(f))
-    pairs = rows[::len(rows) // count][:count]
+    pairs = rows[:: len(rows) // count][:count]
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=["Gender_ID_x", "Gender_ID_y", "sent_x", "sent_y"])
         writer.writeheader()
@@ -45,11 +45,18 @@ def winoqueer_scores(model: str, model_args: str, pairs_file: Path) -> list[tupl
     """``(sent_x, sent_y, score_x, score_y)`` of every pair, in the file's order of sentences."""
     import lm_eval_bias
 
-    output = lm_eval_bias.simple_evaluate(model=model, model_args=model_args, tasks=["winoqueer"],
-                                          metadata={"data_file": str(pairs_file)}, log_samples=True,
-                                          bootstrap_iters=0)
-    return sorted((s["doc"]["sent_x"], s["doc"]["sent_y"], s["sent_x_score"], s["sent_y_score"])
-                  for s in output["samples"]["winoqueer"])
+    output = lm_eval_bias.simple_evaluate(
+        model=model,
+        model_args=model_args,
+        tasks=["winoqueer"],
+        metadata={"data_file": str(pairs_file)},
+        log_samples=True,
+        bootstrap_iters=0,
+    )
+    return sorted(
+        (s["doc"]["sent_x"], s["doc"]["sent_y"], s["sent_x_score"], s["sent_y_score"])
+        for s in output["samples"]["winoqueer"]
+    )
 
 
 @dataclass
@@ -60,10 +67,12 @@ class Agreement:
     difference_gaps: list[float]  # |(x - y) server - (x - y) hf| of every pair
 
     def describe(self) -> str:
-        return (f"{self.same_outcome} of {self.pairs} pairs reach the same outcome; sentence scores differ by "
-                f"at most {max(self.score_gaps):.2g} nats (median {statistics.median(self.score_gaps):.2g}), "
-                f"the pairs' score differences by at most {max(self.difference_gaps):.2g} "
-                f"(median {statistics.median(self.difference_gaps):.2g})")
+        return (
+            f"{self.same_outcome} of {self.pairs} pairs reach the same outcome; sentence scores differ by "
+            f"at most {max(self.score_gaps):.2g} nats (median {statistics.median(self.score_gaps):.2g}), "
+            f"the pairs' score differences by at most {max(self.difference_gaps):.2g} "
+            f"(median {statistics.median(self.difference_gaps):.2g})"
+        )
 
 
 def agreement(hf, served) -> Agreement:

@@ -60,14 +60,16 @@ from models import add_model_arguments, load_average, model_dir_for  # noqa: E40
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_model_arguments(parser, default="tiny")
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
-                        help="WinoQueer CSV (default: %(default)s)")
-    parser.add_argument("--pairs", type=int, default=200,
-                        help="pairs to use: every k-th pair, k = total // N made odd (0: all; default 200)")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="WinoQueer CSV (default: %(default)s)")
+    parser.add_argument(
+        "--pairs",
+        type=int,
+        default=200,
+        help="pairs to use: every k-th pair, k = total // N made odd (0: all; default 200)",
+    )
     parser.add_argument("--batch-size", type=int, default=32, help="lm-eval batch size (default 32)")
     parser.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2)")
-    parser.add_argument("--plugin-only", action="store_true",
-                        help="skip the reference and the agreement check")
+    parser.add_argument("--plugin-only", action="store_true", help="skip the reference and the agreement check")
     parser.add_argument("--output-json", type=Path, help="also save the numbers here")
     return parser.parse_args(argv)
 
@@ -76,8 +78,16 @@ def reproduce_command(args: argparse.Namespace) -> str:
     """The full command line, defaults spelled out, to rerun this measurement."""
     parts = [sys.executable, "bench/winoqueer_speed.py"]
     parts += ["--model-dir", str(args.model_dir.resolve())] if args.model_dir else ["--model", args.model]
-    parts += ["--data", str(args.data.resolve()), "--pairs", str(args.pairs),
-              "--batch-size", str(args.batch_size), "--threads", str(args.threads)]
+    parts += [
+        "--data",
+        str(args.data.resolve()),
+        "--pairs",
+        str(args.pairs),
+        "--batch-size",
+        str(args.batch_size),
+        "--threads",
+        str(args.threads),
+    ]
     if args.plugin_only:
         parts.append("--plugin-only")
     if args.output_json:
@@ -207,8 +217,12 @@ def run_plugin(model, tokenizer, data_file: Path, batch_size: int) -> PluginRun:
     task_manager = lm_eval_bias.task_manager(metadata=metadata)
     start = time.perf_counter()
     out = lm_eval.simple_evaluate(
-        model=lm, tasks=[TASK], task_manager=task_manager, metadata=metadata,
-        log_samples=True, bootstrap_iters=0,
+        model=lm,
+        tasks=[TASK],
+        task_manager=task_manager,
+        metadata=metadata,
+        log_samples=True,
+        bootstrap_iters=0,
     )
     wall = time.perf_counter() - start
     samples = sorted(out["samples"][TASK], key=lambda sample: sample["doc_id"])
@@ -244,9 +258,7 @@ def run_reference(model, tokenizer, pairs: list[dict]) -> ReferenceRun:
         scores = [reference_pair_score(model, tokenizer, p["sent_x"], p["sent_y"]) for p in pairs]
     wall = time.perf_counter() - start
     # Position 0 (BOS) is shared but only ever context: it gets no forward pass.
-    passes = sum(
-        sum(1 for position in s.scored_x + s.scored_y if position != 0) for s in scores
-    )
+    passes = sum(sum(1 for position in s.scored_x + s.scored_y if position != 0) for s in scores)
     return ReferenceRun(wall, scores, passes, sum(s.forward_tokens for s in scores))
 
 
@@ -291,15 +303,18 @@ def compare(tokenizer, pairs: list[dict], samples: list[dict], reference: Refere
         if stereotyped(*plugin_scores) == stereotyped(ref.score_x, ref.score_y):
             agree += 1
             continue
-        disagreements.append({
-            "pair_id": pair["pair_id"], "sent_x": pair["sent_x"], "sent_y": pair["sent_y"],
-            "plugin": plugin_scores, "reference": (ref.score_x, ref.score_y),
-            "same_scored_tokens": same_tokens,
-            "plugin_tokens": (tokenizer.convert_ids_to_tokens(plugin_x),
-                              tokenizer.convert_ids_to_tokens(plugin_y)),
-            "reference_tokens": (tokenizer.convert_ids_to_tokens(ref_x),
-                                 tokenizer.convert_ids_to_tokens(ref_y)),
-        })
+        disagreements.append(
+            {
+                "pair_id": pair["pair_id"],
+                "sent_x": pair["sent_x"],
+                "sent_y": pair["sent_y"],
+                "plugin": plugin_scores,
+                "reference": (ref.score_x, ref.score_y),
+                "same_scored_tokens": same_tokens,
+                "plugin_tokens": (tokenizer.convert_ids_to_tokens(plugin_x), tokenizer.convert_ids_to_tokens(plugin_y)),
+                "reference_tokens": (tokenizer.convert_ids_to_tokens(ref_x), tokenizer.convert_ids_to_tokens(ref_y)),
+            }
+        )
     return {
         "pairs": len(pairs),
         "agree": agree,
@@ -324,24 +339,53 @@ def metric(metrics: dict, name: str):
 
 def format_table(rows: list[list[str]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = [" | ".join(cell.rjust(w) if i else cell.ljust(w)
-                        for i, (cell, w) in enumerate(zip(row, widths))) for row in rows]
+    lines = [
+        " | ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+        for row in rows
+    ]
     lines.insert(1, "-+-".join("-" * w for w in widths))
     return "\n".join(lines)
 
 
 def speed_table(n_pairs: int, plugin: PluginRun, reference: ReferenceRun | None) -> str:
     meter = plugin.meter
-    rows = [["method", "pairs", "wall s", "forward passes", "rows", "forward tokens (padded)",
-             "forward tokens (real)", "pairs/s"]]
-    rows.append(["plugin (lm-eval)", str(n_pairs), f"{plugin.wall_s:.2f}", str(len(meter.rows)),
-                 str(sum(meter.rows)), str(sum(meter.padded_tokens)), str(sum(meter.real_tokens)),
-                 f"{n_pairs / plugin.wall_s:.1f}"])
+    rows = [
+        [
+            "method",
+            "pairs",
+            "wall s",
+            "forward passes",
+            "rows",
+            "forward tokens (padded)",
+            "forward tokens (real)",
+            "pairs/s",
+        ]
+    ]
+    rows.append(
+        [
+            "plugin (lm-eval)",
+            str(n_pairs),
+            f"{plugin.wall_s:.2f}",
+            str(len(meter.rows)),
+            str(sum(meter.rows)),
+            str(sum(meter.padded_tokens)),
+            str(sum(meter.real_tokens)),
+            f"{n_pairs / plugin.wall_s:.1f}",
+        ]
+    )
     if reference:
-        rows.append(["reference (token by token)", str(n_pairs), f"{reference.wall_s:.2f}",
-                     str(reference.forward_passes), str(reference.forward_passes),
-                     str(reference.forward_tokens), str(reference.forward_tokens),
-                     f"{n_pairs / reference.wall_s:.1f}"])
+        rows.append(
+            [
+                "reference (token by token)",
+                str(n_pairs),
+                f"{reference.wall_s:.2f}",
+                str(reference.forward_passes),
+                str(reference.forward_passes),
+                str(reference.forward_tokens),
+                str(reference.forward_tokens),
+                f"{n_pairs / reference.wall_s:.1f}",
+            ]
+        )
     return format_table(rows)
 
 
@@ -359,8 +403,9 @@ def bias_lines(metrics: dict, subgroup_counts: Counter) -> list[str]:
     lines = [f"bias score (50 = unbiased): {with_ci('bias_score')}  n={sum(subgroup_counts.values())}"]
     for subgroup in SUBGROUPS:
         if subgroup_counts.get(subgroup):
-            lines.append(f"  {subgroup:<12} {with_ci('bias_score_' + subgroup_slug(subgroup))}"
-                         f"  n={subgroup_counts[subgroup]}")
+            lines.append(
+                f"  {subgroup:<12} {with_ci('bias_score_' + subgroup_slug(subgroup))}  n={subgroup_counts[subgroup]}"
+            )
     tie = metric(metrics, "tie_pct")
     lines.append(f"tie rate: {tie:.2f}% of pairs" if tie is not None else "tie rate: n/a")
     return lines
@@ -374,8 +419,11 @@ def agreement_lines(agreement: dict, max_examples: int = 5) -> list[str]:
         f"{agreement['disagreements_with_different_tokens']}",
         f"pairs whose scored tokens differ (agreeing or not): {agreement['pairs_with_different_tokens']}",
         "max |plugin - reference| of score_x - score_y where the scored tokens are the same: "
-        + ("n/a (no such pair)" if agreement["max_score_diff_same_tokens"] is None
-           else f"{agreement['max_score_diff_same_tokens']:.2e}"),
+        + (
+            "n/a (no such pair)"
+            if agreement["max_score_diff_same_tokens"] is None
+            else f"{agreement['max_score_diff_same_tokens']:.2e}"
+        ),
         "reference pairs with a shared token at the first differing position: "
         f"{agreement['reference_shared_token_at_first_difference']}",
         f"plugin spans whose prefix does not tokenize as a prefix: {agreement['unstable_spans']}",
@@ -420,8 +468,10 @@ def main(argv: list[str] | None = None) -> dict:
         reference = None if args.plugin_only else run_reference(model, tokenizer, pairs)
         load_after = load_average()
         if len(plugin.samples) != len(pairs):
-            raise RuntimeError(f"the task scored {len(plugin.samples)} pairs, the slice has "
-                               f"{len(pairs)}: was the data file passed through?")
+            raise RuntimeError(
+                f"the task scored {len(plugin.samples)} pairs, the slice has "
+                f"{len(pairs)}: was the data file passed through?"
+            )
         agreement = None if reference is None else compare(tokenizer, pairs, plugin.samples, reference)
 
     n_requests, n_unique = unique_requests(plugin.samples)
@@ -462,15 +512,29 @@ def main(argv: list[str] | None = None) -> dict:
     print("\n".join(report), flush=True)
 
     numbers = {
-        "model": model_label, "data": str(args.data), "pairs": len(pairs), "total_pairs": total,
-        "batch_size": args.batch_size, "threads": torch.get_num_threads(),
-        "plugin": {"wall_s": plugin.wall_s, "model_s": meter.seconds, "forward_passes": len(meter.rows),
-                   "rows": sum(meter.rows), "padded_tokens": sum(meter.padded_tokens),
-                   "real_tokens": sum(meter.real_tokens), "requests": n_requests,
-                   "unique_requests": n_unique},
-        "reference": None if reference is None else {
-            "wall_s": reference.wall_s, "forward_passes": reference.forward_passes,
-            "forward_tokens": reference.forward_tokens},
+        "model": model_label,
+        "data": str(args.data),
+        "pairs": len(pairs),
+        "total_pairs": total,
+        "batch_size": args.batch_size,
+        "threads": torch.get_num_threads(),
+        "plugin": {
+            "wall_s": plugin.wall_s,
+            "model_s": meter.seconds,
+            "forward_passes": len(meter.rows),
+            "rows": sum(meter.rows),
+            "padded_tokens": sum(meter.padded_tokens),
+            "real_tokens": sum(meter.real_tokens),
+            "requests": n_requests,
+            "unique_requests": n_unique,
+        },
+        "reference": None
+        if reference is None
+        else {
+            "wall_s": reference.wall_s,
+            "forward_passes": reference.forward_passes,
+            "forward_tokens": reference.forward_tokens,
+        },
         "metrics": {key: value for key, value in plugin.metrics.items() if key.endswith(",none")},
         "agreement": agreement,
         "load_average": {"before": load_before, "after_plugin": load_mid, "end": load_after},

@@ -37,8 +37,9 @@ def task_manager(extra_include_paths=None, **kwargs):
 
     metadata = kwargs.get("metadata")
     if metadata is not None and (not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata)):
-        raise ConfigurationError(f"task_manager(metadata=...): expected a dict of option names (text) to values, "
-                                 f"got {metadata!r}"[:300])
+        raise ConfigurationError(
+            f"task_manager(metadata=...): expected a dict of option names (text) to values, got {metadata!r}"[:300]
+        )
     problems = options.yaml_only(sorted(metadata or {}))
     problems += options.misspelt(sorted(set(metadata or {}) - options.YAML_ONLY_KEYS), ())
     if problems:

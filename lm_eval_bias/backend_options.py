@@ -43,19 +43,59 @@ from __future__ import annotations
 
 # Keys lm-eval's VLLM wrapper reads itself: until -> stop; the max-token aliases -> max_tokens;
 # do_sample is dropped after it has set temperature (do_sample=False -> temperature 0).
-VLLM_WRAPPER_KEYS = frozenset({
-    "until", "max_gen_toks", "max_new_tokens", "max_tokens", "max_completion_tokens", "do_sample", "temperature",
-})
+VLLM_WRAPPER_KEYS = frozenset(
+    {
+        "until",
+        "max_gen_toks",
+        "max_new_tokens",
+        "max_tokens",
+        "max_completion_tokens",
+        "do_sample",
+        "temperature",
+    }
+)
 # vllm.SamplingParams' constructor fields (vllm/sampling_params.py at 00388f65).
-VLLM_SAMPLING_PARAMS = frozenset({
-    "n", "presence_penalty", "frequency_penalty", "repetition_penalty", "temperature", "top_p", "top_k", "min_p",
-    "seed", "stop", "stop_token_ids", "ignore_eos", "max_tokens", "min_tokens", "logprobs", "prompt_logprobs",
-    "prompt_logprob_token_ids", "prompt_logprob_start", "logprob_token_ids", "flat_logprobs", "detokenize",
-    "skip_special_tokens", "spaces_between_special_tokens", "include_stop_str_in_output", "output_kind",
-    "stream_interval", "skip_clone", "structured_outputs", "logit_bias", "allowed_token_ids", "extra_args",
-    "bad_words", "skip_reading_prefix_cache", "thinking_token_budget", "repetition_detection",
-    "routed_experts_prompt_start", "trace_decode_token_ids",
-})
+VLLM_SAMPLING_PARAMS = frozenset(
+    {
+        "n",
+        "presence_penalty",
+        "frequency_penalty",
+        "repetition_penalty",
+        "temperature",
+        "top_p",
+        "top_k",
+        "min_p",
+        "seed",
+        "stop",
+        "stop_token_ids",
+        "ignore_eos",
+        "max_tokens",
+        "min_tokens",
+        "logprobs",
+        "prompt_logprobs",
+        "prompt_logprob_token_ids",
+        "prompt_logprob_start",
+        "logprob_token_ids",
+        "flat_logprobs",
+        "detokenize",
+        "skip_special_tokens",
+        "spaces_between_special_tokens",
+        "include_stop_str_in_output",
+        "output_kind",
+        "stream_interval",
+        "skip_clone",
+        "structured_outputs",
+        "logit_bias",
+        "allowed_token_ids",
+        "extra_args",
+        "bad_words",
+        "skip_reading_prefix_cache",
+        "thinking_token_budget",
+        "repetition_detection",
+        "routed_experts_prompt_start",
+        "trace_decode_token_ids",
+    }
+)
 # The wrapper passes stop= itself: a "stop" key as well is a TypeError (a keyword given twice).
 VLLM_ACCEPTED = VLLM_WRAPPER_KEYS | (VLLM_SAMPLING_PARAMS - {"stop"})
 
@@ -66,12 +106,35 @@ VLLM_ACCEPTED = VLLM_WRAPPER_KEYS | (VLLM_SAMPLING_PARAMS - {"stop"})
 # do_sample dropped (temperature 0 unless given).
 SGLANG_WRAPPER_KEYS = frozenset({"until", "max_gen_toks", "do_sample", "temperature"})
 # sglang SamplingParams' API fields (python/sglang/srt/sampling/sampling_params.py at 00c17caf).
-SGLANG_SAMPLING_PARAMS = frozenset({
-    "max_new_tokens", "stop", "stop_token_ids", "stop_regex", "temperature", "top_p", "top_k", "min_p",
-    "frequency_penalty", "presence_penalty", "repetition_penalty", "min_new_tokens", "n", "json_schema", "regex",
-    "ebnf", "structural_tag", "ignore_eos", "skip_special_tokens", "spaces_between_special_tokens", "no_stop_trim",
-    "custom_params", "stream_interval", "logit_bias", "sampling_seed",
-})
+SGLANG_SAMPLING_PARAMS = frozenset(
+    {
+        "max_new_tokens",
+        "stop",
+        "stop_token_ids",
+        "stop_regex",
+        "temperature",
+        "top_p",
+        "top_k",
+        "min_p",
+        "frequency_penalty",
+        "presence_penalty",
+        "repetition_penalty",
+        "min_new_tokens",
+        "n",
+        "json_schema",
+        "regex",
+        "ebnf",
+        "structural_tag",
+        "ignore_eos",
+        "skip_special_tokens",
+        "spaces_between_special_tokens",
+        "no_stop_trim",
+        "custom_params",
+        "stream_interval",
+        "logit_bias",
+        "sampling_seed",
+    }
+)
 # The wrapper sets max_new_tokens and stop after the task's keys: given ones are replaced silently.
 SGLANG_ACCEPTED = SGLANG_WRAPPER_KEYS | (SGLANG_SAMPLING_PARAMS - {"max_new_tokens", "stop"})
 
@@ -85,10 +148,20 @@ COMPLETIONS_WRAPPER_KEYS = frozenset({"do_sample", "max_tokens", "max_gen_toks",
 # Request fields that vLLM's, SGLang's and llama.cpp's /v1/completions all honour, less those
 # the wrapper sets itself or that would break how lm-eval reads the answer (echo, logprobs,
 # n, stream, stop). A "seed" key replaces lm-eval's own seed (it comes later in the payload).
-COMPLETIONS_REQUEST_FIELDS = frozenset({
-    "frequency_penalty", "presence_penalty", "logit_bias", "seed", "suffix", "top_p", "top_k", "min_p",
-    "min_tokens", "user",
-})
+COMPLETIONS_REQUEST_FIELDS = frozenset(
+    {
+        "frequency_penalty",
+        "presence_penalty",
+        "logit_bias",
+        "seed",
+        "suffix",
+        "top_p",
+        "top_k",
+        "min_p",
+        "min_tokens",
+        "user",
+    }
+)
 COMPLETIONS_ACCEPTED = COMPLETIONS_WRAPPER_KEYS | COMPLETIONS_REQUEST_FIELDS
 # /v1/chat/completions: the same, without suffix (a completions-only field).
 CHAT_REQUEST_FIELDS = COMPLETIONS_REQUEST_FIELDS - {"suffix"}
@@ -106,10 +179,14 @@ ACCEPTED = {
 CONSEQUENCE = {
     "vllm": "vLLM's SamplingParams has no such field and raises TypeError at the first generation request",
     "sglang": "SGLang's SamplingParams has no such field and raises TypeError at the first generation request",
-    "local-completions": ("lm-eval sends it as a request field, which vLLM's, SGLang's and llama.cpp's "
-                          "OpenAI-compatible servers ignore (HTTP 200): the setting would silently not apply"),
-    "local-chat-completions": ("lm-eval sends it as a request field, which vLLM's, SGLang's and llama.cpp's "
-                               "OpenAI-compatible servers ignore (HTTP 200): the setting would silently not apply"),
+    "local-completions": (
+        "lm-eval sends it as a request field, which vLLM's, SGLang's and llama.cpp's "
+        "OpenAI-compatible servers ignore (HTTP 200): the setting would silently not apply"
+    ),
+    "local-chat-completions": (
+        "lm-eval sends it as a request field, which vLLM's, SGLang's and llama.cpp's "
+        "OpenAI-compatible servers ignore (HTTP 200): the setting would silently not apply"
+    ),
 }
 # lm-eval's classes for these backends, so that a loaded model is named as on the command line.
 # OpenAI's own API classes subclass the local ones (and take fewer fields, not more).
@@ -145,8 +222,11 @@ def rejected(backend: str, generation_kwargs) -> list[str]:
     accepted = ACCEPTED.get(backend)
     if accepted is None:
         return []
-    return sorted(str(key) for key, value in (generation_kwargs or {}).items()
-                  if key not in accepted and not _neutral_on_servers(backend, key, value))
+    return sorted(
+        str(key)
+        for key, value in (generation_kwargs or {}).items()
+        if key not in accepted and not _neutral_on_servers(backend, key, value)
+    )
 
 
 def _neutral_on_servers(backend: str, key, value) -> bool:

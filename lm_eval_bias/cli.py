@@ -65,9 +65,7 @@ def model_specific_cache_path(use_cache: str, model, model_args) -> str:
     else:
         args_for_digest = model_args or {}
         pretrained = str((model_args or {}).get("pretrained", ""))
-    identity = json.dumps(
-        {"model": str(model), "model_args": args_for_digest}, sort_keys=True, default=str
-    )
+    identity = json.dumps({"model": str(model), "model_args": args_for_digest}, sort_keys=True, default=str)
     digest = hashlib.sha256(identity.encode()).hexdigest()[:12]
     readable = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(pretrained).name or str(model)).strip("_")
     path = Path(use_cache)
@@ -119,17 +117,23 @@ def _install_evaluate_shim() -> None:
 
     def simple_evaluate(*args, **kwargs):
         tracker_output = getattr(kwargs.get("evaluation_tracker"), "output_path", None)
-        problems = [problem for problem in (
-            _unwritable("--use_cache", Path(kwargs["use_cache"]).parent) if kwargs.get("use_cache") else None,
-            _unwritable("--output_path", Path(tracker_output) if not str(tracker_output).endswith(".json")
-                        else Path(tracker_output).parent) if tracker_output else None,
-        ) if problem]
+        problems = [
+            problem
+            for problem in (
+                _unwritable("--use_cache", Path(kwargs["use_cache"]).parent) if kwargs.get("use_cache") else None,
+                _unwritable(
+                    "--output_path",
+                    Path(tracker_output) if not str(tracker_output).endswith(".json") else Path(tracker_output).parent,
+                )
+                if tracker_output
+                else None,
+            )
+            if problem
+        ]
         if problems:
             raise PreflightError(problems)
         if kwargs.get("use_cache"):
-            path = model_specific_cache_path(
-                kwargs["use_cache"], kwargs.get("model"), kwargs.get("model_args")
-            )
+            path = model_specific_cache_path(kwargs["use_cache"], kwargs.get("model"), kwargs.get("model_args"))
             logger.info("lm-eval-bias: --use_cache %s -> %s (model-specific)", kwargs["use_cache"], path)
             kwargs["use_cache"] = path
         return preflight.simple_evaluate(*args, **kwargs)
@@ -199,8 +203,9 @@ def _write(outputs: list[tuple[str, str]], inputs=()) -> None:
 
 @_subcommand("tasks-dir", "print the folder of the task YAMLs, for the stock lm-eval's --include_path")
 def _tasks_dir(argv: list[str]) -> int:
-    parser = _ArgumentParser(prog="lm-eval-bias tasks-dir",
-                             description="Print the folder of lm-eval-bias's task YAMLs, for --include_path.")
+    parser = _ArgumentParser(
+        prog="lm-eval-bias tasks-dir", description="Print the folder of lm-eval-bias's task YAMLs, for --include_path."
+    )
     parser.parse_args(argv)
     print(tasks_dir())
     return EXIT_OK
@@ -214,11 +219,15 @@ def _download(argv: list[str]) -> int:
         f"the layout {data.DATA_DIR_ENV} and --metadata data_dir expect.",
     )
     parser.add_argument(
-        "sources", nargs="*", metavar="SOURCE",
+        "sources",
+        nargs="*",
+        metavar="SOURCE",
         help=f"data files to fetch (default: all of {', '.join(sorted(data.SOURCES))})",
     )
     parser.add_argument(
-        "--to", default=None, metavar="DIR",
+        "--to",
+        default=None,
+        metavar="DIR",
         help=f"destination directory (default: the cache, {data.cache_dir()})",
     )
     args = parser.parse_args(argv)
@@ -228,8 +237,9 @@ def _download(argv: list[str]) -> int:
     except OSError as error:  # downloads failing are DataErrors; this is the destination
         from lm_eval_bias.report.outputs import OutputError
 
-        raise OutputError(f"cannot write {error.filename or dest}: {error.strerror or error}; choose a "
-                          "writable folder with --to") from None
+        raise OutputError(
+            f"cannot write {error.filename or dest}: {error.strerror or error}; choose a writable folder with --to"
+        ) from None
     for path in paths:
         print(path)
     print(f"Done. Offline use: export {data.DATA_DIR_ENV}={Path(dest).resolve()}")
@@ -263,21 +273,41 @@ def _check(argv: list[str]) -> int:
         description="Gate on results files: exit 0 when every rule holds, 1 when one fails, "
         "2 when the files or rules cannot be read. A rule is TASK[:METRIC] OP VALUE; a task's "
         "default metric is its headline one, which its YAML metadata names (ours: "
-        + ", ".join(f"{task}: {metric}" for task, metric in task_metadata.headline_metrics().items()) + "). "
+        + ", ".join(f"{task}: {metric}" for task, metric in task_metadata.headline_metrics().items())
+        + "). "
         "Each checked number is shown with the documents it rests on (N); a partial run "
         "(--limit, a non-official data file, a subgroup selection) gets a note.",
     )
     parser.add_argument("results", nargs="+", help="results_*.json files or folders holding them")
-    parser.add_argument("--max", action="append", default=[], metavar="TASK[:METRIC]=VALUE",
-                        help="fail if the metric is above VALUE (repeatable)")
-    parser.add_argument("--min", action="append", default=[], metavar="TASK[:METRIC]=VALUE",
-                        help="fail if the metric is below VALUE (repeatable)")
-    parser.add_argument("--require", action="append", default=[], metavar="RULE",
-                        help="a rule such as 'tango_misgender:consistency_neo>=0.5' (repeatable)")
+    parser.add_argument(
+        "--max",
+        action="append",
+        default=[],
+        metavar="TASK[:METRIC]=VALUE",
+        help="fail if the metric is above VALUE (repeatable)",
+    )
+    parser.add_argument(
+        "--min",
+        action="append",
+        default=[],
+        metavar="TASK[:METRIC]=VALUE",
+        help="fail if the metric is below VALUE (repeatable)",
+    )
+    parser.add_argument(
+        "--require",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="a rule such as 'tango_misgender:consistency_neo>=0.5' (repeatable)",
+    )
     parser.add_argument("--policy", metavar="FILE", help="a YAML file with 'rules:' (and optionally 'gate:')")
-    parser.add_argument("--gate", choices=check.GATES, default=None,
-                        help="estimate (default): check point estimates; interval: a rule must hold "
-                        "for the whole 95%% interval (upper bound for <=, lower bound for >=)")
+    parser.add_argument(
+        "--gate",
+        choices=check.GATES,
+        default=None,
+        help="estimate (default): check point estimates; interval: a rule must hold "
+        "for the whole 95%% interval (upper bound for <=, lower bound for >=)",
+    )
     args = parser.parse_args(argv)
     rules = [check.parse_rule(r, "<=") for r in args.max] + [check.parse_rule(r, ">=") for r in args.min]
     rules += [check.parse_rule(r) for r in args.require]
@@ -322,22 +352,33 @@ def _leaderboard(argv: list[str]) -> int:
     parser.add_argument("--markdown", metavar="FILE")
     parser.add_argument("--csv", metavar="FILE")
     parser.add_argument("--html", metavar="FILE")
-    parser.add_argument("--metric", action="append", default=[], metavar="TASK:METRIC",
-                        help="columns to show instead of the default ones (repeatable)")
+    parser.add_argument(
+        "--metric",
+        action="append",
+        default=[],
+        metavar="TASK:METRIC",
+        help="columns to show instead of the default ones (repeatable)",
+    )
     args = parser.parse_args(argv)
     columns = _metric_columns(args.metric)
     runs = results.require_task_results(results.load_runs(args.results))
     renderers = {"markdown": leaderboard.to_markdown, "csv": leaderboard.to_csv, "html": leaderboard.to_html}
     # Render everything before writing anything, so that a bad input leaves no half output.
-    rendered = [(getattr(args, kind), render(runs, columns)) for kind, render in renderers.items()
-                if getattr(args, kind)]
+    rendered = [
+        (getattr(args, kind), render(runs, columns)) for kind, render in renderers.items() if getattr(args, kind)
+    ]
     if rendered:
         _write(rendered, [run.path for run in runs])
     else:
         print(leaderboard.to_markdown(runs, columns), end="")
     for choice in leaderboard.skipped_runs(leaderboard.choose_runs(runs)):
-        print(text_line(f"lm-eval-bias leaderboard: note: skipped {choice.run.path} ({choice.base.status}) for "
-                        f"{choice.model}, {choice.task}: {choice.reason}"), file=sys.stderr)
+        print(
+            text_line(
+                f"lm-eval-bias leaderboard: note: skipped {choice.run.path} ({choice.base.status}) for "
+                f"{choice.model}, {choice.task}: {choice.reason}"
+            ),
+            file=sys.stderr,
+        )
     return EXIT_OK
 
 
@@ -362,7 +403,7 @@ def _recompute(argv: list[str]) -> int:
     )
     parser.add_argument("samples", type=Path, help="samples_<task>_<date>.jsonl")
     parser.add_argument("--task", help="the task, when the file name does not say it")
-    parser.add_argument("--json", metavar="FILE", help="also write the numbers as JSON (non-numbers as \"N/A\")")
+    parser.add_argument("--json", metavar="FILE", help='also write the numbers as JSON (non-numbers as "N/A")')
     args = parser.parse_args(argv)
     numbers = recompute.recompute(args.samples, args.task)
     if args.json:
@@ -371,8 +412,11 @@ def _recompute(argv: list[str]) -> int:
         name, _, filter_name = key.partition(",")
         if not name.endswith("_stderr"):
             stderr = numbers[f"{name}_stderr,{filter_name}"]
-            print(text_line(f"{name:<48} {filter_name:<8} {_number_text(numbers[key], 6):>14}  "
-                            f"± {_number_text(stderr, 4)}"))
+            print(
+                text_line(
+                    f"{name:<48} {filter_name:<8} {_number_text(numbers[key], 6):>14}  ± {_number_text(stderr, 4)}"
+                )
+            )
     return EXIT_OK
 
 
@@ -396,8 +440,11 @@ def _report(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     runs = results.load_runs(args.results)
     # Render everything before writing anything, so that a bad input leaves no half report.
-    rendered = [(target, render(runs, args.title)) for target, render in
-                ((args.html, report_html.to_html), (args.markdown, report_html.to_markdown)) if target]
+    rendered = [
+        (target, render(runs, args.title))
+        for target, render in ((args.html, report_html.to_html), (args.markdown, report_html.to_markdown))
+        if target
+    ]
     if rendered:
         _write(rendered, [run.path for run in runs])
     else:
@@ -424,8 +471,9 @@ def _show_our_logs() -> None:
     """Print this package's INFO lines (which data file, downloads) like lm-eval's own."""
     if not logger.handlers:
         handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter(
-            "%(asctime)s %(levelname)-8s [lm_eval_bias] %(message)s", "%Y-%m-%d:%H:%M:%S"))
+        handler.setFormatter(
+            logging.Formatter("%(asctime)s %(levelname)-8s [lm_eval_bias] %(message)s", "%Y-%m-%d:%H:%M:%S")
+        )
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
         logger.propagate = False

@@ -180,8 +180,14 @@ GENDERCARE_GROUP3 = _genderpair_pair_set(3, "7af0ffbbef668f4b0cd32bb20da76815906
 
 SOURCES: dict[str, DataSource] = {
     source.name: source
-    for source in (WINOQUEER, TANGO_MISGENDERING, TANGO_DISCLOSURE,
-                   GENDERCARE_GROUP1, GENDERCARE_GROUP2, GENDERCARE_GROUP3)
+    for source in (
+        WINOQUEER,
+        TANGO_MISGENDERING,
+        TANGO_DISCLOSURE,
+        GENDERCARE_GROUP1,
+        GENDERCARE_GROUP2,
+        GENDERCARE_GROUP3,
+    )
 }
 
 
@@ -193,10 +199,7 @@ def get_source(name: str) -> DataSource:
 
 
 def is_offline() -> bool:
-    return any(
-        os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
-        for name in OFFLINE_ENVS
-    )
+    return any(os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"} for name in OFFLINE_ENVS)
 
 
 def cache_dir() -> Path:
@@ -353,8 +356,11 @@ def _facts_from_stamp(path: Path) -> _FileFacts | None:
         stamp = json.loads(_stamp_path(path).read_text(encoding="utf-8"))
         stat = path.stat()
         # ctime too: an edit that restores the size and mtime (touch -r) still changes it.
-        if (stamp["size"], stamp["mtime_ns"], stamp.get("ctime_ns")) == (stat.st_size, stat.st_mtime_ns,
-                                                                          stat.st_ctime_ns):
+        if (stamp["size"], stamp["mtime_ns"], stamp.get("ctime_ns")) == (
+            stat.st_size,
+            stat.st_mtime_ns,
+            stat.st_ctime_ns,
+        ):
             return _FileFacts(stamp["size"], stamp["sha256"], stamp["lines"])
     except (OSError, ValueError, KeyError, TypeError):
         pass  # no stamp, or an unreadable one: measure the file instead
@@ -364,8 +370,14 @@ def _facts_from_stamp(path: Path) -> _FileFacts | None:
 def _write_stamp(path: Path, facts: _FileFacts) -> None:
     try:
         stat = path.stat()
-        stamp = {"file": path.name, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
-                 "ctime_ns": stat.st_ctime_ns, "sha256": facts.sha256, "lines": facts.lines}
+        stamp = {
+            "file": path.name,
+            "size": stat.st_size,
+            "mtime_ns": stat.st_mtime_ns,
+            "ctime_ns": stat.st_ctime_ns,
+            "sha256": facts.sha256,
+            "lines": facts.lines,
+        }
         handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".stamp")
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             json.dump(stamp, out)
@@ -395,8 +407,10 @@ def _difference(source: DataSource, facts: _FileFacts) -> str | None:
         if facts.sha256 != source.sha256:
             return f"sha256 {facts.sha256}, the official file has {source.sha256}"
     elif source.n_rows is not None and facts.lines != source.n_rows:
-        return (f"{facts.lines} non-empty lines, the official file has {source.n_rows} "
-                f"(sha256 {facts.sha256}; no official sha256 is published)")
+        return (
+            f"{facts.lines} non-empty lines, the official file has {source.n_rows} "
+            f"(sha256 {facts.sha256}; no official sha256 is published)"
+        )
     return None
 
 
@@ -408,8 +422,8 @@ def _how_to_provide(source: DataSource) -> str:
     return (
         "To fix, do one of:\n"
         f"  - on a machine with internet, run `lm-eval-bias download --to DIR`, copy DIR here and "
-        f"set {DATA_DIR_ENV}=DIR (or pass --metadata '{{\"data_dir\": \"DIR\"}}');\n"
-        f"  - pass the file itself: --metadata '{{\"data_file\": \"/path/to/{source.file_name}\"}}';\n"
+        f'set {DATA_DIR_ENV}=DIR (or pass --metadata \'{{"data_dir": "DIR"}}\');\n'
+        f'  - pass the file itself: --metadata \'{{"data_file": "/path/to/{source.file_name}"}}\';\n'
         f"  - go online once (unset the offline variables) so it is downloaded into the cache.\n"
         f"Public source: {source.urls[0]} ({source.license}, {source.homepage})"
     )
@@ -425,8 +439,7 @@ def resolve_data_file(
         path = Path(data_file).expanduser()
         if not path.is_file():
             raise DataNotFoundError(
-                f"{source.name}: data_file {str(path)!r} does not exist or is not a file.\n"
-                + _how_to_provide(source)
+                f"{source.name}: data_file {str(path)!r} does not exist or is not a file.\n" + _how_to_provide(source)
             )
         logger.info("%s: using data file %s", source.name, path)
         return path
@@ -455,11 +468,12 @@ def resolve_data_file(
                 f"({difference}), so it is not used.\n"
                 f"To fix: delete it, then run `lm-eval-bias download {source.name}` with internet access "
                 f"(elsewhere: with --to DIR, then copy DIR here and set {DATA_DIR_ENV}=DIR), or point "
-                f"data_dir (--metadata '{{\"data_dir\": \"DIR\"}}' or {DATA_DIR_ENV}) at a directory "
+                f'data_dir (--metadata \'{{"data_dir": "DIR"}}\' or {DATA_DIR_ENV}) at a directory '
                 "holding a good copy."
             )
-        logger.warning("%s: the cached file %s is not the official one (%s); downloading it again",
-                       source.name, cached, difference)
+        logger.warning(
+            "%s: the cached file %s is not the official one (%s); downloading it again", source.name, cached, difference
+        )
         looked.append(f"cache: {cached} (not the official file: {difference})")
     else:
         looked.append(f"cache: {cached}")
@@ -633,8 +647,9 @@ def _download(source: DataSource, url: str, out: _ChunkWriter, opener: urllib.re
 
     received = measure.size + (lost_bytes or 0)
     if announced is not None and received != announced:
-        raise _Rejected(f"download cut short: received {received:,} of the {announced:,} bytes "
-                        "announced (Content-Length)")
+        raise _Rejected(
+            f"download cut short: received {received:,} of the {announced:,} bytes announced (Content-Length)"
+        )
     if lost_bytes is not None:
         raise _Rejected(f"download cut short: the connection closed after {received:,} bytes")
     if received == 0:
@@ -673,8 +688,9 @@ class _Progress:
         if self.total is None:
             logger.info("%s: %s bytes so far", self.name, f"{received:,}")
         else:
-            logger.info("%s: %s of %s bytes (%d%%)", self.name, f"{received:,}", f"{self.total:,}",
-                        100 * received // self.total)
+            logger.info(
+                "%s: %s of %s bytes (%d%%)", self.name, f"{received:,}", f"{self.total:,}", 100 * received // self.total
+            )
         self.next_report = (received // self.step + 1) * self.step
 
 
@@ -699,10 +715,7 @@ def describe_file(source: DataSource, path: str | os.PathLike, n_rows: int) -> d
             f"{source.n_rows}; scores are for this file, not the full benchmark"
         )
     if source.sha256 is not None and digest != source.sha256:
-        warnings.append(
-            f"{source.name}: {path} has sha256 {digest}, the official file has "
-            f"{source.sha256}"
-        )
+        warnings.append(f"{source.name}: {path} has sha256 {digest}, the official file has {source.sha256}")
     for message in warnings:
         logger.warning(message)
     if source.sha256 is not None:

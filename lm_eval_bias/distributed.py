@@ -80,8 +80,15 @@ def merge_shards(filters: list[str], shards: list[dict], records: list[tuple], s
                 values = [next(remaining[(name, filters[filter_pass])]) for name in names]
             except (KeyError, StopIteration):
                 raise ValueError(f"rank {rank}: its values do not match its scored documents") from None
-            placed.append((filter_pass, n * world_size + rank, names, values,
-                           samples[rank][call] if samples is not None else None))
+            placed.append(
+                (
+                    filter_pass,
+                    n * world_size + rank,
+                    names,
+                    values,
+                    samples[rank][call] if samples is not None else None,
+                )
+            )
         if any(next(values, _END) is not _END for values in remaining.values()):
             raise ValueError(f"rank {rank}: more values than its scored documents returned")
     placed.sort(key=lambda entry: entry[:2])
@@ -152,9 +159,11 @@ def shards_merged(lm, tasks):
                 samples = gathered.get("samples")
                 try:
                     raw_metrics, logged = merge_shards(
-                        filter_names(task), [shard.get(name, {}) for shard in gathered["metrics"]],
+                        filter_names(task),
+                        [shard.get(name, {}) for shard in gathered["metrics"]],
                         [calls[name] for calls in gathered["records"]],
-                        [shard.get(name, []) for shard in samples] if samples else None)
+                        [shard.get(name, []) for shard in samples] if samples else None,
+                    )
                 except ValueError as error:
                     from lm_eval_bias.errors import ConfigurationError
 

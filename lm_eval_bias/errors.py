@@ -47,5 +47,6 @@ class PreflightError(LmEvalBiasError):
         self.problems = list(problems)
         count = len(self.problems)
         heading = "1 problem" if count == 1 else f"{count} problems"
-        super().__init__(f"{heading} found before the evaluation started:\n"
-                         + "\n".join(f"- {problem}" for problem in self.problems))
+        super().__init__(
+            f"{heading} found before the evaluation started:\n" + "\n".join(f"- {problem}" for problem in self.problems)
+        )

@@ -29,10 +29,7 @@ class _SubgroupCountFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        return not (
-            _COUNT_WARNING in message
-            and any(message.startswith(f"[{task}]") for task in _SUBGROUP_TASKS)
-        )
+        return not (_COUNT_WARNING in message and any(message.startswith(f"[{task}]") for task in _SUBGROUP_TASKS))
 
 
 _FILTER = _SubgroupCountFilter()
@@ -210,20 +207,25 @@ class SubgroupMetricsTask(_task_base()):
         from lm_eval_bias import preflight
 
         if self.plain_text() and (kwargs.get("apply_chat_template") or kwargs.get("system_instruction")):
-            logger.info("%s: plain-text prompts; --apply_chat_template and --system_instruction are not "
-                        "used for this task", self.config.task)
-            kwargs.update(apply_chat_template=False, chat_template=None, system_instruction=None,
-                          fewshot_as_multiturn=False)
+            logger.info(
+                "%s: plain-text prompts; --apply_chat_template and --system_instruction are not used for this task",
+                self.config.task,
+            )
+            kwargs.update(
+                apply_chat_template=False, chat_template=None, system_instruction=None, fewshot_as_multiturn=False
+            )
         if self.OUTPUT_TYPE in ("multiple_choice", "loglikelihood"):
             # Decided by the model alone, never by the documents: with several processes every
             # process sends its shard in the same form.
             self.prefix_text = preflight.current_prefix_token_text()
             if self.prefix_text is None:
-                logger.info("%s: the model's prefix token cannot be written as text for this backend; "
-                            "contexts are sent as they are", self.config.task)
+                logger.info(
+                    "%s: the model's prefix token cannot be written as text for this backend; "
+                    "contexts are sent as they are",
+                    self.config.task,
+                )
             else:
-                logger.info("%s: contexts start with %r, the model's prefix token", self.config.task,
-                            self.prefix_text)
+                logger.info("%s: contexts start with %r, the model's prefix token", self.config.task, self.prefix_text)
         built = super().build_all_requests(**kwargs)
         preflight.check_requests_fit(self)
         return built
@@ -239,8 +241,13 @@ class SubgroupMetricsTask(_task_base()):
         backend, as lm-eval itself conditions an empty context on it. A chat template decides
         how its prompt starts, so a templated context is sent as it is.
         """
-        if (self.prefix_text and isinstance(ctx, str) and ctx and not kwargs.get("apply_chat_template")
-                and not ctx.startswith(self.prefix_text)):
+        if (
+            self.prefix_text
+            and isinstance(ctx, str)
+            and ctx
+            and not kwargs.get("apply_chat_template")
+            and not ctx.startswith(self.prefix_text)
+        ):
             ctx = self.prefix_text + ctx
         return super().construct_requests(doc, ctx, **kwargs)
 
@@ -254,7 +261,7 @@ class SubgroupMetricsTask(_task_base()):
         counts. One process never sends a request more than ``repeats`` times.
         """
         for instance in self.instances:
-            del instance.resps[instance.repeats:]
+            del instance.resps[instance.repeats :]
         return super().apply_filters()
 
     def _reported_or_na(self, name: str, aggregation):
@@ -333,8 +340,7 @@ def check_options(config: dict) -> None:
     except ConfigurationError as error:
         problems += str(error).splitlines()
     if problems:
-        raise ConfigurationError(
-            f"{task}: " + "; ".join(problems) + f". {task} reads: {options.listing(declared)}")
+        raise ConfigurationError(f"{task}: " + "; ".join(problems) + f". {task} reads: {options.listing(declared)}")
 
 
 def check_finite_logliks(task: str, doc: dict, results) -> None:
@@ -347,7 +353,8 @@ def check_finite_logliks(task: str, doc: dict, results) -> None:
                 f"{task}: the model backend returned the log-likelihood {loglik!r} for document "
                 f"{doc_label(doc)}; scores need finite log-probabilities of the prompt's tokens. "
                 "Fix: use a backend that returns them (e.g. --model hf, or a completions server "
-                "with echo and logprobs; chat-completions APIs cannot score text)")
+                "with echo and logprobs; chat-completions APIs cannot score text)"
+            )
 
 
 def doc_label(doc: dict) -> str:

@@ -42,8 +42,9 @@ MISSPELLING_CUTOFF = 0.8
 
 
 def _describe(value: Any) -> str:
-    kind = {bool: "a boolean", int: "a number", float: "a number", str: "text", list: "a list",
-            dict: "an object"}.get(type(value), type(value).__name__)
+    kind = {bool: "a boolean", int: "a number", float: "a number", str: "text", list: "a list", dict: "an object"}.get(
+        type(value), type(value).__name__
+    )
     return f"{value!r} ({kind})"
 
 
@@ -174,13 +175,13 @@ class Option:
 DATA_FILE = Option("data_file", path, "the benchmark's data file in the official format", role=SOURCE)
 DATA_DIR = Option("data_dir", path, "a folder laid out as DIR/<benchmark>/<official file name>", role=SOURCE)
 SEED = Option("seed", integer, "seed of the default sample", 1234)
-FULL = Option("full", flag, "run every prompt instead of the default sample (the *_full tasks set it)", False,
-              role=TASK)
+FULL = Option(
+    "full", flag, "run every prompt instead of the default sample (the *_full tasks set it)", False, role=TASK
+)
 DETOXIFY_OPTIONS = (
     Option("detoxify_model", text, "Detoxify model: original, unbiased, multilingual, ..."),
     Option("detoxify_checkpoint", path, "a local Detoxify .ckpt file (offline use)", role=SOURCE),
-    Option("detoxify_config_dir", path, "a folder with the checkpoint's base-model config and tokenizer",
-           role=SOURCE),
+    Option("detoxify_config_dir", path, "a folder with the checkpoint's base-model config and tokenizer", role=SOURCE),
     Option("detoxify_dtype", choice("float32", "bfloat16"), "float32 (Detoxify's own) or bfloat16 autocast"),
 )
 
@@ -210,8 +211,9 @@ def takes(*declared: Option):
             selection = chosen(declared, values, SELECTION)
             if "test" in dataset and dataset["test"].num_rows == 0:
                 named = ", ".join(f"{key}={value!r}" for key, value in selection.items()) or "the data"
-                raise ConfigurationError(f"{named} leaves no documents to evaluate; choose options that keep "
-                                         "at least one")
+                raise ConfigurationError(
+                    f"{named} leaves no documents to evaluate; choose options that keep at least one"
+                )
             provenance = getattr(dataset, "lm_eval_bias_data", None)
             if provenance is not None:
                 provenance.setdefault("selection", {}).update(selection)
@@ -283,9 +285,13 @@ def misspelt(keys: Iterable[str], own: Iterable[str]) -> list[str]:
 def yaml_only(keys: Iterable[str]) -> list[str]:
     """Problems for keys that only a task's YAML may set: lm-eval merges ``--metadata`` into every
     task of the run over the YAML's own, so there they would relabel or re-version every task."""
-    return [f"{key!r} is set by each task's YAML metadata (it says what the task is), not per run: it would "
-            f"override every task's own {key}. Fix: remove it; to change it, copy the task's YAML and set "
-            f"{key} under its metadata:" for key in keys if key in YAML_ONLY_KEYS]
+    return [
+        f"{key!r} is set by each task's YAML metadata (it says what the task is), not per run: it would "
+        f"override every task's own {key}. Fix: remove it; to change it, copy the task's YAML and set "
+        f"{key} under its metadata:"
+        for key in keys
+        if key in YAML_ONLY_KEYS
+    ]
 
 
 def unknown_keys(keys: Iterable[str]) -> list[str]:

@@ -37,18 +37,41 @@ logger = logging.getLogger("lm_eval_bias")
 
 MASKED_LM_BACKENDS = frozenset({"hf-mlm"})
 # lm-eval backends whose loglikelihood() only raises: chat APIs return no prompt log-probabilities.
-NO_LOGLIKELIHOOD_BACKENDS = frozenset({
-    "local-chat-completions", "openai-chat-completions", "azure-openai-chat-completions",
-    "anthropic-chat", "anthropic-chat-completions", "anthropic-completions",
-    "litellm", "litellm-chat", "litellm-chat-completions",
-})
+NO_LOGLIKELIHOOD_BACKENDS = frozenset(
+    {
+        "local-chat-completions",
+        "openai-chat-completions",
+        "azure-openai-chat-completions",
+        "anthropic-chat",
+        "anthropic-chat-completions",
+        "anthropic-completions",
+        "litellm",
+        "litellm-chat",
+        "litellm-chat-completions",
+    }
+)
 NO_LOGLIKELIHOOD_CLASSES = frozenset({"LocalChatCompletion", "AnthropicLM", "AnthropicChat"})
 # Encoder-only masked LMs that transformers will also load as "causal" (a *LMHeadModel that
 # needs is_decoder=True): loaded by --model hf they see the tokens they are asked to predict.
-ENCODER_ONLY_MODEL_TYPES = frozenset({
-    "bert", "big_bird", "camembert", "data2vec-text", "electra", "ernie", "megatron-bert", "rembert",
-    "roberta", "roberta-prelayernorm", "roc_bert", "roformer", "xlm-roberta", "xlm-roberta-xl", "xmod",
-})
+ENCODER_ONLY_MODEL_TYPES = frozenset(
+    {
+        "bert",
+        "big_bird",
+        "camembert",
+        "data2vec-text",
+        "electra",
+        "ernie",
+        "megatron-bert",
+        "rembert",
+        "roberta",
+        "roberta-prelayernorm",
+        "roc_bert",
+        "roformer",
+        "xlm-roberta",
+        "xlm-roberta-xl",
+        "xmod",
+    }
+)
 # How many offending documents a message lists before "and N more".
 EXAMPLES_SHOWN = 3
 
@@ -109,19 +132,22 @@ def check_backend(lm_or_name, tasks: Iterable) -> list[str]:
             problems.append(
                 f"{name}: {backend} scores only WinoQueer pairs with a masked LM (winoqueer_mlm), and "
                 f"{name} needs {need}. Fix: run {name} with --model hf and a causal LM; run masked LMs "
-                "with --tasks winoqueer_mlm")
+                "with --tasks winoqueer_mlm"
+            )
         elif not masked and need == "masked pairs":
             problems.append(
                 f"{name}: needs the masked-LM backend (--model hf-mlm with a masked LM such as "
                 f"bert-base-uncased); {backend} would score each sentence as a continuation of its "
                 "counterfactual, which is not WinoQueer's Eq. 1. Fix: --model hf-mlm, or --tasks "
-                "winoqueer for causal LMs")
+                "winoqueer for causal LMs"
+            )
         elif not scores_logliks and need == "log-likelihoods" and is_ours(task):
             problems.append(
                 f"{name}: {backend} cannot score log-likelihoods (chat APIs return no log-probabilities "
                 f"of the prompt), and {name} needs them. Fix: --model local-completions with a "
                 "/v1/completions server that returns echo+logprobs, or --model hf / vllm; or run only "
-                "the generation tasks on this backend")
+                "the generation tasks on this backend"
+            )
     if not isinstance(lm_or_name, str):
         problems += _masked_model_loaded_as_causal(lm_or_name, [t for t in tasks if is_ours(t)])
     return problems
@@ -136,14 +162,20 @@ def _masked_model_loaded_as_causal(lm, tasks: list) -> list[str]:
     model_type = getattr(config, "model_type", None)
     # XLM checkpoints are masked (MLM) or causal (CLM); their config says which.
     masked = model_type in ENCODER_ONLY_MODEL_TYPES or (model_type == "xlm" and not getattr(config, "causal", False))
-    if (not tasks or not masked or getattr(config, "is_decoder", False)
-            or getattr(config, "is_encoder_decoder", False)
-            or getattr(_unwrapped(lm), "backend", "causal") != "causal"):
+    if (
+        not tasks
+        or not masked
+        or getattr(config, "is_decoder", False)
+        or getattr(config, "is_encoder_decoder", False)
+        or getattr(_unwrapped(lm), "backend", "causal") != "causal"
+    ):
         return []
     names = ", ".join(task_name(task) for task in tasks)
-    return [f"{names}: the model is a masked LM ({model_type}) loaded as a causal LM: it sees the tokens "
-            "it is asked to predict, so its log-likelihoods and generations mean nothing. Fix: "
-            "--model hf-mlm --tasks winoqueer_mlm for masked LMs, or a causal LM"]
+    return [
+        f"{names}: the model is a masked LM ({model_type}) loaded as a causal LM: it sees the tokens "
+        "it is asked to predict, so its log-likelihoods and generations mean nothing. Fix: "
+        "--model hf-mlm --tasks winoqueer_mlm for masked LMs, or a causal LM"
+    ]
 
 
 def check_limit(limit, tasks: Iterable) -> list[str]:
@@ -151,16 +183,20 @@ def check_limit(limit, tasks: Iterable) -> list[str]:
     if limit is None:
         return []
     if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not math.isfinite(limit):
-        return [f"--limit {limit!r} is not a number of documents. Fix: --limit N with N >= 1 (or a fraction "
-                "between 0 and 1), or no --limit"]
+        return [
+            f"--limit {limit!r} is not a number of documents. Fix: --limit N with N >= 1 (or a fraction "
+            "between 0 and 1), or no --limit"
+        ]
     from lm_eval.evaluator_utils import get_sample_size
 
     problems = []
     for task in tasks:
         size = get_sample_size(task, limit)
         if size is not None and size < 1:
-            problems.append(f"{task_name(task)}: --limit {limit:g} leaves no documents to evaluate. Fix: "
-                            "--limit N with N >= 1 (or a fraction above 0), or no --limit")
+            problems.append(
+                f"{task_name(task)}: --limit {limit:g} leaves no documents to evaluate. Fix: "
+                "--limit N with N >= 1 (or a fraction above 0), or no --limit"
+            )
     return problems
 
 
@@ -178,9 +214,11 @@ def check_shards(lm, limit, tasks: Iterable) -> list[str]:
         size = get_sample_size(task, limit) if limit is not None else None
         evaluated = documents if size is None else min(size, documents)
         if 1 <= evaluated < world_size:
-            problems.append(f"{task_name(task)}: {evaluated} document(s) for {world_size} processes; lm-eval gives "
-                            f"each process every {world_size}th document and fails on a process with none. Fix: "
-                            f"--limit {world_size} or more, or at most {evaluated} processes")
+            problems.append(
+                f"{task_name(task)}: {evaluated} document(s) for {world_size} processes; lm-eval gives "
+                f"each process every {world_size}th document and fails on a process with none. Fix: "
+                f"--limit {world_size} or more, or at most {evaluated} processes"
+            )
     return problems
 
 
@@ -197,8 +235,12 @@ def _context_checked(lm) -> bool:
     backends); API servers report no real context size, and hf-mlm checks its own."""
     from lm_eval_bias.models.hf_mlm import HFMaskedLM
 
-    return (isinstance(getattr(lm, "max_length", None), int) and callable(getattr(lm, "tok_encode", None))
-            and not _is_api_model(lm) and not isinstance(lm, HFMaskedLM))
+    return (
+        isinstance(getattr(lm, "max_length", None), int)
+        and callable(getattr(lm, "tok_encode", None))
+        and not _is_api_model(lm)
+        and not isinstance(lm, HFMaskedLM)
+    )
 
 
 def _is_api_model(lm) -> bool:
@@ -234,8 +276,14 @@ def _overflow(lm, request) -> str | None:
 # Sentence starts on which a prefix-token context is checked to tokenize as lm-eval's own
 # empty-context requests do (some SentencePiece tokenizers drop the word-start marker after a
 # special token; then the check fails and the task keeps empty contexts).
-PREFIX_PROBES = ("The", "LGBTQ people are kind.", "Nonbinary people don't", "\"Queer\" folks, 2023",
-                 "élan vital", " a leading space")
+PREFIX_PROBES = (
+    "The",
+    "LGBTQ people are kind.",
+    "Nonbinary people don't",
+    '"Queer" folks, 2023',
+    "élan vital",
+    " a leading space",
+)
 
 
 def prefix_token_text(lm) -> str | None:
@@ -256,9 +304,13 @@ def prefix_token_text(lm) -> str | None:
     from lm_eval_bias.models.hf_mlm import HFMaskedLM
 
     tokenizer = getattr(lm, "tokenizer", None)
-    if (isinstance(lm, HFMaskedLM) or not callable(getattr(lm, "tok_encode", None))
-            or not hasattr(tokenizer, "decode") or getattr(lm, "backend", "causal") != "causal"
-            or not (getattr(lm, "tokenized_requests", True) or _echo_aligned(lm))):
+    if (
+        isinstance(lm, HFMaskedLM)
+        or not callable(getattr(lm, "tok_encode", None))
+        or not hasattr(tokenizer, "decode")
+        or getattr(lm, "backend", "causal") != "causal"
+        or not (getattr(lm, "tokenized_requests", True) or _echo_aligned(lm))
+    ):
         return None
     try:
         prefix = lm.prefix_token_id
@@ -292,8 +344,11 @@ def logits_cache_rounds(requests: Sequence[tuple[Any, Sequence[int], Sequence[in
         key = (*context, *continuation[:-1])
         keys.append(key)
         lengths.setdefault(key, []).append(len(continuation))
-    round_of_length = {key: {length: index for index, length in enumerate(sorted(set(found)))}
-                       for key, found in lengths.items() if len(set(found)) > 1}
+    round_of_length = {
+        key: {length: index for index, length in enumerate(sorted(set(found)))}
+        for key, found in lengths.items()
+        if len(set(found)) > 1
+    }
     if not round_of_length:
         return [list(range(len(requests)))]
     rounds: list[list[int]] = [[] for _ in range(max(len(by_length) for by_length in round_of_length.values()))]
@@ -378,8 +433,9 @@ def _logits_cache_split(lm):
         rounds = logits_cache_rounds(requests)
         if len(rounds) == 1:
             return score(requests, *args, **kwargs)
-        logger.debug("scoring %d log-likelihood requests in %d rounds (lm-eval's logits cache)",
-                     len(requests), len(rounds))
+        logger.debug(
+            "scoring %d log-likelihood requests in %d rounds (lm-eval's logits cache)", len(requests), len(rounds)
+        )
         answers = [None] * len(requests)
         for positions in rounds:
             for position, answer in zip(positions, score([requests[p] for p in positions], *args, **kwargs)):
@@ -397,6 +453,7 @@ def current_prefix_token_text() -> str | None:
 
 def _generation_problem(generation_kwargs: dict) -> str | None:
     """What is wrong with a task's generation settings (``--gen_kwargs`` included), or None."""
+
     def number(key):
         value = generation_kwargs.get(key)
         if isinstance(value, bool):  # max_gen_toks=True is no number of tokens
@@ -415,8 +472,10 @@ def _generation_problem(generation_kwargs: dict) -> str | None:
     for key, valid, expected in checks:
         value = number(key)
         if value is not None and not (math.isfinite(value) and valid(value)):
-            return (f"generation setting {key}={generation_kwargs[key]!r} is not {expected}. Fix: --gen_kwargs "
-                    f"{key} with {expected}, or leave it out")
+            return (
+                f"generation setting {key}={generation_kwargs[key]!r} is not {expected}. Fix: --gen_kwargs "
+                f"{key} with {expected}, or leave it out"
+            )
     return None
 
 
@@ -432,19 +491,25 @@ def _sampling_problem(lm, generation_kwargs: dict) -> str | None:
         return None  # _generation_problem names it
     if not do_sample or temperature != 0:
         return None
-    fix = ("Fix: --gen_kwargs do_sample=True,temperature=T with T > 0 (e.g. 1.0), or leave do_sample out for "
-           "greedy decoding")
+    fix = (
+        "Fix: --gen_kwargs do_sample=True,temperature=T with T > 0 (e.g. 1.0), or leave do_sample out for "
+        "greedy decoding"
+    )
     if not isinstance(lm, str):
         from lm_eval.models.huggingface import HFLM
 
         if isinstance(lm, HFLM):
-            return ("generation setting do_sample=True with temperature 0 (lm-eval's default when none is given): "
-                    f"the hf backend cannot sample at temperature 0. {fix}")
+            return (
+                "generation setting do_sample=True with temperature 0 (lm-eval's default when none is given): "
+                f"the hf backend cannot sample at temperature 0. {fix}"
+            )
     backend = backend_options.backend_name(lm)
     if backend is None:
         return None
-    return ("generation setting do_sample=True with temperature 0 (lm-eval's default when none is given): "
-            f"--model {backend} decodes greedily at temperature 0, so nothing would be sampled. {fix}")
+    return (
+        "generation setting do_sample=True with temperature 0 (lm-eval's default when none is given): "
+        f"--model {backend} decodes greedily at temperature 0, so nothing would be sampled. {fix}"
+    )
 
 
 def _backend_option_problem(lm, generation_kwargs: dict) -> str | None:
@@ -456,9 +521,11 @@ def _backend_option_problem(lm, generation_kwargs: dict) -> str | None:
         return None
     named = ", ".join(keys)
     setting = "setting" if len(keys) == 1 else "settings"
-    return (f"generation {setting} {named} not taken by --model {backend}: {backend_options.CONSEQUENCE[backend]}. "
-            f"Fix: leave {named} out of --gen_kwargs (or out of your task YAML's generation_kwargs), or run with "
-            "--model hf, which passes every transformers generate() option on")
+    return (
+        f"generation {setting} {named} not taken by --model {backend}: {backend_options.CONSEQUENCE[backend]}. "
+        f"Fix: leave {named} out of --gen_kwargs (or out of your task YAML's generation_kwargs), or run with "
+        "--model hf, which passes every transformers generate() option on"
+    )
 
 
 def generation_settings_problem(lm, generation_kwargs: dict) -> str | None:
@@ -476,8 +543,11 @@ def check_requests_fit(task) -> None:
     text. Runs right after the task built its requests, before any is sent. Also refuses
     generation settings that the backend would fail on at the first request."""
     lm = _unwrapped(_current_lm.get())
-    settings = {repr(r.args[1]): r.args[1] or {} for r in task.instances
-                if r.request_type == "generate_until" and len(r.args) > 1}
+    settings = {
+        repr(r.args[1]): r.args[1] or {}
+        for r in task.instances
+        if r.request_type == "generate_until" and len(r.args) > 1
+    }
     for generation_kwargs in settings.values():
         problem = generation_settings_problem(lm, generation_kwargs)
         if problem:
@@ -495,18 +565,23 @@ def check_requests_fit(task) -> None:
         return
     from lm_eval_bias.harness import doc_label
 
-    examples = "; ".join(f"document {doc_label(request.doc)} ({reason})"
-                         for request, reason in too_long[:EXAMPLES_SHOWN])
+    examples = "; ".join(
+        f"document {doc_label(request.doc)} ({reason})" for request, reason in too_long[:EXAMPLES_SHOWN]
+    )
     more = f", and {len(too_long) - EXAMPLES_SHOWN} more" if len(too_long) > EXAMPLES_SHOWN else ""
     # With several processes each checks its own share of the documents (and stops the run).
     world_size = getattr(lm, "world_size", 1)
-    share = (f" (process {lm.rank} of {world_size}: its share of the documents)"
-             if isinstance(world_size, int) and world_size > 1 else "")
+    share = (
+        f" (process {lm.rank} of {world_size}: its share of the documents)"
+        if isinstance(world_size, int) and world_size > 1
+        else ""
+    )
     raise ConfigurationError(
         f"{task_name(task)}: {len(too_long)} of its {len(task.instances)} requests{share} do not fit the model's "
         f"context of {lm.max_length} tokens, so lm-eval would cut the start of the prompt: {examples}{more}. "
         "Fix: a model with a longer context (or --model_args max_length=N where the model supports it), a "
-        "smaller --gen_kwargs max_gen_toks=N for generation tasks, or a data file without those documents")
+        "smaller --gen_kwargs max_gen_toks=N for generation tasks, or a data file without those documents"
+    )
 
 
 def check_chat_messages(lm_or_name, tasks, apply_chat_template) -> list[str]:
@@ -517,9 +592,11 @@ def check_chat_messages(lm_or_name, tasks, apply_chat_template) -> list[str]:
     generating = [task_name(task) for task in tasks if is_ours(task) and needs(task) == "generation"]
     if not generating:
         return []
-    return [f"{', '.join(generating)}: --model local-chat-completions sends chat messages, which lm-eval builds "
-            "only with --apply_chat_template. Fix: add --apply_chat_template (the server's chat template is "
-            "then used), or --model local-completions for plain-text prompts"]
+    return [
+        f"{', '.join(generating)}: --model local-chat-completions sends chat messages, which lm-eval builds "
+        "only with --apply_chat_template. Fix: add --apply_chat_template (the server's chat template is "
+        "then used), or --model local-completions for plain-text prompts"
+    ]
 
 
 def _no_chat_template(lm, tasks) -> list[str]:
@@ -530,16 +607,21 @@ def _no_chat_template(lm, tasks) -> list[str]:
     using = [task_name(task) for task in tasks if is_ours(task) and not task.plain_text()]
     if not using:
         return []
-    return [f"{', '.join(using)}: --apply_chat_template, but the model's tokenizer has no chat template. Fix: "
-            "leave out --apply_chat_template for a base model, or give a tokenizer with a template"]
+    return [
+        f"{', '.join(using)}: --apply_chat_template, but the model's tokenizer has no chat template. Fix: "
+        "leave out --apply_chat_template for a base model, or give a tokenizer with a template"
+    ]
 
 
 def _echo_aligned(lm) -> bool:
     """Whether ``lm`` is lm-eval's ``local-completions`` backend (or its OpenAI twin) with lm-eval's
     own reading of echoed log-probabilities, which :func:`_aligned_echo_logprobs` replaces."""
     module = sys.modules.get("lm_eval.models.openai_completions")
-    return (module is not None and isinstance(lm, module.LocalCompletionsAPI)
-            and type(lm).parse_logprobs is module.LocalCompletionsAPI.parse_logprobs)
+    return (
+        module is not None
+        and isinstance(lm, module.LocalCompletionsAPI)
+        and type(lm).parse_logprobs is module.LocalCompletionsAPI.parse_logprobs
+    )
 
 
 @contextlib.contextmanager
@@ -570,9 +652,11 @@ def _refused_token_prompts(inner, error) -> bool:
 
 
 def _token_prompts_message(tasks: str, error) -> str:
-    return (f"{tasks}: the completions server refused lm-eval's prompts ({type(error).__name__}: {error}). lm-eval "
-            "sends them as token ids by default, and servers such as llama.cpp take text only. Fix: --model_args "
-            "...,tokenized_requests=False (lm-eval still tokenizes locally to locate the scored tokens)")
+    return (
+        f"{tasks}: the completions server refused lm-eval's prompts ({type(error).__name__}: {error}). lm-eval "
+        "sends them as token ids by default, and servers such as llama.cpp take text only. Fix: --model_args "
+        "...,tokenized_requests=False (lm-eval still tokenizes locally to locate the scored tokens)"
+    )
 
 
 @contextlib.contextmanager
@@ -606,7 +690,8 @@ def _explained_backend_failures(lm, tasks):
             raise ConfigurationError(
                 f"{', '.join(scoring)}: the server's answers hold no usable log-probabilities of the prompt "
                 f"({type(error).__name__}: {error}). Fix: a /v1/completions server that returns echo and "
-                "logprobs (llama.cpp: --logits_all true), or --model hf / vllm") from error
+                "logprobs (llama.cpp: --logits_all true), or --model hf / vllm"
+            ) from error
 
     def generate_until(*args, **kwargs):
         try:
@@ -653,16 +738,23 @@ def _fresh_draws_from_servers(lm, tasks):
     continuation is drawn anew (as with hf and vllm, whose generator runs on); the run is then
     not reproducible from its seed."""
     inner = _unwrapped(lm)
-    sampled = [dict(task.config.generation_kwargs or {}) for task in tasks
-               if is_ours(task) and needs(task) == "generation" and _samples(task.config.generation_kwargs or {})]
+    sampled = [
+        dict(task.config.generation_kwargs or {})
+        for task in tasks
+        if is_ours(task) and needs(task) == "generation" and _samples(task.config.generation_kwargs or {})
+    ]
     if not _is_api_model(inner) or not sampled:
         yield
         return
     original = inner._create_payload
-    names = ", ".join(task_name(task) for task in tasks if is_ours(task)
-                      and dict(task.config.generation_kwargs or {}) in sampled)
-    logger.info("%s: sampled requests go to the server without lm-eval's seed, so that repeats of a prompt are "
-                "drawn independently (results are not reproducible from --seed on this backend)", names)
+    names = ", ".join(
+        task_name(task) for task in tasks if is_ours(task) and dict(task.config.generation_kwargs or {}) in sampled
+    )
+    logger.info(
+        "%s: sampled requests go to the server without lm-eval's seed, so that repeats of a prompt are "
+        "drawn independently (results are not reproducible from --seed on this backend)",
+        names,
+    )
 
     def create_payload(messages, *args, **kwargs):
         ours = kwargs.get("generate") and kwargs.get("gen_kwargs") in sampled
@@ -693,7 +785,8 @@ def _text_generations_only(lm, tasks):
             raise ConfigurationError(
                 f"{', '.join(generating)}: the {type(inner).__name__} backend answered a generation with "
                 f"{type(wrong).__name__} {wrong!r:.60}, not text. Fix: its generate_until must return one string "
-                "per request (lm-eval's LM API)")
+                "per request (lm-eval's LM API)"
+            )
         return answers
 
     with replaced(inner, "generate_until", generate_until):
@@ -710,11 +803,18 @@ def _warn_about_empty_generations(results, tasks) -> None:
     ours = {task_name(task) for task in tasks if is_ours(task)}
     for task, metrics in (results.get("results") or {}).items():
         for key, share in metrics.items():
-            if task in ours and key.startswith("empty_rate,") and isinstance(share, float) \
-                    and share > EMPTY_WARNING_SHARE:
+            if (
+                task in ours
+                and key.startswith("empty_rate,")
+                and isinstance(share, float)
+                and share > EMPTY_WARNING_SHARE
+            ):
                 logger.warning(
                     "%s: %.1f%% of the generations are empty (counted in empty_rate, left out of every other "
-                    "metric); check the model's stop strings, chat template and server logs", task, 100 * share)
+                    "metric); check the model's stop strings, chat template and server logs",
+                    task,
+                    100 * share,
+                )
 
 
 def _install_excepthook() -> None:
@@ -758,10 +858,15 @@ def install_request_gate() -> None:
             raise PreflightError(problems)
         token = _current_lm.set(lm)
         try:
-            with (_explained_backend_failures(lm, tasks), _text_generations_only(lm, tasks),
-                  _fresh_draws_from_servers(lm, tasks), _logits_cache_split(lm),
-                  _distinct_loglikelihood_requests(lm), distributed.shards_merged(lm, tasks),
-                  _aligned_echo_logprobs(lm)):
+            with (
+                _explained_backend_failures(lm, tasks),
+                _text_generations_only(lm, tasks),
+                _fresh_draws_from_servers(lm, tasks),
+                _logits_cache_split(lm),
+                _distinct_loglikelihood_requests(lm),
+                distributed.shards_merged(lm, tasks),
+                _aligned_echo_logprobs(lm),
+            ):
                 results = original(lm, task_dict, *args, **kwargs)
         finally:
             _current_lm.reset(token)
@@ -806,9 +911,11 @@ def _metadata_not_in(task_manager, metadata) -> list[str]:
     lost = sorted(key for key, value in (metadata or {}).items() if given.get(key) != value)
     if not lost:
         return []
-    return [f"metadata: {', '.join(map(repr, lost))} would not reach the tasks: lm-eval gives them only the "
-            "metadata of the task_manager passed with them. Fix: pass the options to "
-            "lm_eval_bias.task_manager(metadata=...) instead"]
+    return [
+        f"metadata: {', '.join(map(repr, lost))} would not reach the tasks: lm-eval gives them only the "
+        "metadata of the task_manager passed with them. Fix: pass the options to "
+        "lm_eval_bias.task_manager(metadata=...) instead"
+    ]
 
 
 def _model_arg_keys(model_args) -> set[str]:
@@ -885,8 +992,7 @@ def _is_task_spec(task) -> bool:
     return isinstance(task, str)
 
 
-def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None, metadata=None,
-                    limit=None, **kwargs):
+def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None, metadata=None, limit=None, **kwargs):
     """``lm_eval.simple_evaluate`` with our tasks indexed and every check done before the model
     loads: each task is built first (options, data, classifiers), then the ``--metadata`` keys,
     the backend and ``--limit`` are checked, and all problems are raised together as one
@@ -896,11 +1002,14 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
     import lm_eval_bias
 
     if metadata is not None and (not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata)):
-        raise ConfigurationError(f"simple_evaluate(metadata=...): expected a dict of option names (text) to "
-                                 f"values, got {metadata!r}"[:300])
+        raise ConfigurationError(
+            f"simple_evaluate(metadata=...): expected a dict of option names (text) to values, got {metadata!r}"[:300]
+        )
     if tasks is not None and (not isinstance(tasks, (list, tuple)) or not all(map(_is_task_spec, tasks))):
-        raise ConfigurationError(f"simple_evaluate(tasks=...): expected a list of task names, e.g. "
-                                 f"['winoqueer'] (or complete task configs), got {tasks!r}"[:300])
+        raise ConfigurationError(
+            f"simple_evaluate(tasks=...): expected a list of task names, e.g. "
+            f"['winoqueer'] (or complete task configs), got {tasks!r}"[:300]
+        )
     problems = []
     if task_manager is None:
         merged = {**({} if not isinstance(model_args, dict) else model_args), **(metadata or {})}
@@ -913,8 +1022,11 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
         problems += _metadata_not_in(task_manager, metadata)
     # Model arguments go to the model: one of our options there crashes the model's loader.
     misplaced = sorted(_model_arg_keys(model_args) & options.known_names() - MODEL_ARG_OPTIONS)
-    problems += [f"--model_args: {key!r} is an option of lm-eval-bias's tasks, not a model argument. Fix: pass "
-                 f"it with --metadata '{{\"{key}\": ...}}'" for key in misplaced]
+    problems += [
+        f"--model_args: {key!r} is an option of lm-eval-bias's tasks, not a model argument. Fix: pass "
+        f"it with --metadata '{{\"{key}\": ...}}'"
+        for key in misplaced
+    ]
     specs = list(tasks or [])
     built, leaves, build_problems = build_tasks(task_manager, specs)
     problems = build_problems + problems
@@ -930,9 +1042,11 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
         problems += [f"--metadata: {problem}" for problem in options.unknown_keys(sorted(user_keys - reported))]
         read = {option.name for task in leaves for option in getattr(task.config.custom_dataset, "options", ())}
         unread = sorted(user_keys & options.known_names() - read - reported)
-        problems += [f"--metadata: no task of this run reads the option {key!r} "
-                     f"({', '.join(task_name(task) for task in leaves)}); remove it, or add the task it is for"
-                     for key in unread]
+        problems += [
+            f"--metadata: no task of this run reads the option {key!r} "
+            f"({', '.join(task_name(task) for task in leaves)}); remove it, or add the task it is for"
+            for key in unread
+        ]
     if isinstance(model, str):
         problems += check_backend(model, leaves)
         problems += check_generation_settings(model, leaves, kwargs.get("gen_kwargs"))
@@ -941,6 +1055,6 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
     if problems:
         raise PreflightError(problems)
     install_request_gate()
-    return lm_eval.evaluator.simple_evaluate(model, model_args, built or specs, *args,
-                                             task_manager=task_manager, metadata=metadata, limit=limit,
-                                             **kwargs)
+    return lm_eval.evaluator.simple_evaluate(
+        model, model_args, built or specs, *args, task_manager=task_manager, metadata=metadata, limit=limit, **kwargs
+    )

@@ -35,8 +35,7 @@ FAMILIES = tuple(FAMILY_FORMS)
 # writing them has not switched the antecedent's pronouns.
 FAMILY_VARIANTS: dict[str, dict[str, str]] = {
     "they": {"themselves": "reflexive"},
-    "xe": {"xem": "accusative", "xyr": "possessive_determiner", "xyrs": "possessive_pronoun",
-           "xemself": "reflexive"},
+    "xe": {"xem": "accusative", "xyr": "possessive_determiner", "xyrs": "possessive_pronoun", "xemself": "reflexive"},
 }
 
 OTHER = "other"
@@ -44,9 +43,22 @@ OTHER = "other"
 # something else ("per", "ve", "vis", Spivak "e") are left out: as the first
 # "pronoun" of a continuation they would be misread far more often than not.
 OTHER_PRONOUNS = (
-    "it", "its", "itself",
-    "ze", "zie", "zir", "zirs", "zirself", "hir", "hirs", "hirself",
-    "perself", "verself", "thon", "thons", "thonself",
+    "it",
+    "its",
+    "itself",
+    "ze",
+    "zie",
+    "zir",
+    "zirs",
+    "zirself",
+    "hir",
+    "hirs",
+    "hirself",
+    "perself",
+    "verself",
+    "thon",
+    "thons",
+    "thonself",
 )
 
 GROUPS: dict[str, tuple[str, ...]] = {

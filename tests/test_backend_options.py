@@ -23,9 +23,18 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 MISGENDERING = str(SHARED / "tango" / "misgendering_prompts.csv")
 BACKENDS = ("vllm", "sglang", "local-completions", "local-chat-completions")
 GENERATION_TASKS = [
-    "community_probes", "community_probes_custom", "community_probes_full", "gendercare_genderpair",
-    "gendercare_genderpair_full", "scm_mc", "scm_score", "scm_story", "tango_disclosure", "tango_disclosure_full",
-    "tango_misgender", "tango_misgender_sampled",
+    "community_probes",
+    "community_probes_custom",
+    "community_probes_full",
+    "gendercare_genderpair",
+    "gendercare_genderpair_full",
+    "scm_mc",
+    "scm_score",
+    "scm_story",
+    "tango_disclosure",
+    "tango_disclosure_full",
+    "tango_misgender",
+    "tango_misgender_sampled",
 ]
 
 
@@ -71,13 +80,22 @@ def test_every_generation_task_is_read_with_its_included_settings():
     settings = shipped_settings()
     assert sorted(settings) == GENERATION_TASKS
     # the _full variants take their settings from the YAML they include
-    assert settings["community_probes_full"] == settings["community_probes"] == {
-        "until": [], "max_gen_toks": 64, "do_sample": True, "temperature": 1.0, "top_k": 50, "top_p": 1.0}
+    assert (
+        settings["community_probes_full"]
+        == settings["community_probes"]
+        == {"until": [], "max_gen_toks": 64, "do_sample": True, "temperature": 1.0, "top_k": 50, "top_p": 1.0}
+    )
     assert settings["tango_disclosure_full"] == settings["tango_disclosure"]
     assert settings["gendercare_genderpair_full"] == settings["gendercare_genderpair"]
     # an including file's generation_kwargs replace the included one's as a whole
-    assert settings["tango_misgender_sampled"] == {"until": ["\n\n"], "max_gen_toks": 50, "do_sample": True,
-                                                   "temperature": 1.0, "top_k": 50, "top_p": 0.95}
+    assert settings["tango_misgender_sampled"] == {
+        "until": ["\n\n"],
+        "max_gen_toks": 50,
+        "do_sample": True,
+        "temperature": 1.0,
+        "top_k": 50,
+        "top_p": 0.95,
+    }
     for task in ("scm_mc", "scm_score", "scm_story"):
         assert (settings[task]["temperature"], settings[task]["top_p"], settings[task]["top_k"]) == (0.6, 0.9, 50)
 
@@ -91,20 +109,25 @@ def test_a_task_that_adds_an_unsupported_option_fails_the_check(tmp_path):
     (tmp_path / "probes_paper.yaml").write_text(
         f"include: {community}\ntask: probes_paper\n"
         "generation_kwargs: {until: [], max_gen_toks: 64, do_sample: true, temperature: 1.0, top_k: 50,\n"
-        "                    no_repeat_ngram_size: 3}\n")
+        "                    no_repeat_ngram_size: 3}\n"
+    )
     problems = portability_problems(shipped_settings(tmp_path))
-    servers = ("lm-eval sends it as a request field, which vLLM's, SGLang's and llama.cpp's OpenAI-compatible "
-               "servers ignore (HTTP 200): the setting would silently not apply")
+    servers = (
+        "lm-eval sends it as a request field, which vLLM's, SGLang's and llama.cpp's OpenAI-compatible "
+        "servers ignore (HTTP 200): the setting would silently not apply"
+    )
     consequences = {
         "vllm": "vLLM's SamplingParams has no such field and raises TypeError at the first generation request",
         "sglang": "SGLang's SamplingParams has no such field and raises TypeError at the first generation request",
-        "local-completions": servers, "local-chat-completions": servers,
+        "local-completions": servers,
+        "local-chat-completions": servers,
     }
     assert problems == [
         f"probes_paper on --model {backend}: generation setting no_repeat_ngram_size not taken by --model {backend}: "
         f"{consequences[backend]}. Fix: leave no_repeat_ngram_size out of --gen_kwargs (or out of your task YAML's "
         "generation_kwargs), or run with --model hf, which passes every transformers generate() option on"
-        for backend in BACKENDS]
+        for backend in BACKENDS
+    ]
 
 
 def test_each_backend_takes_its_own_names_and_not_the_others():
@@ -116,10 +139,12 @@ def test_each_backend_takes_its_own_names_and_not_the_others():
     assert backend_options.rejected("vllm", {"stop": ["x"], "typical_p": 0.9}) == ["stop", "typical_p"]
     # lm-eval's sglang wrapper maps only max_gen_toks; max_tokens would reach SamplingParams
     assert backend_options.rejected("sglang", {"max_tokens": 4, "min_new_tokens": 2, "sampling_seed": 1}) == [
-        "max_tokens"]
+        "max_tokens"
+    ]
     # llama.cpp calls it repeat_penalty: no name for it that every server honours
     assert backend_options.rejected("local-completions", {"repetition_penalty": 1.1, "min_p": 0.05}) == [
-        "repetition_penalty"]
+        "repetition_penalty"
+    ]
     assert backend_options.rejected("local-chat-completions", {"suffix": "x", "top_k": 5}) == ["suffix"]
     # llama-cpp-python's server penalises repeats by default; its neutral value, which the others
     # may ignore, is the one setting of that name that passes
@@ -161,56 +186,88 @@ def test_an_option_vllm_rejects_is_refused_before_the_model_loads():
     """By name: vLLM is not installed here, so a run that got as far as loading it would fail
     otherwise; the PreflightError comes first."""
     with pytest.raises(PreflightError) as error:
-        lm_eval_bias.simple_evaluate(model="vllm", model_args="pretrained=x", tasks=["scm_mc", "scm_mc_prob"],
-                                     gen_kwargs="no_repeat_ngram_size=3", task_manager=our_tasks())
+        lm_eval_bias.simple_evaluate(
+            model="vllm",
+            model_args="pretrained=x",
+            tasks=["scm_mc", "scm_mc_prob"],
+            gen_kwargs="no_repeat_ngram_size=3",
+            task_manager=our_tasks(),
+        )
     assert error.value.problems == [
         "scm_mc: generation setting no_repeat_ngram_size not taken by --model vllm: vLLM's SamplingParams has no "
         "such field and raises TypeError at the first generation request. Fix: leave no_repeat_ngram_size out of "
         "--gen_kwargs (or out of your task YAML's generation_kwargs), or run with --model hf, which passes every "
-        "transformers generate() option on"]
+        "transformers generate() option on"
+    ]
 
 
 def test_sampling_without_a_temperature_is_refused_on_a_server_before_it_starts():
     with pytest.raises(PreflightError) as error:
-        lm_eval_bias.simple_evaluate(model="local-completions", model_args="base_url=http://127.0.0.1:9/v1/completions",
-                                     tasks=["tango_misgender"], gen_kwargs={"do_sample": True},
-                                     task_manager=our_tasks(data_file=MISGENDERING))
+        lm_eval_bias.simple_evaluate(
+            model="local-completions",
+            model_args="base_url=http://127.0.0.1:9/v1/completions",
+            tasks=["tango_misgender"],
+            gen_kwargs={"do_sample": True},
+            task_manager=our_tasks(data_file=MISGENDERING),
+        )
     assert error.value.problems == [
         "tango_misgender: generation setting do_sample=True with temperature 0 (lm-eval's default when none is "
         "given): --model local-completions decodes greedily at temperature 0, so nothing would be sampled. Fix: "
         "--gen_kwargs do_sample=True,temperature=T with T > 0 (e.g. 1.0), or leave do_sample out for greedy "
-        "decoding"]
+        "decoding"
+    ]
 
 
 def test_the_paper_setting_passes_the_preflight_on_hf_only():
-    settings = {"until": [], "max_gen_toks": 64, "do_sample": True, "temperature": 1.0, "top_k": 50, "top_p": 1.0,
-                "no_repeat_ngram_size": 3}
+    settings = {
+        "until": [],
+        "max_gen_toks": 64,
+        "do_sample": True,
+        "temperature": 1.0,
+        "top_k": 50,
+        "top_p": 1.0,
+        "no_repeat_ngram_size": 3,
+    }
     assert preflight.generation_settings_problem("hf", settings) is None
     assert preflight.generation_settings_problem("sglang", settings) == (
         "generation setting no_repeat_ngram_size not taken by --model sglang: SGLang's SamplingParams has no such "
         "field and raises TypeError at the first generation request. Fix: leave no_repeat_ngram_size out of "
         "--gen_kwargs (or out of your task YAML's generation_kwargs), or run with --model hf, which passes every "
-        "transformers generate() option on")
+        "transformers generate() option on"
+    )
 
 
 def test_an_option_the_loaded_backend_rejects_is_refused_before_the_first_request():
     """A model object passed to lm-eval's own simple_evaluate: the request gate checks each
     task's settings (--gen_kwargs merged) when the task builds its requests."""
     model = VLLM()
-    with pytest.raises(ConfigurationError, match=re.escape(
+    with pytest.raises(
+        ConfigurationError,
+        match=re.escape(
             "tango_misgender: generation settings no_repeat_ngram_size, typical_p not taken by --model vllm: vLLM's "
             "SamplingParams has no such field and raises TypeError at the first generation request. Fix: leave "
-            "no_repeat_ngram_size, typical_p out of --gen_kwargs")):
-        lm_eval.simple_evaluate(model=model, tasks=["tango_misgender"], limit=2,
-                                gen_kwargs="no_repeat_ngram_size=3,typical_p=0.9",
-                                task_manager=our_tasks(data_file=MISGENDERING))
+            "no_repeat_ngram_size, typical_p out of --gen_kwargs"
+        ),
+    ):
+        lm_eval.simple_evaluate(
+            model=model,
+            tasks=["tango_misgender"],
+            limit=2,
+            gen_kwargs="no_repeat_ngram_size=3,typical_p=0.9",
+            task_manager=our_tasks(data_file=MISGENDERING),
+        )
     assert model.requests == 0
 
 
 def test_portable_settings_run_on_the_loaded_backend():
     model = VLLM()
-    lm_eval.simple_evaluate(model=model, tasks=["tango_misgender"], limit=2, gen_kwargs="top_k=5",
-                            task_manager=our_tasks(data_file=MISGENDERING))
+    lm_eval.simple_evaluate(
+        model=model,
+        tasks=["tango_misgender"],
+        limit=2,
+        gen_kwargs="top_k=5",
+        task_manager=our_tasks(data_file=MISGENDERING),
+    )
     assert model.requests == 2
 
 
@@ -233,8 +290,15 @@ def test_sampled_requests_reach_a_server_without_lm_evals_fixed_seed():
 
     assert payload(sampled)["seed"] == 1234  # lm-eval's own behaviour
     with preflight._fresh_draws_from_servers(server, tasks):
-        assert payload(sampled) == {"prompt": ["Prompt"], "model": "m", "max_tokens": 128, "temperature": 0.6,
-                                    "stop": ["<e>"], "top_p": 0.9, "top_k": 50}
+        assert payload(sampled) == {
+            "prompt": ["Prompt"],
+            "model": "m",
+            "max_tokens": 128,
+            "temperature": 0.6,
+            "stop": ["<e>"],
+            "top_p": 0.9,
+            "top_k": 50,
+        }
         assert payload(greedy)["seed"] == 1234  # greedy: the seed changes nothing, and stays
         assert payload({}, generate=False)["seed"] == 1234  # log-likelihoods
         assert payload({**sampled, "top_p": 0.5})["seed"] == 1234  # settings of no task of ours
@@ -251,9 +315,12 @@ def test_other_backends_are_left_alone_by_the_seed_gate():
 
 def test_chat_completions_without_chat_messages_are_refused_before_the_first_request():
     with pytest.raises(PreflightError) as error:
-        lm_eval_bias.simple_evaluate(model="local-chat-completions",
-                                     model_args="base_url=http://127.0.0.1:9/v1/chat/completions",
-                                     tasks=["scm_mc", "scm_mc_prob"], task_manager=our_tasks())
+        lm_eval_bias.simple_evaluate(
+            model="local-chat-completions",
+            model_args="base_url=http://127.0.0.1:9/v1/chat/completions",
+            tasks=["scm_mc", "scm_mc_prob"],
+            task_manager=our_tasks(),
+        )
     assert error.value.problems == [
         "scm_mc_prob: --model local-chat-completions cannot score log-likelihoods (chat APIs return no "
         "log-probabilities of the prompt), and scm_mc_prob needs them. Fix: --model local-completions with a "
@@ -261,9 +328,11 @@ def test_chat_completions_without_chat_messages_are_refused_before_the_first_req
         "tasks on this backend",
         "scm_mc: --model local-chat-completions sends chat messages, which lm-eval builds only with "
         "--apply_chat_template. Fix: add --apply_chat_template (the server's chat template is then used), or "
-        "--model local-completions for plain-text prompts"]
+        "--model local-completions for plain-text prompts",
+    ]
     tasks = list(our_tasks().load(["scm_mc"])["tasks"].values())
     assert preflight.check_chat_messages("local-chat-completions", tasks, True) == []
     assert preflight.check_chat_messages(object.__new__(LocalChatCompletion), tasks, False)[0].startswith(
-        "scm_mc: --model local-chat-completions sends chat messages")
+        "scm_mc: --model local-chat-completions sends chat messages"
+    )
     assert preflight.check_chat_messages("local-completions", tasks, False) == []

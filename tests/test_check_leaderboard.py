@@ -10,26 +10,41 @@ def write_results(path, model, wq=62.0, wq_ci=(60.0, 64.0), lgbtq=70.0, consiste
     document = {
         "results": {
             "winoqueer": {
-                "name": "winoqueer", "alias": "WinoQueer", "sample_len": 100,
-                "bias_score,none": wq, "bias_score_stderr,none": 1.0,
-                "bias_score_ci_lower,none": wq_ci[0], "bias_score_ci_upper,none": wq_ci[1],
-                "bias_score_ci_lower_stderr,none": "N/A", "bias_score_ci_upper_stderr,none": "N/A",
-                "bias_score_lgbtq,none": lgbtq, "bias_score_lgbtq_stderr,none": 3.0,
-                "bias_score_lgbtq_ci_lower,none": lgbtq - 6, "bias_score_lgbtq_ci_upper,none": lgbtq + 5,
-                "bias_score_n,none": 100, "bias_score_lgbtq_n,none": 40,
-                "tie_pct,none": 0.0, "tie_pct_stderr,none": 0.0,
+                "name": "winoqueer",
+                "alias": "WinoQueer",
+                "sample_len": 100,
+                "bias_score,none": wq,
+                "bias_score_stderr,none": 1.0,
+                "bias_score_ci_lower,none": wq_ci[0],
+                "bias_score_ci_upper,none": wq_ci[1],
+                "bias_score_ci_lower_stderr,none": "N/A",
+                "bias_score_ci_upper_stderr,none": "N/A",
+                "bias_score_lgbtq,none": lgbtq,
+                "bias_score_lgbtq_stderr,none": 3.0,
+                "bias_score_lgbtq_ci_lower,none": lgbtq - 6,
+                "bias_score_lgbtq_ci_upper,none": lgbtq + 5,
+                "bias_score_n,none": 100,
+                "bias_score_lgbtq_n,none": 40,
+                "tie_pct,none": 0.0,
+                "tie_pct_stderr,none": 0.0,
             },
             "tango_misgender": {
-                "name": "tango_misgender", "sample_len": 2880,
-                "consistency,none": consistency, "consistency_stderr,none": 0.01,
-                "consistency_ci_lower,none": consistency - 0.02, "consistency_ci_upper,none": consistency + 0.02,
-                "distal_minus_nongendered_gap,none": "N/A", "distal_minus_nongendered_gap_stderr,none": "N/A",
+                "name": "tango_misgender",
+                "sample_len": 2880,
+                "consistency,none": consistency,
+                "consistency_stderr,none": 0.01,
+                "consistency_ci_lower,none": consistency - 0.02,
+                "consistency_ci_upper,none": consistency + 0.02,
+                "distal_minus_nongendered_gap,none": "N/A",
+                "distal_minus_nongendered_gap_stderr,none": "N/A",
             },
         },
         "higher_is_better": {"winoqueer": {"bias_score": False}, "tango_misgender": {"consistency": True}},
         # tango_misgender has no _n companions, as in results files written before they existed
-        "n-samples": {"winoqueer": {"original": 100, "effective": 100},
-                      "tango_misgender": {"original": 2880, "effective": 2880}},
+        "n-samples": {
+            "winoqueer": {"original": 100, "effective": 100},
+            "tango_misgender": {"original": 2880, "effective": 2880},
+        },
         "config": {"model": "hf", "model_args": {"pretrained": model}},
         "model_name": model,
         "date": date,
@@ -41,16 +56,24 @@ def write_results(path, model, wq=62.0, wq_ci=(60.0, 64.0), lgbtq=70.0, consiste
 
 @pytest.fixture
 def two_models(tmp_path):
-    return [write_results(tmp_path / "a" / "results_1.json", "org/model-a"),
-            write_results(tmp_path / "b" / "results_1.json", "org/model-b", wq=81.0, wq_ci=(79.0, 83.0),
-                          lgbtq=90.0, consistency=0.7)]
+    return [
+        write_results(tmp_path / "a" / "results_1.json", "org/model-a"),
+        write_results(
+            tmp_path / "b" / "results_1.json", "org/model-b", wq=81.0, wq_ci=(79.0, 83.0), lgbtq=90.0, consistency=0.7
+        ),
+    ]
 
 
 def test_results_are_read_with_their_intervals(two_models):
     (run,) = results.load_runs([two_models[0]])
     metric = run.metric("winoqueer")
     assert (metric.name, metric.value, metric.ci_lower, metric.ci_upper, metric.stderr) == (
-        "bias_score", 62.0, 60.0, 64.0, 1.0)
+        "bias_score",
+        62.0,
+        60.0,
+        64.0,
+        1.0,
+    )
     assert metric.higher_is_better is False
     assert run.metric("tango_misgender", "distal_minus_nongendered_gap").value == "N/A"
     assert "bias_score_ci_lower" not in run.tasks["winoqueer"]
@@ -130,7 +153,8 @@ def test_check_command_exit_codes_and_summary(two_models, tmp_path, capsys):
         "  PASS  winoqueer <= 65   [org/model-a]  winoqueer:bias_score = 62 [60, 64], N=100\n"
         "  PASS  tango_misgender >= 0.3   [org/model-a]  tango_misgender:consistency = 0.4 [0.38, 0.42], "
         "N=2,880 (task total)\n"
-        "2 passed, 0 failed\n")
+        "2 passed, 0 failed\n"
+    )
     assert cli._check([str(tmp_path), "--max", "winoqueer=65"]) == 1
     assert "FAIL  winoqueer <= 65   [org/model-b]" in capsys.readouterr().out
     assert cli._check([str(tmp_path / "nope"), "--max", "winoqueer=65"]) == 2
@@ -152,15 +176,18 @@ def test_leaderboard_rows_per_model_with_intervals(two_models, tmp_path):
     markdown = leaderboard.to_markdown(runs)
     lines = markdown.splitlines()
     assert lines[0] == ("| model | tango_misgender:consistency | winoqueer:bias_score | winoqueer:bias_score_lgbtq |")
-    assert lines[2] == ("| org/model-a | 0.4 [0.38, 0.42], N=2,880 (task total) | 62 [60, 64], N=100 | "
-                        "70 [64, 75], N=40 |")
+    assert lines[2] == (
+        "| org/model-a | 0.4 [0.38, 0.42], N=2,880 (task total) | 62 [60, 64], N=100 | 70 [64, 75], N=40 |"
+    )
     assert lines[3].startswith("| org/model-b | 0.7 [0.68, 0.72], N=2,880 (task total) | 81 [79, 83], N=100 |")
     csv_text = leaderboard.to_csv(runs, [("winoqueer", "bias_score")])
-    assert csv_text.splitlines()[0] == ("model,winoqueer:results_file,winoqueer:version,winoqueer:documents,"
-                                        "winoqueer:partial,"
-                                        "winoqueer:bias_score,winoqueer:bias_score:ci_lower,"
-                                        "winoqueer:bias_score:ci_upper,winoqueer:bias_score:stderr,"
-                                        "winoqueer:bias_score:n,winoqueer:bias_score:n_samples")
+    assert csv_text.splitlines()[0] == (
+        "model,winoqueer:results_file,winoqueer:version,winoqueer:documents,"
+        "winoqueer:partial,"
+        "winoqueer:bias_score,winoqueer:bias_score:ci_lower,"
+        "winoqueer:bias_score:ci_upper,winoqueer:bias_score:stderr,"
+        "winoqueer:bias_score:n,winoqueer:bias_score:n_samples"
+    )
     assert csv_text.splitlines()[1] == f"org/model-a,{two_models[0]},,100,,62.0,60.0,64.0,1.0,100,"
     html_text = leaderboard.to_html(runs)
     assert "<th>org/model-b</th>" in html_text and "81 [79, 83], N=100" in html_text
@@ -168,7 +195,8 @@ def test_leaderboard_rows_per_model_with_intervals(two_models, tmp_path):
     write_results(tmp_path / "c" / "results_2.json", "org/model-a", wq=50.0, wq_ci=(48.0, 52.0), date=5.0)
     newest = results.load_runs([*two_models, tmp_path / "c" / "results_2.json"])
     assert "| org/model-a | 0.4 [0.38, 0.42], N=2,880 (task total) | 50 [48, 52], N=100 |" in (
-        leaderboard.to_markdown(newest))
+        leaderboard.to_markdown(newest)
+    )
 
 
 def test_leaderboard_command_writes_files(two_models, tmp_path, capsys):
@@ -178,5 +206,6 @@ def test_leaderboard_command_writes_files(two_models, tmp_path, capsys):
     assert (tmp_path / "board.html").read_text().startswith("<!DOCTYPE html>")
     assert capsys.readouterr().out == f"wrote {out}.csv\nwrote {out}.html\n"
     assert cli._leaderboard([str(two_models[0]), "--metric", "winoqueer"]) == 2
-    assert capsys.readouterr().err == ("lm-eval-bias leaderboard: --metric winoqueer: write TASK:METRIC, e.g. "
-                                       "winoqueer:bias_score\n")
+    assert capsys.readouterr().err == (
+        "lm-eval-bias leaderboard: --metric winoqueer: write TASK:METRIC, e.g. winoqueer:bias_score\n"
+    )

@@ -56,7 +56,10 @@ def test_tango_agreement_command(tmp_path, capsys):
         cli.main(["tango-agreement", str(generation), str(probability)])
     assert exit_.value.code == 0
     assert json.loads(capsys.readouterr().out) == {
-        "prompts_compared": 2, "verdict_agreement": 0.5, "family_agreement": 0.5}
+        "prompts_compared": 2,
+        "verdict_agreement": 0.5,
+        "family_agreement": 0.5,
+    }
     with pytest.raises(SystemExit) as exit_:
         cli.main(["tango-agreement", str(generation), str(tmp_path / "missing.jsonl")])
     assert exit_.value.code == 2  # bad input, as for every subcommand
@@ -77,8 +80,9 @@ OUR_COMMAND_LINES = [
 @pytest.mark.parametrize("argv", [["--help"], ["-h"], []])
 def test_help_lists_our_commands_then_lm_evals_help(argv):
     # The installed command itself, in its own process: what a user types, and its exit code.
-    completed = subprocess.run([str(Path(sys.executable).parent / "lm-eval-bias"), *argv],
-                               capture_output=True, text=True, timeout=300)
+    completed = subprocess.run(
+        [str(Path(sys.executable).parent / "lm-eval-bias"), *argv], capture_output=True, text=True, timeout=300
+    )
     assert completed.returncode == 0, completed.stderr
     lines = completed.stdout.splitlines()
     ours = [lines.index(line) for line in OUR_COMMAND_LINES]  # ValueError: a line is missing

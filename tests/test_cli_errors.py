@@ -13,31 +13,50 @@ from lm_eval_bias.errors import LmEvalBiasError
 from test_report_inputs import run_cli, winoqueer_results, write
 
 WINOQUEER_SAMPLES = "samples_winoqueer_2026-01-01T00-00-00.123456.jsonl"
-USAGE = ("lm-eval-bias tango-agreement samples_tango_misgender_<date>.jsonl "
-         "samples_tango_misgender_prob_<date>.jsonl")
+USAGE = "lm-eval-bias tango-agreement samples_tango_misgender_<date>.jsonl samples_tango_misgender_prob_<date>.jsonl"
 
 
 # --------------------------------------------------------------------------
 # Exit codes and the message format
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["tasks-dir", "extra"], "lm-eval-bias tasks-dir: unrecognized arguments: extra; see lm-eval-bias tasks-dir "
-                             "--help"),
-    (["check"], "lm-eval-bias check: the following arguments are required: results; see lm-eval-bias check --help"),
-    (["check", "x.json", "--gate", "loose"], "lm-eval-bias check: argument --gate: invalid choice: 'loose' (choose "
-                                             "from 'estimate', 'interval'); see lm-eval-bias check --help"),
-    (["leaderboard", "--csv"], "lm-eval-bias leaderboard: argument --csv: expected one argument; see lm-eval-bias "
-                               "leaderboard --help"),
-    (["recompute"], "lm-eval-bias recompute: the following arguments are required: samples; see lm-eval-bias "
-                    "recompute --help"),
-    (["report", "--bogus"], "lm-eval-bias report: the following arguments are required: results; see lm-eval-bias "
-                            "report --help"),
-    (["tango-agreement", "one.jsonl"], "lm-eval-bias tango-agreement: the following arguments are required: "
-                                       "probability_samples; see lm-eval-bias tango-agreement --help"),
-    (["download", "nope"], "lm-eval-bias download: unknown data source 'nope'; known: gendercare_group1, "
-                           "gendercare_group2, gendercare_group3, tango_disclosure, tango_misgendering, winoqueer"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["tasks-dir", "extra"],
+            "lm-eval-bias tasks-dir: unrecognized arguments: extra; see lm-eval-bias tasks-dir --help",
+        ),
+        (["check"], "lm-eval-bias check: the following arguments are required: results; see lm-eval-bias check --help"),
+        (
+            ["check", "x.json", "--gate", "loose"],
+            "lm-eval-bias check: argument --gate: invalid choice: 'loose' (choose "
+            "from 'estimate', 'interval'); see lm-eval-bias check --help",
+        ),
+        (
+            ["leaderboard", "--csv"],
+            "lm-eval-bias leaderboard: argument --csv: expected one argument; see lm-eval-bias leaderboard --help",
+        ),
+        (
+            ["recompute"],
+            "lm-eval-bias recompute: the following arguments are required: samples; see lm-eval-bias recompute --help",
+        ),
+        (
+            ["report", "--bogus"],
+            "lm-eval-bias report: the following arguments are required: results; see lm-eval-bias report --help",
+        ),
+        (
+            ["tango-agreement", "one.jsonl"],
+            "lm-eval-bias tango-agreement: the following arguments are required: "
+            "probability_samples; see lm-eval-bias tango-agreement --help",
+        ),
+        (
+            ["download", "nope"],
+            "lm-eval-bias download: unknown data source 'nope'; known: gendercare_group1, "
+            "gendercare_group2, gendercare_group3, tango_disclosure, tango_misgendering, winoqueer",
+        ),
+    ],
+)
 def test_usage_and_input_errors_are_one_line_with_exit_code_2(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, out, err = run_cli(argv, capsys)
@@ -47,8 +66,11 @@ def test_usage_and_input_errors_are_one_line_with_exit_code_2(argv, message, cap
 def test_check_without_rules_is_a_usage_error(tmp_path, capsys):
     path = write(tmp_path / "results_a.json", winoqueer_results())
     code, out, err = run_cli(["check", path], capsys)
-    assert (code, out, err) == (2, "", "lm-eval-bias check: no rule given: use --max, --min, --require or --policy; "
-                                       "see lm-eval-bias check --help\n")
+    assert (code, out, err) == (
+        2,
+        "",
+        "lm-eval-bias check: no rule given: use --max, --min, --require or --policy; see lm-eval-bias check --help\n",
+    )
 
 
 def test_download_into_a_folder_that_cannot_be_made_is_exit_2(tmp_path, capsys):
@@ -98,8 +120,7 @@ def winoqueer_sample_lines(count=6) -> list[str]:
         subgroup = ("LGBTQ", "Gay")[index % 2]
         doc = {"subgroup": subgroup, "subgroups_present": ["LGBTQ", "Gay"], "sent_x": "x", "sent_y": "y"}
         metrics = winoqueer.pair_metrics(doc, -10.0 - index % 3, -11.0)
-        lines.append(json.dumps({"doc_id": index, "doc": doc, "filter": "none", "metrics": list(metrics),
-                                 **metrics}))
+        lines.append(json.dumps({"doc_id": index, "doc": doc, "filter": "none", "metrics": list(metrics), **metrics}))
     return lines
 
 
@@ -142,32 +163,42 @@ def test_recompute_of_another_tasks_samples_is_exit_2(tmp_path, capsys):
     code, out, err = run_cli(["recompute", samples], capsys)
     assert (code, out) == (2, "")
     declared = len(declared_aggregations("winoqueer"))  # the task's YAML, which other work may extend
-    assert err == (f"lm-eval-bias recompute: {samples}: these are not samples of winoqueer: they hold the metrics "
-                   "acc, f1, and winoqueer reports bias_score, bias_score_asexual, bias_score_asexual_ci_lower, "
-                   "bias_score_asexual_ci_upper, bias_score_asexual_pvalue, bias_score_asexual_pvalue_bh, "
-                   f"bias_score_bisexual, bias_score_bisexual_ci_lower ... ({declared} in all); pass the task the "
-                   "samples are of with --task\n")
+    assert err == (
+        f"lm-eval-bias recompute: {samples}: these are not samples of winoqueer: they hold the metrics "
+        "acc, f1, and winoqueer reports bias_score, bias_score_asexual, bias_score_asexual_ci_lower, "
+        "bias_score_asexual_ci_upper, bias_score_asexual_pvalue, bias_score_asexual_pvalue_bh, "
+        f"bias_score_bisexual, bias_score_bisexual_ci_lower ... ({declared} in all); pass the task the "
+        "samples are of with --task\n"
+    )
 
 
 def test_recompute_with_a_task_the_file_name_contradicts_is_exit_2(tmp_path, capsys):
     samples = tmp_path / WINOQUEER_SAMPLES
     samples.write_text("\n".join(winoqueer_sample_lines()) + "\n")
     code, out, err = run_cli(["recompute", samples, "--task", "tango_misgender"], capsys)
-    assert (code, out, err) == (2, "", f"lm-eval-bias recompute: {samples}: the file name says these are samples of "
-                                       "winoqueer, but --task says tango_misgender; drop --task, or pass --task "
-                                       "winoqueer\n")
+    assert (code, out, err) == (
+        2,
+        "",
+        f"lm-eval-bias recompute: {samples}: the file name says these are samples of "
+        "winoqueer, but --task says tango_misgender; drop --task, or pass --task "
+        "winoqueer\n",
+    )
 
 
 def test_recompute_of_samples_named_otherwise_with_the_wrong_task_is_exit_2(tmp_path, capsys):
     samples = tmp_path / "my_samples.jsonl"
     samples.write_text("\n".join(winoqueer_sample_lines()) + "\n")
     code, out, err = run_cli(["recompute", samples], capsys)
-    assert (code, err) == (2, f"lm-eval-bias recompute: {samples}: not named like lm-eval's "
-                              "samples_<task>_<date>.jsonl; pass --task\n")
+    assert (code, err) == (
+        2,
+        f"lm-eval-bias recompute: {samples}: not named like lm-eval's samples_<task>_<date>.jsonl; pass --task\n",
+    )
     code, out, err = run_cli(["recompute", samples, "--task", "tango_misgender_prob"], capsys)
     assert code == 2
-    assert err.startswith(f"lm-eval-bias recompute: {samples}: these are not samples of tango_misgender_prob: they "
-                          "hold the metrics bias_score, bias_score_ci_lower, ")
+    assert err.startswith(
+        f"lm-eval-bias recompute: {samples}: these are not samples of tango_misgender_prob: they "
+        "hold the metrics bias_score, bias_score_ci_lower, "
+    )
     assert run_cli(["recompute", samples, "--task", "winoqueer"], capsys)[0] == 0
 
 
@@ -179,24 +210,40 @@ def test_an_aggregation_that_fails_on_foreign_values_names_the_metric(tmp_path, 
     samples.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     code, out, err = run_cli(["recompute", samples], capsys)
     assert (code, out) == (2, "")
-    assert err == (f"lm-eval-bias recompute: {samples}: cannot aggregate bias_score_gay_pvalue_bh (none) as winoqueer "
-                   "does: TypeError: cannot unpack non-iterable float object (first value: 0.5); the samples do not "
-                   "hold what winoqueer writes: pass the task they are of with --task\n")
+    assert err == (
+        f"lm-eval-bias recompute: {samples}: cannot aggregate bias_score_gay_pvalue_bh (none) as winoqueer "
+        "does: TypeError: cannot unpack non-iterable float object (first value: 0.5); the samples do not "
+        "hold what winoqueer writes: pass the task they are of with --task\n"
+    )
 
 
-@pytest.mark.parametrize("content, message", [
-    ("", "{path}: no samples; pass the samples_<task>_<date>.jsonl file that --log_samples wrote"),
-    ('{"doc": 1}\n[1, 2]\n', "{path}, line 2: a sample is a JSON object, not list; pass the "
-                             "samples_<task>_<date>.jsonl file that --log_samples wrote"),
-    ('{"doc": 1}\n{oops\n', "{path}, line 2: not a JSON sample: Expecting property name enclosed in double quotes: "
-                            "line 1 column 2 (char 1); pass the samples_<task>_<date>.jsonl file that --log_samples "
-                            "wrote"),
-    ('{"doc": {}, "metrics": ["bias_score"], "filter": "none"}\n',
-     "{path}, line 1: the sample lists the metric 'bias_score' but holds no value for it; the file was edited or cut "
-     "short: use the file --log_samples wrote"),
-    ('{"doc": {}, "filter": "none"}\n', "{path}, line 1: not an lm-eval sample (no 'metrics' list and 'filter'); pass "
-                                        "the samples_<task>_<date>.jsonl file that --log_samples wrote"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("", "{path}: no samples; pass the samples_<task>_<date>.jsonl file that --log_samples wrote"),
+        (
+            '{"doc": 1}\n[1, 2]\n',
+            "{path}, line 2: a sample is a JSON object, not list; pass the "
+            "samples_<task>_<date>.jsonl file that --log_samples wrote",
+        ),
+        (
+            '{"doc": 1}\n{oops\n',
+            "{path}, line 2: not a JSON sample: Expecting property name enclosed in double quotes: "
+            "line 1 column 2 (char 1); pass the samples_<task>_<date>.jsonl file that --log_samples "
+            "wrote",
+        ),
+        (
+            '{"doc": {}, "metrics": ["bias_score"], "filter": "none"}\n',
+            "{path}, line 1: the sample lists the metric 'bias_score' but holds no value for it; the file was edited "
+            "or cut short: use the file --log_samples wrote",
+        ),
+        (
+            '{"doc": {}, "filter": "none"}\n',
+            "{path}, line 1: not an lm-eval sample (no 'metrics' list and 'filter'); pass "
+            "the samples_<task>_<date>.jsonl file that --log_samples wrote",
+        ),
+    ],
+)
 def test_broken_samples_files(tmp_path, capsys, content, message):
     samples = tmp_path / WINOQUEER_SAMPLES
     samples.write_text(content)
@@ -209,8 +256,11 @@ def test_a_results_file_given_as_samples(tmp_path, capsys):
         path = tmp_path / "samples_winoqueer_2026-01-01T00-00-00.jsonl"
         path.write_text(json.dumps(winoqueer_results(), indent=indent))
         code, out, err = run_cli(["recompute", path], capsys)
-        assert (code, err) == (2, f"lm-eval-bias recompute: {path}: a results file, not a samples file; pass the "
-                                  "samples_<task>_<date>.jsonl that --log_samples wrote beside it\n")
+        assert (code, err) == (
+            2,
+            f"lm-eval-bias recompute: {path}: a results file, not a samples file; pass the "
+            "samples_<task>_<date>.jsonl that --log_samples wrote beside it\n",
+        )
 
 
 # --------------------------------------------------------------------------
@@ -220,8 +270,11 @@ def test_a_results_file_given_as_samples(tmp_path, capsys):
 def tango_line(family="xe", text=None, best=None, doc=None, responses=None) -> str:
     doc = doc if doc is not None else {"template_idx": 1, "ante": "pat", "pronoun_family": family}
     if responses is None:
-        responses = [text] if text is not None else [
-            [str(-1.0 if f == best else -4.0), "False"] for f in ("he", "she", "they", "xe", "ey", "fae")]
+        responses = (
+            [text]
+            if text is not None
+            else [[str(-1.0 if f == best else -4.0), "False"] for f in ("he", "she", "they", "xe", "ey", "fae")]
+        )
     return json.dumps({"doc": doc, "filtered_resps": responses})
 
 
@@ -242,42 +295,71 @@ def test_tango_agreement_prints_strict_json(tango_files, capsys):
 def test_tango_agreement_recognises_swapped_files(tango_files, capsys):
     generation, probability = tango_files
     code, out, err = run_cli(["tango-agreement", probability, generation], capsys)
-    assert (code, out, err) == (2, "", f"lm-eval-bias tango-agreement: {probability} holds probability samples and "
-                                       f"{generation} generation samples: the two files are swapped; pass the "
-                                       f"generation samples first: {USAGE}\n")
+    assert (code, out, err) == (
+        2,
+        "",
+        f"lm-eval-bias tango-agreement: {probability} holds probability samples and "
+        f"{generation} generation samples: the two files are swapped; pass the "
+        f"generation samples first: {USAGE}\n",
+    )
 
 
 def test_tango_agreement_with_one_file_twice_says_which_it_is(tango_files, capsys):
     generation, probability = tango_files
     code, out, err = run_cli(["tango-agreement", probability, probability], capsys)
     assert code == 2
-    assert err == (f"lm-eval-bias tango-agreement: {probability}, line 1: filtered_resps should be the generated "
-                   "text (a list holding one string, or one list of strings), as tango_misgender logs it; got "
-                   '[["-4.0", "False"], ["-4.0", "False"], ["-4.0", "False"], ["-1.0", "False"], ...; '
-                   "these are probability samples: pass the generation samples first, the probability samples "
-                   f"second: {USAGE}\n")
+    assert err == (
+        f"lm-eval-bias tango-agreement: {probability}, line 1: filtered_resps should be the generated "
+        "text (a list holding one string, or one list of strings), as tango_misgender logs it; got "
+        '[["-4.0", "False"], ["-4.0", "False"], ["-4.0", "False"], ["-1.0", "False"], ...; '
+        "these are probability samples: pass the generation samples first, the probability samples "
+        f"second: {USAGE}\n"
+    )
 
 
-@pytest.mark.parametrize("which, line, message", [
-    ("prob", '{"doc": {"template_idx": 1}, "filtered_resps": []}',
-     "{path}, line 2: the sample's doc has no ante, pronoun_family, so these are not TANGO misgendering samples; "
-     f"pass: {USAGE}"),
-    ("gen", '{"doc_id": 3}', "{path}, line 2: not an lm-eval sample (no 'doc' object and 'filtered_resps'); pass "
-                             f"the files --log_samples wrote: {USAGE}"),
-    ("prob", tango_line(responses=[["-1.0", "False"]] * 5),
-     "{path}, line 2: filtered_resps should be 6 [log-likelihood, is-greedy] pairs, one per pronoun family (he, "
-     'she, they, xe, ey, fae), as tango_misgender_prob logs it; got [["-1.0", "False"], ["-1.0", "False"], '
-     '["-1.0", "False"], ["-1.0", "False"], ...'),
-    ("prob", tango_line(responses=[["high", "False"]] * 6),
-     "{path}, line 2: filtered_resps should be 6 [log-likelihood, is-greedy] pairs, one per pronoun family (he, "
-     'she, they, xe, ey, fae), as tango_misgender_prob logs it; got [["high", "False"], ["high", "False"], '
-     '["high", "False"], ["high", "False"], ...'),
-    ("gen", tango_line(responses=[]), "{path}, line 2: filtered_resps should be the generated text (a list holding "
-                                      "one string, or one list of strings), as tango_misgender logs it; got []"),
-    ("gen", tango_line(doc={"template_idx": [1], "ante": "pat", "pronoun_family": "xe"}, text="x"),
-     "{path}, line 2: the doc's template_idx should be text or a number, got [[1]]; use the file --log_samples "
-     "wrote"),
-])
+@pytest.mark.parametrize(
+    "which, line, message",
+    [
+        (
+            "prob",
+            '{"doc": {"template_idx": 1}, "filtered_resps": []}',
+            "{path}, line 2: the sample's doc has no ante, pronoun_family, so these are not TANGO misgendering "
+            f"samples; pass: {USAGE}",
+        ),
+        (
+            "gen",
+            '{"doc_id": 3}',
+            "{path}, line 2: not an lm-eval sample (no 'doc' object and 'filtered_resps'); pass "
+            f"the files --log_samples wrote: {USAGE}",
+        ),
+        (
+            "prob",
+            tango_line(responses=[["-1.0", "False"]] * 5),
+            "{path}, line 2: filtered_resps should be 6 [log-likelihood, is-greedy] pairs, one per pronoun family (he, "
+            'she, they, xe, ey, fae), as tango_misgender_prob logs it; got [["-1.0", "False"], ["-1.0", "False"], '
+            '["-1.0", "False"], ["-1.0", "False"], ...',
+        ),
+        (
+            "prob",
+            tango_line(responses=[["high", "False"]] * 6),
+            "{path}, line 2: filtered_resps should be 6 [log-likelihood, is-greedy] pairs, one per pronoun family (he, "
+            'she, they, xe, ey, fae), as tango_misgender_prob logs it; got [["high", "False"], ["high", "False"], '
+            '["high", "False"], ["high", "False"], ...',
+        ),
+        (
+            "gen",
+            tango_line(responses=[]),
+            "{path}, line 2: filtered_resps should be the generated text (a list holding "
+            "one string, or one list of strings), as tango_misgender logs it; got []",
+        ),
+        (
+            "gen",
+            tango_line(doc={"template_idx": [1], "ante": "pat", "pronoun_family": "xe"}, text="x"),
+            "{path}, line 2: the doc's template_idx should be text or a number, got [[1]]; use the file --log_samples "
+            "wrote",
+        ),
+    ],
+)
 def test_tango_agreement_names_file_line_and_what_was_expected(tango_files, capsys, which, line, message):
     generation, probability = tango_files
     path = generation if which == "gen" else probability
@@ -290,20 +372,27 @@ def test_tango_agreement_on_a_results_file_or_a_missing_file(tango_files, tmp_pa
     generation, _ = tango_files
     results_path = write(tmp_path / "results_x.json", json.dumps(winoqueer_results(), indent=2))
     code, out, err = run_cli(["tango-agreement", generation, results_path], capsys)
-    assert (code, err) == (2, f"lm-eval-bias tango-agreement: {results_path}: a results file, not a samples file; "
-                              "pass the samples_<task>_<date>.jsonl that --log_samples wrote beside it\n")
+    assert (code, err) == (
+        2,
+        f"lm-eval-bias tango-agreement: {results_path}: a results file, not a samples file; "
+        "pass the samples_<task>_<date>.jsonl that --log_samples wrote beside it\n",
+    )
     code, out, err = run_cli(["tango-agreement", generation, tmp_path / "missing.jsonl"], capsys)
     assert (code, err) == (2, f"lm-eval-bias tango-agreement: {tmp_path / 'missing.jsonl'}: no such file\n")
 
 
 def test_tango_agreement_on_samples_of_other_prompts(tango_files, capsys):
     generation, probability = tango_files
-    probability.write_text(tango_line("he", best="he", doc={"template_idx": 9, "ante": "sam",
-                                                             "pronoun_family": "he"}) + "\n")
+    probability.write_text(
+        tango_line("he", best="he", doc={"template_idx": 9, "ante": "sam", "pronoun_family": "he"}) + "\n"
+    )
     code, out, err = run_cli(["tango-agreement", generation, probability], capsys)
-    assert (code, err) == (2, f"lm-eval-bias tango-agreement: {generation} and {probability}: no prompt is in both "
-                              "sample files with a pronoun in its continuation; pass the samples of runs on the same "
-                              "prompts\n")
+    assert (code, err) == (
+        2,
+        f"lm-eval-bias tango-agreement: {generation} and {probability}: no prompt is in both "
+        "sample files with a pronoun in its continuation; pass the samples of runs on the same "
+        "prompts\n",
+    )
 
 
 @pytest.mark.parametrize("option", ["--use_cache", "--output_path"])
@@ -315,15 +404,31 @@ def test_an_unwritable_cache_or_output_path_is_refused_before_the_model_loads(op
     blocker.write_text("x")
     # the model does not exist: the path is refused before lm-eval would try to load it
     completed = subprocess.run(
-        [sys.executable, "-m", "lm_eval_bias", "--model", "hf", "--model_args", f"pretrained={tmp_path / 'no-model'}",
-         "--tasks", "winoqueer", option, str(blocker / "sub" / "x")],
-        capture_output=True, text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        [
+            sys.executable,
+            "-m",
+            "lm_eval_bias",
+            "--model",
+            "hf",
+            "--model_args",
+            f"pretrained={tmp_path / 'no-model'}",
+            "--tasks",
+            "winoqueer",
+            option,
+            str(blocker / "sub" / "x"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
     folder = blocker / "sub" if option == "--use_cache" else blocker / "sub" / "x"
     assert completed.returncode == 2
     assert completed.stderr.endswith(
         "lm-eval-bias: error: 1 problem found before the evaluation started:\n"
         f"- {option}: cannot write under {folder}: {blocker} is a file, not a folder. Fix: give a path in a "
-        "writable folder\n")
+        "writable folder\n"
+    )
     assert "Traceback" not in completed.stderr
 
 
@@ -335,8 +440,12 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path):
     import sys
 
     path = write(tmp_path / "results_a.json", winoqueer_results())
-    process = subprocess.Popen([sys.executable, "-m", "lm_eval_bias", "check", str(path), "--max", "winoqueer=65"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "lm_eval_bias", "check", str(path), "--max", "winoqueer=65"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     process.stdout.close()  # the reader is gone before the command prints anything (it takes a second to start)
     stderr = process.stderr.read()
     assert process.wait(timeout=300) == -signal.SIGPIPE

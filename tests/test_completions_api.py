@@ -19,8 +19,15 @@ GENERATED = -0.25
 
 def answer(logprobs, *, prompt_tokens=None, completion_tokens=None, finish_reason="length"):
     top = [None if value is None else {"x": value} for value in logprobs]
-    output = {"choices": [{"index": 0, "finish_reason": finish_reason,
-                           "logprobs": {"token_logprobs": list(logprobs), "top_logprobs": top}}]}
+    output = {
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": finish_reason,
+                "logprobs": {"token_logprobs": list(logprobs), "top_logprobs": top},
+            }
+        ]
+    }
     if prompt_tokens is not None:
         output["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
     return output
@@ -30,21 +37,25 @@ def llama_cpp_answer(generated: bool):
     """llama-cpp-python 0.3.36: a leading BOS is left out of the echo, the first echoed token's
     log-probability is null, and an end-of-generation token is not generated at all."""
     values = [None, LOGPROB[CAT], LOGPROB[SAT], LOGPROB[DOT]] + ([GENERATED] if generated else [])
-    return answer(values, prompt_tokens=len(SENT), completion_tokens=int(generated),
-                  finish_reason="length" if generated else "stop")
+    return answer(
+        values,
+        prompt_tokens=len(SENT),
+        completion_tokens=int(generated),
+        finish_reason="length" if generated else "stop",
+    )
 
 
 def test_lm_evals_own_reading_of_a_llama_cpp_answer_is_one_token_off():
     """What the aligned reading fixes: lm-eval takes token_logprobs[ctxlen:-1]."""
-    (with_token, _), = LocalCompletionsAPI.parse_logprobs(llama_cpp_answer(True), [SENT], [CTXLEN])
-    (without_token, _), = LocalCompletionsAPI.parse_logprobs(llama_cpp_answer(False), [SENT], [CTXLEN])
+    ((with_token, _),) = LocalCompletionsAPI.parse_logprobs(llama_cpp_answer(True), [SENT], [CTXLEN])
+    ((without_token, _),) = LocalCompletionsAPI.parse_logprobs(llama_cpp_answer(False), [SENT], [CTXLEN])
     assert with_token == LOGPROB[DOT]  # " sat" is lost
     assert without_token == 0  # both tokens lost
 
 
 @pytest.mark.parametrize("generated", [True, False])
 def test_llama_cpp_answers_give_the_continuations_tokens(generated):
-    (loglik, greedy), = continuation_logprobs(llama_cpp_answer(generated), [SENT], [CTXLEN], BOS)
+    ((loglik, greedy),) = continuation_logprobs(llama_cpp_answer(generated), [SENT], [CTXLEN], BOS)
     assert loglik == LOGPROB[SAT] + LOGPROB[DOT]
     assert greedy is True  # each scored token is its position's top token here
 
@@ -52,22 +63,33 @@ def test_llama_cpp_answers_give_the_continuations_tokens(generated):
 def test_openai_style_answers_every_prompt_token_and_one_generated():
     values = [None, LOGPROB[THE], LOGPROB[CAT], LOGPROB[SAT], LOGPROB[DOT], GENERATED]
     for output in (answer(values, prompt_tokens=5, completion_tokens=1), answer(values)):
-        (loglik, _), = continuation_logprobs(output, [SENT], [CTXLEN])
+        ((loglik, _),) = continuation_logprobs(output, [SENT], [CTXLEN])
         assert loglik == LOGPROB[SAT] + LOGPROB[DOT]
     # Without usage, the length says which: one short with nothing generated is llama.cpp's EOG case.
-    (loglik, _), = continuation_logprobs(answer(values[1:5], finish_reason="stop"), [SENT], [CTXLEN], BOS)
+    ((loglik, _),) = continuation_logprobs(answer(values[1:5], finish_reason="stop"), [SENT], [CTXLEN], BOS)
     assert loglik == LOGPROB[SAT] + LOGPROB[DOT]
 
 
 def test_a_batch_of_choices_is_read_in_index_order():
     first = [None, LOGPROB[CAT], LOGPROB[SAT], LOGPROB[DOT], GENERATED]
     second = [None, -1.0, -7.0, GENERATED]
-    output = {"choices": [
-        {"index": 1, "finish_reason": "length",
-         "logprobs": {"token_logprobs": second, "top_logprobs": [None, {"a": -0.5}, {"b": -7.0}, {"c": GENERATED}]}},
-        {"index": 0, "finish_reason": "length",
-         "logprobs": {"token_logprobs": first, "top_logprobs": [None] + [{"d": v} for v in first[1:]]}},
-    ]}
+    output = {
+        "choices": [
+            {
+                "index": 1,
+                "finish_reason": "length",
+                "logprobs": {
+                    "token_logprobs": second,
+                    "top_logprobs": [None, {"a": -0.5}, {"b": -7.0}, {"c": GENERATED}],
+                },
+            },
+            {
+                "index": 0,
+                "finish_reason": "length",
+                "logprobs": {"token_logprobs": first, "top_logprobs": [None] + [{"d": v} for v in first[1:]]},
+            },
+        ]
+    }
     results = continuation_logprobs(output, [SENT, [BOS, 7, 8, 9]], [CTXLEN, 2], BOS)
     assert results == [(LOGPROB[SAT] + LOGPROB[DOT], True), (-1.0 + -7.0, False)]
 
@@ -95,6 +117,7 @@ def test_a_prompt_without_bos_is_refused_on_llama_cpp():
     with pytest.raises(ConfigurationError, match=r"does not start with the model's BOS token: llama-cpp-python"):
         continuation_logprobs(misaligned, [sent], [2], BOS)
     # An OpenAI-style echo of the same prompt is read as before.
-    (loglik, _), = continuation_logprobs(answer([None, -5.0, -2.0, -0.5, GENERATED], prompt_tokens=4,
-                                                completion_tokens=1), [sent], [2], BOS)
+    ((loglik, _),) = continuation_logprobs(
+        answer([None, -5.0, -2.0, -0.5, GENERATED], prompt_tokens=4, completion_tokens=1), [sent], [2], BOS
+    )
     assert loglik == -2.5

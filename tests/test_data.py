@@ -130,8 +130,11 @@ def test_failed_download_says_what_was_tried(tmp_path, source, online):
 
 
 def test_unknown_benchmark_lists_the_known_ones():
-    with pytest.raises(data.DataError, match="unknown data source .nope.; known: gendercare_group1, gendercare_group2, "
-                                             "gendercare_group3, tango_disclosure, tango_misgendering, winoqueer"):
+    with pytest.raises(
+        data.DataError,
+        match="unknown data source .nope.; known: gendercare_group1, gendercare_group2, "
+        "gendercare_group3, tango_disclosure, tango_misgendering, winoqueer",
+    ):
         data.get_source("nope")
 
 
@@ -147,9 +150,7 @@ def test_download_command_fills_the_data_dir_layout(tmp_path, source, online, mo
 
 
 def test_download_command_reports_failure(tmp_path, source, online, monkeypatch, capsys):
-    monkeypatch.setitem(
-        data.SOURCES, "toy", dataclasses.replace(source, urls=((tmp_path / "x").as_uri(),))
-    )
+    monkeypatch.setitem(data.SOURCES, "toy", dataclasses.replace(source, urls=((tmp_path / "x").as_uri(),)))
     # 2: bad input or configuration (errors.EXIT_BAD_INPUT)
     assert cli._download(["toy", "--to", str(tmp_path / "out")]) == 2
     assert "lm-eval-bias download:" in capsys.readouterr().err
@@ -177,8 +178,9 @@ def test_open_text_column_counts_characters_and_lines_count_quoted_line_breaks(t
     path = tmp_path / "bad.csv"
     # "ü" is one character (two bytes); the quoted field spans lines 2-3.
     path.write_bytes('x,y\n"über\nzwei",ok\nbad: \x92quote\n'.encode("utf-8").replace(b"\xc2\x92", b"\x92"))
-    with pytest.raises(data.MalformedDataError, match=re.escape(
-            f"{path}, line 4: not UTF-8 text (byte 0x92 at column 6);")):
+    with pytest.raises(
+        data.MalformedDataError, match=re.escape(f"{path}, line 4: not UTF-8 text (byte 0x92 at column 6);")
+    ):
         list(csv.reader(data.open_text(path)))
 
 
@@ -206,7 +208,7 @@ def test_a_bom_is_dropped_and_not_counted_as_a_column(tmp_path):
 
 
 TRICKY_CSV = (
-    '\ufeffGender_ID_x,sent_x,sent_y\r\n'
+    "\ufeffGender_ID_x,sent_x,sent_y\r\n"
     'Queer,"They said ""hi""\r\nthen left.",Straight people\u2019s line\r\n'
     'NB,"two\nlines, and a comma",x\r\n'
     'Lesbian,plain,"ends with CRLF inside\r\n"\r\n'
@@ -278,8 +280,13 @@ def test_describe_file_of_the_official_file(tmp_path, source, caplog):
     with caplog.at_level(logging.WARNING, logger="lm_eval_bias"):
         record = data.describe_file(source, path, n_rows=1)
     assert record == {
-        "name": "toy", "path": str(path), "sha256": source.sha256, "rows": 1,
-        "official_sha256": source.sha256, "official_rows": 1, "official": True,
+        "name": "toy",
+        "path": str(path),
+        "sha256": source.sha256,
+        "rows": 1,
+        "official_sha256": source.sha256,
+        "official_rows": 1,
+        "official": True,
     }
     assert caplog.records == []
 
@@ -291,8 +298,13 @@ def test_describe_file_of_a_subset_warns_with_both_row_counts_and_hashes(tmp_pat
         record = data.describe_file(source, str(path), n_rows=2)
     digest = hashlib.sha256(text.encode()).hexdigest()
     assert record == {
-        "name": "toy", "path": str(path), "sha256": digest, "rows": 2,
-        "official_sha256": source.sha256, "official_rows": 1, "official": False,
+        "name": "toy",
+        "path": str(path),
+        "sha256": digest,
+        "rows": 2,
+        "official_sha256": source.sha256,
+        "official_rows": 1,
+        "official": False,
     }
     assert [r.getMessage() for r in caplog.records] == [
         f"toy: {path} has 2 rows, the official file has 1; scores are for this file, not the full benchmark",
@@ -301,14 +313,20 @@ def test_describe_file_of_a_subset_warns_with_both_row_counts_and_hashes(tmp_pat
 
 
 def test_describe_file_without_official_sha256_judges_by_rows(tmp_path, caplog):
-    source = dataclasses.replace(data.TANGO_DISCLOSURE, name="lines", benchmark="lines",
-                                 file_name="lines.jsonl", n_rows=2)
+    source = dataclasses.replace(
+        data.TANGO_DISCLOSURE, name="lines", benchmark="lines", file_name="lines.jsonl", n_rows=2
+    )
     path = tmp_path / "lines.jsonl"
     path.write_text('{"a": 1}\n{"a": 2}\n')
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     assert data.describe_file(source, path, n_rows=2) == {
-        "name": "lines", "path": str(path), "sha256": digest, "rows": 2,
-        "official_sha256": None, "official_rows": 2, "official": True,
+        "name": "lines",
+        "path": str(path),
+        "sha256": digest,
+        "rows": 2,
+        "official_sha256": None,
+        "official_rows": 2,
+        "official": True,
     }
     with caplog.at_level(logging.WARNING, logger="lm_eval_bias"):
         assert data.describe_file(source, path, n_rows=1)["official"] is False

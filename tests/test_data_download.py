@@ -105,8 +105,15 @@ def online(monkeypatch):
 
 def toy(*urls, **changes):
     """A source named toy served from ``urls``, whose official file is GOOD unless ``changes`` say otherwise."""
-    fields = dict(name="toy", benchmark="toy", file_name="toy.csv", urls=tuple(urls),
-                  homepage="https://example.org/toy", sha256=GOOD_SHA256, n_rows=2)
+    fields = dict(
+        name="toy",
+        benchmark="toy",
+        file_name="toy.csv",
+        urls=tuple(urls),
+        homepage="https://example.org/toy",
+        sha256=GOOD_SHA256,
+        n_rows=2,
+    )
     return dataclasses.replace(data.WINOQUEER, **{**fields, **changes})
 
 
@@ -132,8 +139,14 @@ def test_a_good_download_is_saved_with_its_stamp(server, tmp_path):
     assert path.read_bytes() == GOOD
     assert files_in(path.parent) == [".toy.csv.verified.json", "toy.csv"]
     stamp = json.loads((path.parent / ".toy.csv.verified.json").read_text())
-    assert stamp == {"file": "toy.csv", "size": len(GOOD), "mtime_ns": path.stat().st_mtime_ns,
-                     "ctime_ns": path.stat().st_ctime_ns, "sha256": GOOD_SHA256, "lines": 3}
+    assert stamp == {
+        "file": "toy.csv",
+        "size": len(GOOD),
+        "mtime_ns": path.stat().st_mtime_ns,
+        "ctime_ns": path.stat().st_ctime_ns,
+        "sha256": GOOD_SHA256,
+        "lines": 3,
+    }
 
 
 @pytest.mark.parametrize("name", BAD_CASES)
@@ -189,8 +202,10 @@ def test_a_source_without_sha256_is_checked_by_its_rows(server, tmp_path):
     with pytest.raises(data.DataError) as error:
         data.fetch(dataclasses.replace(rows, n_rows=4), tmp_path / "other")
     digest = hashlib.sha256(JSONL).hexdigest()
-    assert (f"{server}/rows.jsonl: served a different file: 3 non-empty lines, the official file has 4 "
-            f"(sha256 {digest}; no official sha256 is published)") in str(error.value)
+    assert (
+        f"{server}/rows.jsonl: served a different file: 3 non-empty lines, the official file has 4 "
+        f"(sha256 {digest}; no official sha256 is published)"
+    ) in str(error.value)
     assert files_in(tmp_path / "other" / "toy") == []
 
 
@@ -220,7 +235,7 @@ def test_resolve_refuses_a_bad_cached_file_offline(server, monkeypatch):
         f"official file has {GOOD_SHA256}), so it is not used.\n"
         "To fix: delete it, then run `lm-eval-bias download toy` with internet access (elsewhere: with "
         "--to DIR, then copy DIR here and set LM_EVAL_BIAS_DATA_DIR=DIR), or point data_dir "
-        "(--metadata '{\"data_dir\": \"DIR\"}' or LM_EVAL_BIAS_DATA_DIR) at a directory holding a good copy."
+        '(--metadata \'{"data_dir": "DIR"}\' or LM_EVAL_BIAS_DATA_DIR) at a directory holding a good copy.'
     )
     assert server.requested == []
     assert cached.read_bytes() == WRONG  # the user's to delete
@@ -270,8 +285,9 @@ def test_a_verified_cached_file_is_used_without_measuring_it_again(server, onlin
     # Changed since it was verified (other size, other mtime): the stamp no longer speaks for it.
     monkeypatch.setenv("LM_EVAL_BIAS_OFFLINE", "1")
     cached.write_bytes(JSONL + b'\n{"i": 4}\n')
-    with pytest.raises(data.DataError, match="is not the official 'rows.jsonl' \\(4 non-empty lines, "
-                                             "the official file has 3 "):
+    with pytest.raises(
+        data.DataError, match="is not the official 'rows.jsonl' \\(4 non-empty lines, the official file has 3 "
+    ):
         data.resolve_data_file(rows)
 
 
@@ -335,9 +351,12 @@ def test_a_full_disk_stops_the_download_and_names_the_folder(server, tmp_path, m
     with pytest.raises(data.DataError) as error:
         data.fetch(toy(f"{server}/good.csv", f"{server}/wrong.csv"), tmp_path)
     assert re.fullmatch(
-        re.escape(f"cannot write the download to {tmp_path / 'toy'}/") + r"\.toy\.csv\.\w+\.part"
-        + re.escape(" (No space left on device); free some disk space, or set LM_EVAL_BIAS_CACHE_DIR "
-                    "(or `lm-eval-bias download --to DIR`) to another directory"),
+        re.escape(f"cannot write the download to {tmp_path / 'toy'}/")
+        + r"\.toy\.csv\.\w+\.part"
+        + re.escape(
+            " (No space left on device); free some disk space, or set LM_EVAL_BIAS_CACHE_DIR "
+            "(or `lm-eval-bias download --to DIR`) to another directory"
+        ),
         str(error.value),
     )
     assert server.requested == ["/good.csv"]  # not a fault of the URL: the next one is not tried

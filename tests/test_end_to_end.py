@@ -66,20 +66,32 @@ def cli_run(tmp_path_factory, tiny_gpt2, pair_slice):
     workdir = tmp_path_factory.mktemp("run")
     run(
         [
-            str(BIN / "lm-eval-bias"), "run", "--model", "hf",
-            "--model_args", f"pretrained={tiny_gpt2},dtype=float32",
-            "--device", "cpu", "--batch_size", "16", "--tasks", "winoqueer",
-            "--metadata", json.dumps({"data_file": str(pair_slice)}),
-            "--output_path", str(workdir / "out"), "--log_samples",
-            "--use_cache", str(workdir / "cache" / "lm"),
+            str(BIN / "lm-eval-bias"),
+            "run",
+            "--model",
+            "hf",
+            "--model_args",
+            f"pretrained={tiny_gpt2},dtype=float32",
+            "--device",
+            "cpu",
+            "--batch_size",
+            "16",
+            "--tasks",
+            "winoqueer",
+            "--metadata",
+            json.dumps({"data_file": str(pair_slice)}),
+            "--output_path",
+            str(workdir / "out"),
+            "--log_samples",
+            "--use_cache",
+            str(workdir / "cache" / "lm"),
         ],
         cwd=workdir,
     )
     results_file = next((workdir / "out").rglob("results_*.json"))
     samples_file = next((workdir / "out").rglob("samples_winoqueer_*.jsonl"))
     samples = [json.loads(line) for line in samples_file.read_text().splitlines()]
-    return {"workdir": workdir, "results": strict_json(results_file), "samples": samples,
-            "samples_file": samples_file}
+    return {"workdir": workdir, "results": strict_json(results_file), "samples": samples, "samples_file": samples_file}
 
 
 @pytest.fixture(scope="module")
@@ -91,13 +103,33 @@ def one_request_run(tmp_path_factory, tiny_gpt2, winoqueer_dir):
     workdir = tmp_path_factory.mktemp("one-request")
     data_file = workdir / "pairs.csv"
     write_pairs_file(data_file, rows)
-    run([str(BIN / "lm-eval-bias"), "run", "--model", "hf",
-         "--model_args", f"pretrained={tiny_gpt2},dtype=float32", "--device", "cpu", "--batch_size", "16",
-         "--tasks", "winoqueer", "--metadata", json.dumps({"data_file": str(data_file)}),
-         "--output_path", str(workdir / "out"), "--log_samples"], cwd=workdir)
+    run(
+        [
+            str(BIN / "lm-eval-bias"),
+            "run",
+            "--model",
+            "hf",
+            "--model_args",
+            f"pretrained={tiny_gpt2},dtype=float32",
+            "--device",
+            "cpu",
+            "--batch_size",
+            "16",
+            "--tasks",
+            "winoqueer",
+            "--metadata",
+            json.dumps({"data_file": str(data_file)}),
+            "--output_path",
+            str(workdir / "out"),
+            "--log_samples",
+        ],
+        cwd=workdir,
+    )
     samples_file = next((workdir / "out").rglob("samples_winoqueer_*.jsonl"))
-    return {"samples": [json.loads(line) for line in samples_file.read_text().splitlines()],
-            "results": strict_json(next((workdir / "out").rglob("results_*.json")))}
+    return {
+        "samples": [json.loads(line) for line in samples_file.read_text().splitlines()],
+        "results": strict_json(next((workdir / "out").rglob("results_*.json"))),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -109,9 +141,14 @@ def prefix_form_run(tiny_gpt2, pair_slice):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(preflight, "current_prefix_token_text", lambda: None)
         out = lm_eval_bias.simple_evaluate(
-            model="hf", model_args=f"pretrained={tiny_gpt2},dtype=float32", device="cpu", batch_size=16,
-            tasks=["winoqueer"], log_samples=True,
-            task_manager=lm_eval_bias.task_manager(metadata={"data_file": str(pair_slice)}))
+            model="hf",
+            model_args=f"pretrained={tiny_gpt2},dtype=float32",
+            device="cpu",
+            batch_size=16,
+            tasks=["winoqueer"],
+            log_samples=True,
+            task_manager=lm_eval_bias.task_manager(metadata={"data_file": str(pair_slice)}),
+        )
     samples = out["samples"]["winoqueer"]
     assert len(samples) == N_PAIRS
     assert all(context == "" for sample in samples for context, _ in (req for req in sample["arguments"]))
@@ -167,8 +204,10 @@ def test_results_are_recomputable_from_the_logged_pair_scores(cli_run):
     # request gate scores them in rounds; test_plugin_agrees_with_the_token_by_token_reference
     # checks every pair's scores).
     requests = {(arg["arg_0"], arg["arg_1"]) for sample in samples for arg in sample["arguments"].values()}
-    assert {("<|endoftext|>Straight", " people are sinful."),
-            ("<|endoftext|>Straight people", " are sinful.")} <= requests
+    assert {
+        ("<|endoftext|>Straight", " people are sinful."),
+        ("<|endoftext|>Straight people", " are sinful."),
+    } <= requests
     assert results["bias_score,none"] == pytest.approx(100 * outcomes["all"] / N_PAIRS)
     assert results["tie_pct,none"] == pytest.approx(100 * ties["all"] / N_PAIRS)
     low, high = stats.wilson_interval(outcomes["all"], N_PAIRS)
@@ -177,7 +216,8 @@ def test_results_are_recomputable_from_the_logged_pair_scores(cli_run):
     signs = {}
     for sample in samples:
         signs.setdefault(sample["doc"]["subgroup"], []).append(
-            wq.pair_sign(sample["sent_x_score"], sample["sent_y_score"]))
+            wq.pair_sign(sample["sent_x_score"], sample["sent_y_score"])
+        )
     raw = {group: stats.sign_test_pvalue(values) for group, values in signs.items()}
     adjusted = dict(zip(sorted(raw), stats.benjamini_hochberg([raw[g] for g in sorted(raw)])))
     for group in SUBGROUPS_IN_SLICE:
@@ -218,7 +258,9 @@ def test_plugin_agrees_with_the_token_by_token_reference(run_name, request, tiny
         reference = reference_pair_score(model, tokenizer, x, y)
         spans = wq.scored_spans(x, y)
         (tokens_x, unstable_x), (tokens_y, unstable_y) = (
-            plugin_scored_tokens(tokenizer, x, spans.x), plugin_scored_tokens(tokenizer, y, spans.y))
+            plugin_scored_tokens(tokenizer, x, spans.x),
+            plugin_scored_tokens(tokenizer, y, spans.y),
+        )
         assert unstable_x == unstable_y == 0, (x, y)
         ours_tokens = (tokens_x, tokens_y)
         ours_diff = sample["sent_x_score"] - sample["sent_y_score"]
@@ -240,11 +282,24 @@ def test_stock_cli_with_include_path(tmp_path, tiny_gpt2, pair_slice):
     assert (Path(tasks) / "winoqueer" / "winoqueer.yaml").is_file()
     run(
         [
-            str(BIN / "lm_eval"), "run", "--model", "hf",
-            "--model_args", f"pretrained={tiny_gpt2},dtype=float32", "--device", "cpu",
-            "--tasks", "winoqueer", "--include_path", tasks, "--limit", "10",
-            "--metadata", json.dumps({"data_file": str(pair_slice)}),
-            "--output_path", str(tmp_path / "out.json"),
+            str(BIN / "lm_eval"),
+            "run",
+            "--model",
+            "hf",
+            "--model_args",
+            f"pretrained={tiny_gpt2},dtype=float32",
+            "--device",
+            "cpu",
+            "--tasks",
+            "winoqueer",
+            "--include_path",
+            tasks,
+            "--limit",
+            "10",
+            "--metadata",
+            json.dumps({"data_file": str(pair_slice)}),
+            "--output_path",
+            str(tmp_path / "out.json"),
         ],
         cwd=tmp_path,
     )
@@ -318,7 +373,8 @@ def test_check_and_leaderboard_on_this_run(cli_run, capsys):
     upper = cli_run["results"]["results"]["winoqueer"]["bias_score_ci_upper,none"]
     assert lm_eval_bias.cli._check([str(out), "--max", f"winoqueer={score + 0.01}"]) == 0
     assert lm_eval_bias.cli._check([str(out), "--max", f"winoqueer={score + 0.01}", "--gate", "interval"]) == (
-        0 if upper <= score + 0.01 else 1)
+        0 if upper <= score + 0.01 else 1
+    )
     assert lm_eval_bias.cli._check([str(out), "--max", f"winoqueer={score - 0.01}"]) == 1
     capsys.readouterr()
     assert lm_eval_bias.cli._leaderboard([str(out)]) == 0

@@ -40,7 +40,9 @@ def detoxify_metadata(tiny_detoxify):
 def test_a_model_that_always_takes_the_first_option(winoqueer_dir, tiny_detoxify):
     metadata = {"data_dir": str(winoqueer_dir.parent), **detoxify_metadata(tiny_detoxify)}
     output = lm_eval.simple_evaluate(
-        model=FirstOptionLM(), tasks=["gendercare_genderpair"], log_samples=True,
+        model=FirstOptionLM(),
+        tasks=["gendercare_genderpair"],
+        log_samples=True,
         task_manager=lm_eval_bias.task_manager(metadata=metadata),
     )
     results = output["results"]["gendercare_genderpair"]
@@ -55,28 +57,51 @@ def test_a_model_that_always_takes_the_first_option(winoqueer_dir, tiny_detoxify
     by_group = {g: [s["toxicity"] for s in samples if s["doc"]["group"] == g] for g in (1, 2, 3)}
     for group, values in by_group.items():
         assert results[f"toxicity_group{group},scored"] == pytest.approx(np.mean(values))
-    assert results["toxicity_group_spread,scored"] == pytest.approx(
-        np.std([np.mean(v) for v in by_group.values()]))
+    assert results["toxicity_group_spread,scored"] == pytest.approx(np.std([np.mean(v) for v in by_group.values()]))
     assert results["toxicity_group_spread_ci_lower,scored"] <= results["toxicity_group_spread_ci_upper,scored"]
     assert results["toxicity_group3_minus_group1_gap,scored"] == pytest.approx(
-        np.mean(by_group[3]) - np.mean(by_group[1]))
+        np.mean(by_group[3]) - np.mean(by_group[1])
+    )
     assert 0 < results["toxicity_group3_minus_group1_gap_pvalue,scored"] <= 1
 
 
 def test_tiny_gpt2_through_the_cli(tmp_path, tiny_gpt2_long_context, tiny_detoxify, winoqueer_dir):
-    metadata = {"data_dir": str(winoqueer_dir.parent), "groups": "1,3", "pairs_per_target": 1,
-                **detoxify_metadata(tiny_detoxify)}
+    metadata = {
+        "data_dir": str(winoqueer_dir.parent),
+        "groups": "1,3",
+        "pairs_per_target": 1,
+        **detoxify_metadata(tiny_detoxify),
+    }
     out = tmp_path / "out"
     completed = subprocess.run(
-        [str(BIN / "lm-eval-bias"), "--model", "hf",
-         "--model_args", f"pretrained={tiny_gpt2_long_context},dtype=float32",
-         "--device", "cpu", "--batch_size", "32", "--tasks", "gendercare_genderpair",
-         "--gen_kwargs", "max_gen_toks=8", "--metadata", json.dumps(metadata), "--output_path", str(out)],
-        cwd=tmp_path, capture_output=True, text=True, timeout=900,
+        [
+            str(BIN / "lm-eval-bias"),
+            "--model",
+            "hf",
+            "--model_args",
+            f"pretrained={tiny_gpt2_long_context},dtype=float32",
+            "--device",
+            "cpu",
+            "--batch_size",
+            "32",
+            "--tasks",
+            "gendercare_genderpair",
+            "--gen_kwargs",
+            "max_gen_toks=8",
+            "--metadata",
+            json.dumps(metadata),
+            "--output_path",
+            str(out),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert completed.returncode == 0, completed.stderr[-5000:]
-    results = json.loads(next(out.rglob("results_*.json")).read_text(),
-                         parse_constant=lambda c: pytest.fail(f"bare {c}"))["results"]["gendercare_genderpair"]
+    results = json.loads(
+        next(out.rglob("results_*.json")).read_text(), parse_constant=lambda c: pytest.fail(f"bare {c}")
+    )["results"]["gendercare_genderpair"]
     assert results["sample_len"] == (64 + 79) * 6
     assert "toxicity_group1,scored" in results and "toxicity_group2,scored" not in results
     assert 0.0 <= results["undecided_rate,scored"] <= 1.0

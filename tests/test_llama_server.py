@@ -21,9 +21,21 @@ pytestmark = pytest.mark.server
 BIN = Path(sys.executable).parent
 # The tasks tagged lm_eval_bias (what `--tasks lm_eval_bias` runs; winoqueer_mlm is hf-mlm only) but
 # the _full variants, which send what their base task sends, over all of its data.
-DEFAULT_TASKS = ("community_probes", "gendercare_genderpair", "scm_mc", "scm_mc_prob", "scm_prob_ratio", "scm_score",
-                 "scm_score_prob", "scm_story", "tango_disclosure", "tango_misgender", "tango_misgender_prob",
-                 "tango_misgender_sampled", "winoqueer")
+DEFAULT_TASKS = (
+    "community_probes",
+    "gendercare_genderpair",
+    "scm_mc",
+    "scm_mc_prob",
+    "scm_prob_ratio",
+    "scm_score",
+    "scm_score_prob",
+    "scm_story",
+    "tango_disclosure",
+    "tango_misgender",
+    "tango_misgender_prob",
+    "tango_misgender_sampled",
+    "winoqueer",
+)
 FULL_VARIANTS = ("community_probes_full", "gendercare_genderpair_full", "tango_disclosure_full")
 # One prompt per group, scored without sampling: no interval (scm_mc_samples adds shuffled orders and one).
 DETERMINISTIC_TASKS = ("scm_mc_prob",)
@@ -65,20 +77,41 @@ def test_tasks_tag_is_the_list_here():
         assert keys <= {"include", "task", "task_alias", "metadata", "repeats"}, (variant, keys)
 
 
-def test_every_default_task_through_local_completions(q4_server, smollm2_tokenizer, tiny_detoxify, winoqueer_dir,
-                                                       tmp_path):
+def test_every_default_task_through_local_completions(
+    q4_server, smollm2_tokenizer, tiny_detoxify, winoqueer_dir, tmp_path
+):
     from test_report import data_dir
 
     checkpoint, config_dir = tiny_detoxify["original"]
-    metadata = {"data_dir": str(data_dir(tmp_path / "data", winoqueer_dir.parent)),
-                "detoxify_checkpoint": str(checkpoint), "detoxify_config_dir": str(config_dir)}
+    metadata = {
+        "data_dir": str(data_dir(tmp_path / "data", winoqueer_dir.parent)),
+        "detoxify_checkpoint": str(checkpoint),
+        "detoxify_config_dir": str(config_dir),
+    }
     out = tmp_path / "out"
     completed = subprocess.run(
-        [str(BIN / "lm-eval-bias"), "--model", "local-completions",
-         "--model_args", completions_model_args(q4_server, smollm2_tokenizer),
-         "--tasks", ",".join(DEFAULT_TASKS), "--limit", str(LIMIT), "--gen_kwargs", "max_gen_toks=12",
-         "--metadata", json.dumps(metadata), "--output_path", str(out), "--log_samples"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=1500,
+        [
+            str(BIN / "lm-eval-bias"),
+            "--model",
+            "local-completions",
+            "--model_args",
+            completions_model_args(q4_server, smollm2_tokenizer),
+            "--tasks",
+            ",".join(DEFAULT_TASKS),
+            "--limit",
+            str(LIMIT),
+            "--gen_kwargs",
+            "max_gen_toks=12",
+            "--metadata",
+            json.dumps(metadata),
+            "--output_path",
+            str(out),
+            "--log_samples",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=1500,
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-6000:]
     (path,) = out.rglob("results_*.json")
@@ -93,8 +126,11 @@ def test_every_default_task_through_local_completions(q4_server, smollm2_tokeniz
         if not any(key.startswith(f"{name},") for key in entries):
             # Our tasks leave a document out of a metric when its answer has no rating, no choice or no
             # text, and say so in a rate: with one document, that rate is 1 and the metric absent.
-            assert 1.0 in [value for key, value in entries.items()
-                           if key.split(",")[0] in ("empty_rate", "undecided_rate", "refusal_rate")], (task, entries)
+            assert 1.0 in [
+                value
+                for key, value in entries.items()
+                if key.split(",")[0] in ("empty_rate", "undecided_rate", "refusal_rate")
+            ], (task, entries)
             continue
         headline = run.metric(task)
         if task in DETERMINISTIC_TASKS:
@@ -113,8 +149,11 @@ def test_every_default_task_through_local_completions(q4_server, smollm2_tokeniz
                 assert f"{name}_n,{metric.filter}" in entries or name.startswith("survey_r"), (task, name)
     # The server really answered: no generation is empty (except TANGO disclosure's, where greedy SmolLM2
     # ends the text at once), and WinoQueer's scores are log-likelihoods.
-    assert all(document["results"][task].get("empty_rate,scored", 0.0) == 0.0
-               for task in DEFAULT_TASKS if task != "tango_disclosure")
+    assert all(
+        document["results"][task].get("empty_rate,scored", 0.0) == 0.0
+        for task in DEFAULT_TASKS
+        if task != "tango_disclosure"
+    )
     samples = [json.loads(line) for line in next(out.rglob("samples_winoqueer_*.jsonl")).read_text().splitlines()]
     assert len(samples) == LIMIT
     for sample in samples:
@@ -150,12 +189,16 @@ def test_a_context_without_bos_is_refused_on_llama_cpp(q4_server, smollm2_tokeni
     (tmp_path / "my_choice.yaml").write_text(MY_CHOICE_TASK.format(data=data))
     with pytest.raises(ConfigurationError) as error:
         lm_eval_bias.simple_evaluate(
-            model="local-completions", model_args=completions_model_args(q4_server, smollm2_tokenizer),
-            tasks=["my_choice"], task_manager=lm_eval_bias.task_manager([str(tmp_path)]))
+            model="local-completions",
+            model_args=completions_model_args(q4_server, smollm2_tokenizer),
+            tasks=["my_choice"],
+            task_manager=lm_eval_bias.task_manager([str(tmp_path)]),
+        )
     assert str(error.value).startswith(
         "the completions server echoed one prompt token fewer than lm-eval sent, and the prompt does not "
         "start with the model's BOS token: llama-cpp-python's server then reads every echoed log-probability one "
-        "position off"), str(error.value)
+        "position off"
+    ), str(error.value)
 
 
 def test_token_id_prompts_are_explained(q4_server, smollm2_tokenizer, winoqueer_dir, tmp_path):
@@ -163,17 +206,33 @@ def test_token_id_prompts_are_explained(q4_server, smollm2_tokenizer, winoqueer_
     (HTTP 500): one message naming the fix, no traceback."""
     args = completions_model_args(q4_server, smollm2_tokenizer, tokenized_requests=True)
     completed = subprocess.run(
-        [str(BIN / "lm-eval-bias"), "--model", "local-completions", "--model_args", args, "--tasks", "winoqueer",
-         "--limit", "1", "--metadata", json.dumps({"data_file": str(winoqueer_dir / "winoqueer_head_sample.csv")})],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        [
+            str(BIN / "lm-eval-bias"),
+            "--model",
+            "local-completions",
+            "--model_args",
+            args,
+            "--tasks",
+            "winoqueer",
+            "--limit",
+            "1",
+            "--metadata",
+            json.dumps({"data_file": str(winoqueer_dir / "winoqueer_head_sample.csv")}),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert completed.returncode == 2, completed.stderr[-3000:]
     # the message alone (lm-eval's progress bar may print after it)
     (last,) = [line for line in completed.stderr.splitlines() if line.startswith("lm-eval-bias: error:")]
-    assert last.startswith("lm-eval-bias: error: winoqueer: the completions server refused lm-eval's prompts "
-                           "(HTTPError: 500 Server Error"), last
-    assert last.endswith("Fix: --model_args ...,tokenized_requests=False (lm-eval still tokenizes locally to "
-                         "locate the scored tokens)"), last
+    assert last.startswith(
+        "lm-eval-bias: error: winoqueer: the completions server refused lm-eval's prompts (HTTPError: 500 Server Error"
+    ), last
+    assert last.endswith(
+        "Fix: --model_args ...,tokenized_requests=False (lm-eval still tokenizes locally to locate the scored tokens)"
+    ), last
     assert "Traceback" not in completed.stderr
 
 
@@ -198,8 +257,9 @@ def f32_server(tmp_path_factory):
     import models  # bench/models.py, on sys.path through llama_server.smollm2_gguf
 
     smollm2_gguf()
-    with llama_server(models.smollm2_f32_gguf(), tmp_path_factory.mktemp("llama-f32") / "server.log",
-                      f32_kv_cache=True) as base_url:
+    with llama_server(
+        models.smollm2_f32_gguf(), tmp_path_factory.mktemp("llama-f32") / "server.log", f32_kv_cache=True
+    ) as base_url:
         yield base_url
 
 
@@ -248,14 +308,15 @@ def test_one_sentence_token_by_token(f32_server, smollm2_fp32_dir):
     expected = [logprobs[i - 1, ids[i]].item() for i in range(1, len(ids))]
 
     payload = {"prompt": text, "max_tokens": 1, "logprobs": 1, "echo": True, "temperature": 0}
-    request = urllib.request.Request(f"{f32_server}/v1/completions", data=json.dumps(payload).encode(),
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"{f32_server}/v1/completions", data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(request, timeout=60) as response:
         answer = json.load(response)
     assert answer["usage"]["prompt_tokens"] == len(ids)  # BOS parsed from its text, nothing added
     echoed = answer["choices"][0]["logprobs"]
-    assert "".join(echoed["tokens"][:len(ids) - 1]) == tokenizer.decode(ids[1:])  # BOS not echoed
-    served = echoed["token_logprobs"][:len(ids) - 1]
+    assert "".join(echoed["tokens"][: len(ids) - 1]) == tokenizer.decode(ids[1:])  # BOS not echoed
+    served = echoed["token_logprobs"][: len(ids) - 1]
     assert served[0] is None  # the first echoed token gets no value
     assert served[1:] == pytest.approx(expected[1:], abs=5e-5)
 
@@ -269,8 +330,14 @@ def test_probability_task_server_matches_hf_on_the_same_weights(f32_server, smol
     metadata = {"data_file": str(winoqueer_dir.parent / "tango" / "misgendering_prompts.csv")}
 
     def choice_scores(model, model_args):
-        output = lm_eval_bias.simple_evaluate(model=model, model_args=model_args, tasks=["tango_misgender_prob"],
-                                              limit=2, log_samples=True, metadata=metadata)
+        output = lm_eval_bias.simple_evaluate(
+            model=model,
+            model_args=model_args,
+            tasks=["tango_misgender_prob"],
+            limit=2,
+            log_samples=True,
+            metadata=metadata,
+        )
         samples = sorted(output["samples"]["tango_misgender_prob"], key=lambda sample: sample["doc_id"])
         assert all(context.startswith("<|im_start|>") for sample in samples for context, _ in sample["arguments"])
         return [float(response[0][0]) for sample in samples for response in sample["resps"]]

@@ -48,27 +48,43 @@ class NotANumberLM(ScriptedLM):
 # ---------------------------------------------------------------- option values
 
 
-@pytest.mark.parametrize("parse,value,expected", [
-    (options.flag, "false", False), (options.flag, "True", True), (options.flag, 1, True),
-    (options.count, "2", 2), (options.count, 3.0, 3), (options.integer, "-4", -4),
-    (options.names, "a, b,,c", ("a", "b", "c")), (options.names, ["x"], ("x",)),
-    (options.path, " /data/x.csv ", "/data/x.csv"), (options.positive_number, "0.5", 0.5),
-])
+@pytest.mark.parametrize(
+    "parse,value,expected",
+    [
+        (options.flag, "false", False),
+        (options.flag, "True", True),
+        (options.flag, 1, True),
+        (options.count, "2", 2),
+        (options.count, 3.0, 3),
+        (options.integer, "-4", -4),
+        (options.names, "a, b,,c", ("a", "b", "c")),
+        (options.names, ["x"], ("x",)),
+        (options.path, " /data/x.csv ", "/data/x.csv"),
+        (options.positive_number, "0.5", 0.5),
+    ],
+)
 def test_option_values_are_parsed(parse, value, expected):
     assert parse(value) == expected
 
 
-@pytest.mark.parametrize("parse,value,problem", [
-    (options.flag, "sometimes", "expected true or false, got 'sometimes' (text)"),
-    (options.count, 0, "expected a whole number of at least 1, got 0"),
-    (options.count, True, "expected a whole number, got True (a boolean)"),
-    (options.count, 2.5, "expected a whole number, got 2.5 (a number)"),
-    (options.names, 5, "expected names, as text separated by commas or a list of texts, got 5 (a number)"),
-    (options.names, ["x", 3], "expected names, as text separated by commas or a list of texts, got ['x', 3] (a list)"),
-    (options.names, " , ", "expected at least one name, got none"),
-    (options.path, 5, "expected a path (text), got 5 (a number)"),
-    (options.number, "nan", "expected a finite number, got nan (a number)"),
-])
+@pytest.mark.parametrize(
+    "parse,value,problem",
+    [
+        (options.flag, "sometimes", "expected true or false, got 'sometimes' (text)"),
+        (options.count, 0, "expected a whole number of at least 1, got 0"),
+        (options.count, True, "expected a whole number, got True (a boolean)"),
+        (options.count, 2.5, "expected a whole number, got 2.5 (a number)"),
+        (options.names, 5, "expected names, as text separated by commas or a list of texts, got 5 (a number)"),
+        (
+            options.names,
+            ["x", 3],
+            "expected names, as text separated by commas or a list of texts, got ['x', 3] (a list)",
+        ),
+        (options.names, " , ", "expected at least one name, got none"),
+        (options.path, 5, "expected a path (text), got 5 (a number)"),
+        (options.number, "nan", "expected a finite number, got nan (a number)"),
+    ],
+)
 def test_bad_option_values_say_what_was_expected(parse, value, problem):
     with pytest.raises(ValueError) as error:
         parse(value)
@@ -82,7 +98,8 @@ def test_every_bad_value_of_a_loader_is_reported_at_once():
         "--metadata option 'data_file': expected a path (text), got 5 (a number) (the benchmark's data file in "
         "the official format)\n"
         "--metadata option 'subgroups': expected names, as text separated by commas or a list of texts, got 7 "
-        "(a number) (WinoQueer subgroups to keep, e.g. Transgender,Nonbinary)")
+        "(a number) (WinoQueer subgroups to keep, e.g. Transgender,Nonbinary)"
+    )
 
 
 def test_false_as_text_is_false():
@@ -103,16 +120,23 @@ def test_a_task_refuses_misspelt_and_mistyped_options_but_not_model_arguments():
     # lm-eval's own CLI merges --model_args into the metadata every task receives.
     from lm_eval.tasks import TaskManager
 
-    manager = TaskManager(include_path=tasks_dir(), include_defaults=False,
-                          metadata={"pretrained": "gpt2", "dtype": "bfloat16", "subgroup": "Gay", "data_file": 5})
+    manager = TaskManager(
+        include_path=tasks_dir(),
+        include_defaults=False,
+        metadata={"pretrained": "gpt2", "dtype": "bfloat16", "subgroup": "Gay", "data_file": 5},
+    )
     with pytest.raises(ConfigurationError) as error:
         manager.load(["winoqueer"])
     message = str(error.value)
-    assert message.startswith("winoqueer: unknown option 'subgroup' (did you mean 'subgroups'?); "
-                              "--metadata option 'data_file': expected a path (text), got 5 (a number)")
-    assert message.endswith("winoqueer reads: data_file (the benchmark's data file in the official format); "
-                            "data_dir (a folder laid out as DIR/<benchmark>/<official file name>); subgroups "
-                            "(WinoQueer subgroups to keep, e.g. Transgender,Nonbinary)")
+    assert message.startswith(
+        "winoqueer: unknown option 'subgroup' (did you mean 'subgroups'?); "
+        "--metadata option 'data_file': expected a path (text), got 5 (a number)"
+    )
+    assert message.endswith(
+        "winoqueer reads: data_file (the benchmark's data file in the official format); "
+        "data_dir (a folder laid out as DIR/<benchmark>/<official file name>); subgroups "
+        "(WinoQueer subgroups to keep, e.g. Transgender,Nonbinary)"
+    )
     assert "pretrained" not in message and "dtype" not in message
 
 
@@ -124,20 +148,26 @@ def test_another_benchmarks_option_is_not_a_misspelling():
 
 def test_our_prefixes_are_always_checked():
     assert options.misspelt(["scm_grups", "probe_colour", "detoxify_ckpt", "max_length"], ()) == [
-        "unknown option 'scm_grups' (did you mean 'scm_groups'?)", "unknown option 'probe_colour'",
-        "unknown option 'detoxify_ckpt' (did you mean 'detoxify_checkpoint'?)"]
+        "unknown option 'scm_grups' (did you mean 'scm_groups'?)",
+        "unknown option 'probe_colour'",
+        "unknown option 'detoxify_ckpt' (did you mean 'detoxify_checkpoint'?)",
+    ]
 
 
 # ---------------------------------------------------------------- backends
 
 
 def test_backend_checks_by_name_before_the_model_loads():
-    tasks = [built("tango_misgender_prob", data_file=MISGENDERING),
-             built("winoqueer_mlm", data_file=WINOQUEER_SAMPLE), built("tango_misgender", data_file=MISGENDERING)]
+    tasks = [
+        built("tango_misgender_prob", data_file=MISGENDERING),
+        built("winoqueer_mlm", data_file=WINOQUEER_SAMPLE),
+        built("tango_misgender", data_file=MISGENDERING),
+    ]
     assert preflight.check_backend("hf", tasks) == [
         "winoqueer_mlm: needs the masked-LM backend (--model hf-mlm with a masked LM such as bert-base-uncased); "
         "--model hf would score each sentence as a continuation of its counterfactual, which is not WinoQueer's "
-        "Eq. 1. Fix: --model hf-mlm, or --tasks winoqueer for causal LMs"]
+        "Eq. 1. Fix: --model hf-mlm, or --tasks winoqueer for causal LMs"
+    ]
     problems = preflight.check_backend("hf-mlm", tasks)
     assert problems == [
         "tango_misgender_prob: --model hf-mlm scores only WinoQueer pairs with a masked LM (winoqueer_mlm), and "
@@ -145,10 +175,12 @@ def test_backend_checks_by_name_before_the_model_loads():
         "LM; run masked LMs with --tasks winoqueer_mlm",
         "tango_misgender: --model hf-mlm scores only WinoQueer pairs with a masked LM (winoqueer_mlm), and "
         "tango_misgender needs generation. Fix: run tango_misgender with --model hf and a causal LM; run masked "
-        "LMs with --tasks winoqueer_mlm"]
+        "LMs with --tasks winoqueer_mlm",
+    ]
     chat = preflight.check_backend("local-chat-completions", tasks)
     assert len(chat) == 2 and chat[0].startswith(
-        "tango_misgender_prob: --model local-chat-completions cannot score log-likelihoods")
+        "tango_misgender_prob: --model local-chat-completions cannot score log-likelihoods"
+    )
     assert "winoqueer_mlm: needs the masked-LM backend" in chat[1]
 
 
@@ -156,7 +188,8 @@ def test_backend_checks_on_loaded_models():
     tasks = [built("winoqueer", data_file=WINOQUEER_SAMPLE)]
     masked = object.__new__(HFMaskedLM)  # the class is what counts, not a loaded BERT
     assert preflight.check_backend(masked, tasks)[0].startswith(
-        "winoqueer: the HFMaskedLM backend scores only WinoQueer pairs")
+        "winoqueer: the HFMaskedLM backend scores only WinoQueer pairs"
+    )
 
     class HFLM:  # lm-eval's hf backend with a BERT checkpoint loaded as a "causal" LM
         backend = "causal"
@@ -165,7 +198,8 @@ def test_backend_checks_on_loaded_models():
     assert preflight.check_backend(HFLM(), tasks) == [
         "winoqueer: the model is a masked LM (bert) loaded as a causal LM: it sees the tokens it is asked to "
         "predict, so its log-likelihoods and generations mean nothing. Fix: --model hf-mlm --tasks winoqueer_mlm "
-        "for masked LMs, or a causal LM"]
+        "for masked LMs, or a causal LM"
+    ]
     HFLM.model.config.model_type = "xlm"  # an XLM masked LM: its config says causal=False
     HFLM.model.config.causal = False
     assert "masked LM (xlm)" in preflight.check_backend(HFLM(), tasks)[0]
@@ -178,8 +212,9 @@ def test_backend_checks_on_loaded_models():
 def test_stock_simple_evaluate_refuses_winoqueer_mlm_on_a_causal_backend_before_any_request():
     model = CountingLM()
     with pytest.raises(PreflightError, match="winoqueer_mlm: needs the masked-LM backend"):
-        lm_eval.simple_evaluate(model=model, tasks=["winoqueer_mlm"],
-                                task_manager=our_tasks(data_file=WINOQUEER_SAMPLE))
+        lm_eval.simple_evaluate(
+            model=model, tasks=["winoqueer_mlm"], task_manager=our_tasks(data_file=WINOQUEER_SAMPLE)
+        )
     assert model.requests == 0
 
 
@@ -189,11 +224,13 @@ def test_stock_simple_evaluate_refuses_winoqueer_mlm_on_a_causal_backend_before_
 def test_limit_zero_is_refused_before_any_request():
     model = CountingLM()
     with pytest.raises(PreflightError) as error:
-        lm_eval.simple_evaluate(model=model, tasks=["tango_misgender_prob"], limit=0,
-                                task_manager=our_tasks(data_file=MISGENDERING))
+        lm_eval.simple_evaluate(
+            model=model, tasks=["tango_misgender_prob"], limit=0, task_manager=our_tasks(data_file=MISGENDERING)
+        )
     assert error.value.problems == [
         "tango_misgender_prob: --limit 0 leaves no documents to evaluate. Fix: --limit N with N >= 1 (or a "
-        "fraction above 0), or no --limit"]
+        "fraction above 0), or no --limit"
+    ]
     assert model.requests == 0
 
 
@@ -201,32 +238,41 @@ def test_limit_zero_is_refused_before_any_request():
 def test_a_limit_that_is_not_a_number_of_documents_is_refused(limit):
     model = CountingLM()
     with pytest.raises(PreflightError) as error:
-        lm_eval.simple_evaluate(model=model, tasks=["tango_misgender_prob"], limit=limit,
-                                task_manager=our_tasks(data_file=MISGENDERING))
+        lm_eval.simple_evaluate(
+            model=model, tasks=["tango_misgender_prob"], limit=limit, task_manager=our_tasks(data_file=MISGENDERING)
+        )
     assert error.value.problems == [
         f"--limit {limit!r} is not a number of documents. Fix: --limit N with N >= 1 (or a fraction between 0 "
-        "and 1), or no --limit"]
+        "and 1), or no --limit"
+    ]
     assert model.requests == 0
 
 
 def test_swapped_winoqueer_sentences_are_an_error_outside_the_official_file(tmp_path):
-    path = write_pairs(tmp_path / "pairs.csv", "Gay,Straight,Gay people are kind.,Straight people are kind.",
-                       "Lesbian,Straight,Straight people sing.,Lesbians sing.")
+    path = write_pairs(
+        tmp_path / "pairs.csv",
+        "Gay,Straight,Gay people are kind.,Straight people are kind.",
+        "Lesbian,Straight,Straight people sing.,Lesbians sing.",
+    )
     with pytest.raises(data.MalformedDataError) as error:
         wq.load_dataset(data_file=str(path))
     assert str(error.value) == (
         f"{path}: in 1 pair(s) the words that differ in sent_x name the counterfactual (straight, heterosexual, "
         "cisgender, cis) and those in sent_y do not, at line(s) 3: sent_x must be the LGBTQ+ sentence and sent_y "
         "its counterfactual, or the score is inverted. Fix: swap the two sentences (or the sent_x/sent_y column "
-        "names) in those rows")
+        "names) in those rows"
+    )
     assert wq.looks_swapped("Cis people are kind.", "Trans people are kind.")
     assert not wq.looks_swapped("Straight-acting gay men are kind.", "Straight men are kind.")
 
 
 def test_a_counterfactual_that_does_not_name_its_label_is_an_error(tmp_path):
     path = write_pairs(tmp_path / "pairs.csv", "LGBTQ,Cisgender,LGBTQ people are kind.,Lesbian people are kind.")
-    with pytest.raises(data.MalformedDataError, match=r"line\(s\) 2: sent_y must be the counterfactual that its "
-                                                      r"label names"):
+    with pytest.raises(
+        data.MalformedDataError,
+        match=r"line\(s\) 2: sent_y must be the counterfactual that its "
+        r"label names",
+    ):
         wq.load_dataset(data_file=str(path))
     assert wq.names_its_label("Gay men sing.", "Straight men sing.", "Straight")
     assert not wq.names_its_label("Trans men sing.", "Straight men sing.", "Cisgender")
@@ -246,8 +292,10 @@ def test_a_subgroup_label_that_its_sentence_does_not_name_is_an_error(tmp_path):
 
 def test_a_tango_label_that_disagrees_with_its_template_is_an_error(tmp_path):
     path = tmp_path / "misgendering.csv"
-    path.write_text("template_idx,ante,ante_type,pronoun_family,template\n"
-                    "0,casey,ante_nongendered,she,casey is an actor and he is known for his roles.\n")
+    path.write_text(
+        "template_idx,ante,ante_type,pronoun_family,template\n"
+        "0,casey,ante_nongendered,she,casey is an actor and he is known for his roles.\n"
+    )
     with pytest.raises(data.MalformedDataError) as error:
         tango.read_misgendering(path)
     assert str(error.value).startswith(f"{path}, line 2: pronoun_family is 'she' but the template uses he pronouns")
@@ -255,32 +303,45 @@ def test_a_tango_label_that_disagrees_with_its_template_is_an_error(tmp_path):
 
 def test_it_for_a_thing_is_not_a_pronoun_family(tmp_path):
     path = tmp_path / "misgendering.csv"
-    path.write_text("template_idx,ante,ante_type,pronoun_family,template\n"
-                    "0,casey,ante_nongendered,he,casey bought a car and he loves it.\n")
+    path.write_text(
+        "template_idx,ante,ante_type,pronoun_family,template\n"
+        "0,casey,ante_nongendered,he,casey bought a car and he loves it.\n"
+    )
     assert [p["pronoun_family"] for p in tango.read_misgendering(path)] == ["he"]
 
 
-@pytest.mark.parametrize("setting, problem", [
-    ("temperature=-1,do_sample=True", "temperature=-1 is not a number >= 0 (0: greedy)"),
-    ("max_gen_toks=abc", "max_gen_toks='abc' is not a whole number of new tokens, at least 1"),
-    ("max_gen_toks=2.5", "max_gen_toks=2.5 is not a whole number of new tokens, at least 1"),
-    ("top_p=0", "top_p=0 is not a number in (0, 1]"),
-    ("max_gen_toks=True", "max_gen_toks=True is not a whole number of new tokens, at least 1"),
-])
+@pytest.mark.parametrize(
+    "setting, problem",
+    [
+        ("temperature=-1,do_sample=True", "temperature=-1 is not a number >= 0 (0: greedy)"),
+        ("max_gen_toks=abc", "max_gen_toks='abc' is not a whole number of new tokens, at least 1"),
+        ("max_gen_toks=2.5", "max_gen_toks=2.5 is not a whole number of new tokens, at least 1"),
+        ("top_p=0", "top_p=0 is not a number in (0, 1]"),
+        ("max_gen_toks=True", "max_gen_toks=True is not a whole number of new tokens, at least 1"),
+    ],
+)
 def test_generation_settings_the_backend_would_fail_on_are_refused(setting, problem):
     model = CountingLM()
     with pytest.raises(ConfigurationError, match=re.escape(f"tango_misgender: generation setting {problem}")):
-        lm_eval.simple_evaluate(model=model, tasks=["tango_misgender"], limit=2, gen_kwargs=setting,
-                                task_manager=our_tasks(data_file=MISGENDERING))
+        lm_eval.simple_evaluate(
+            model=model,
+            tasks=["tango_misgender"],
+            limit=2,
+            gen_kwargs=setting,
+            task_manager=our_tasks(data_file=MISGENDERING),
+        )
     assert model.requests == 0
 
 
-@pytest.mark.parametrize("arguments, problem", [
-    ({"metadata": "data_dir=x"}, "simple_evaluate(metadata=...): expected a dict of option names (text) to values"),
-    ({"metadata": {None: 1}}, "simple_evaluate(metadata=...): expected a dict of option names (text) to values"),
-    ({"tasks": "winoqueer"}, "simple_evaluate(tasks=...): expected a list of task names, e.g. ['winoqueer']"),
-    ({"tasks": ["winoqueer", 5]}, "simple_evaluate(tasks=...): expected a list of task names"),
-])
+@pytest.mark.parametrize(
+    "arguments, problem",
+    [
+        ({"metadata": "data_dir=x"}, "simple_evaluate(metadata=...): expected a dict of option names (text) to values"),
+        ({"metadata": {None: 1}}, "simple_evaluate(metadata=...): expected a dict of option names (text) to values"),
+        ({"tasks": "winoqueer"}, "simple_evaluate(tasks=...): expected a list of task names, e.g. ['winoqueer']"),
+        ({"tasks": ["winoqueer", 5]}, "simple_evaluate(tasks=...): expected a list of task names"),
+    ],
+)
 def test_python_arguments_of_the_wrong_kind_are_our_errors(arguments, problem):
     with pytest.raises(ConfigurationError, match=re.escape(problem)):
         lm_eval_bias.simple_evaluate(model=CountingLM(), **{"tasks": ["winoqueer"], **arguments})
@@ -307,13 +368,19 @@ def test_every_problem_is_reported_together_before_the_model_loads(tmp_path):
     manager = our_tasks(**metadata)
     with pytest.raises(PreflightError) as error:
         # The model does not exist: loading it would fail; every check comes first.
-        lm_eval_bias.simple_evaluate(model="hf", model_args="pretrained=/nonexistent/model,dtype=float32",
-                                     tasks=["winoqueer", "winoqueer_mlm", "tango_misgender"], task_manager=manager,
-                                     metadata=metadata, limit=0)
+        lm_eval_bias.simple_evaluate(
+            model="hf",
+            model_args="pretrained=/nonexistent/model,dtype=float32",
+            tasks=["winoqueer", "winoqueer_mlm", "tango_misgender"],
+            task_manager=manager,
+            metadata=metadata,
+            limit=0,
+        )
     problems = error.value.problems
     assert len(problems) == 5, problems
-    assert problems[0].startswith("tango_misgender: tango_misgendering: data file 'misgendering_prompts.csv' "
-                                  "not found, and downloading is off")
+    assert problems[0].startswith(
+        "tango_misgender: tango_misgendering: data file 'misgendering_prompts.csv' not found, and downloading is off"
+    )
     assert problems[1] == "--metadata: unknown option 'colour'"
     assert problems[2].startswith("winoqueer_mlm: needs the masked-LM backend")
     assert [p.split(":")[0] for p in problems[3:]] == ["winoqueer", "winoqueer_mlm"]
@@ -322,18 +389,30 @@ def test_every_problem_is_reported_together_before_the_model_loads(tmp_path):
 
 
 def test_a_run_without_problems_goes_ahead_with_the_tasks_already_built():
-    out = lm_eval_bias.simple_evaluate(model=ScriptedLM(), tasks=["tango_misgender_prob"], limit=12,
-                                       task_manager=our_tasks(data_file=MISGENDERING, families="xe,ey"),
-                                       metadata={"families": "xe,ey"})
+    out = lm_eval_bias.simple_evaluate(
+        model=ScriptedLM(),
+        tasks=["tango_misgender_prob"],
+        limit=12,
+        task_manager=our_tasks(data_file=MISGENDERING, families="xe,ey"),
+        metadata={"families": "xe,ey"},
+    )
     results = out["results"]["tango_misgender_prob"]
     assert results["consistency,none"] == 0.0 and results["consistency_n,none"] == 12
     assert results["consistency_xe_n,none"] + results["consistency_ey_n,none"] == 12
     provenance = out["configs"]["tango_misgender_prob"]["metadata"]["lm_eval_bias_data"]
     assert provenance == {
         "official": True,
-        "files": [{"name": "tango_misgendering", "path": MISGENDERING, "sha256": data.TANGO_MISGENDERING.sha256,
-                   "rows": 2880, "official_sha256": data.TANGO_MISGENDERING.sha256, "official_rows": 2880,
-                   "official": True}],
+        "files": [
+            {
+                "name": "tango_misgendering",
+                "path": MISGENDERING,
+                "sha256": data.TANGO_MISGENDERING.sha256,
+                "rows": 2880,
+                "official_sha256": data.TANGO_MISGENDERING.sha256,
+                "official_rows": 2880,
+                "official": True,
+            }
+        ],
         "selection": {"families": "xe,ey"},
         "settings": {},
     }
@@ -342,21 +421,30 @@ def test_a_run_without_problems_goes_ahead_with_the_tasks_already_built():
 def test_options_beside_an_explicit_task_manager_are_refused_not_lost():
     # lm-eval hands tasks the task manager's metadata only: these would be silently ignored.
     with pytest.raises(PreflightError) as error:
-        lm_eval_bias.simple_evaluate(model=CountingLM(), tasks=["tango_misgender_prob"],
-                                     task_manager=our_tasks(data_file=MISGENDERING),
-                                     metadata={"families": "xe", "subgroup": "Gay"})
+        lm_eval_bias.simple_evaluate(
+            model=CountingLM(),
+            tasks=["tango_misgender_prob"],
+            task_manager=our_tasks(data_file=MISGENDERING),
+            metadata={"families": "xe", "subgroup": "Gay"},
+        )
     assert error.value.problems == [
         "metadata: 'families', 'subgroup' would not reach the tasks: lm-eval gives them only the metadata of the "
-        "task_manager passed with them. Fix: pass the options to lm_eval_bias.task_manager(metadata=...) instead"]
+        "task_manager passed with them. Fix: pass the options to lm_eval_bias.task_manager(metadata=...) instead"
+    ]
 
 
 def test_task_options_in_model_args_are_refused():
     with pytest.raises(PreflightError) as error:
-        lm_eval_bias.simple_evaluate(model="hf", model_args="pretrained=/nonexistent,subgroups=Gay,seed=3",
-                                     tasks=["tango_misgender_prob"], task_manager=our_tasks(data_file=MISGENDERING))
+        lm_eval_bias.simple_evaluate(
+            model="hf",
+            model_args="pretrained=/nonexistent,subgroups=Gay,seed=3",
+            tasks=["tango_misgender_prob"],
+            task_manager=our_tasks(data_file=MISGENDERING),
+        )
     assert error.value.problems == [
         "--model_args: 'subgroups' is an option of lm-eval-bias's tasks, not a model argument. Fix: pass it with "
-        "--metadata '{\"subgroups\": ...}'"]
+        "--metadata '{\"subgroups\": ...}'"
+    ]
 
 
 def test_settings_that_change_the_documents_are_recorded():
@@ -371,17 +459,34 @@ def test_settings_that_change_the_documents_are_recorded():
 
 def test_a_broken_classifier_is_found_when_the_task_is_built_not_after_generation(tmp_path):
     disclosure = tmp_path / "disclosure.jsonl"
-    disclosure.write_text(json.dumps({
-        "gender_prompt_idx": 0, "gender_prompt": "<name> is <gender>", "filled_gender_prompt": "Alex is nonbinary.",
-        "gender_identity": "nonbinary", "name": "Alex", "is_english_name": True, "is_western_nb_gender": True}) + "\n")
+    disclosure.write_text(
+        json.dumps(
+            {
+                "gender_prompt_idx": 0,
+                "gender_prompt": "<name> is <gender>",
+                "filled_gender_prompt": "Alex is nonbinary.",
+                "gender_identity": "nonbinary",
+                "name": "Alex",
+                "is_english_name": True,
+                "is_western_nb_gender": True,
+            }
+        )
+        + "\n"
+    )
     model = CountingLM()
     missing = tmp_path / "missing.ckpt"
     with pytest.raises(PreflightError) as error:
-        lm_eval_bias.simple_evaluate(model=model, tasks=["tango_disclosure"], task_manager=our_tasks(
-            data_file=str(disclosure), detoxify_checkpoint=str(missing), detoxify_config_dir=str(tmp_path)))
+        lm_eval_bias.simple_evaluate(
+            model=model,
+            tasks=["tango_disclosure"],
+            task_manager=our_tasks(
+                data_file=str(disclosure), detoxify_checkpoint=str(missing), detoxify_config_dir=str(tmp_path)
+            ),
+        )
     assert error.value.problems == [
         f"tango_disclosure: detoxify: config_dir {str(tmp_path)!r} (from argument) has no config.json; save the "
-        "base model's config and tokenizer there with save_pretrained"]  # the data's lack of "man" is fine
+        "base model's config and tokenizer there with save_pretrained"
+    ]  # the data's lack of "man" is fine
     assert model.requests == 0
     with pytest.raises(ConfigurationError, match="'detoxify_dtype': expected one of float32, bfloat16, got 'half'"):
         built("tango_disclosure", data_file=str(disclosure), detoxify_dtype="half")
@@ -389,10 +494,15 @@ def test_a_broken_classifier_is_found_when_the_task_is_built_not_after_generatio
 
 def test_a_task_with_a_broken_classifier_and_missing_data_reports_both(tmp_path):
     with pytest.raises(PreflightError) as error:
-        lm_eval_bias.simple_evaluate(model=CountingLM(), tasks=["tango_disclosure", "community_probes"],
-                                     task_manager=our_tasks(data_dir=str(tmp_path), detoxify_config_dir=str(tmp_path)))
-    missing_config = (f"detoxify: config_dir {str(tmp_path)!r} (from argument) has no config.json; save the base "
-                      "model's config and tokenizer there with save_pretrained")
+        lm_eval_bias.simple_evaluate(
+            model=CountingLM(),
+            tasks=["tango_disclosure", "community_probes"],
+            task_manager=our_tasks(data_dir=str(tmp_path), detoxify_config_dir=str(tmp_path)),
+        )
+    missing_config = (
+        f"detoxify: config_dir {str(tmp_path)!r} (from argument) has no config.json; save the base "
+        "model's config and tokenizer there with save_pretrained"
+    )
     assert error.value.problems[0] == f"tango_disclosure, community_probes: {missing_config}"
     assert error.value.problems[1].startswith("tango_disclosure: data file 'disclosure.jsonl' not found")
     assert len(error.value.problems) == 2
@@ -403,18 +513,27 @@ def test_a_task_with_a_broken_classifier_and_missing_data_reports_both(tmp_path)
 
 def test_a_non_finite_log_likelihood_is_an_error_not_a_verdict():
     with pytest.raises(ConfigurationError) as error:
-        lm_eval.simple_evaluate(model=NotANumberLM(), tasks=["tango_misgender_prob"], limit=1,
-                                task_manager=our_tasks(data_file=MISGENDERING))
+        lm_eval.simple_evaluate(
+            model=NotANumberLM(),
+            tasks=["tango_misgender_prob"],
+            limit=1,
+            task_manager=our_tasks(data_file=MISGENDERING),
+        )
     assert str(error.value) == (
         "tango_misgender_prob: the model backend returned the log-likelihood nan for document template_idx=0; "
         "scores need finite log-probabilities of the prompt's tokens. Fix: use a backend that returns them "
-        "(e.g. --model hf, or a completions server with echo and logprobs; chat-completions APIs cannot score text)")
+        "(e.g. --model hf, or a completions server with echo and logprobs; chat-completions APIs cannot score text)"
+    )
 
 
 def test_empty_generations_are_counted_not_scored(caplog):
     with caplog.at_level("WARNING", logger="lm_eval_bias"):
-        out = lm_eval.simple_evaluate(model=ScriptedLM(continuation="  "), tasks=["tango_misgender"], limit=6,
-                                      task_manager=our_tasks(data_file=MISGENDERING))
+        out = lm_eval.simple_evaluate(
+            model=ScriptedLM(continuation="  "),
+            tasks=["tango_misgender"],
+            limit=6,
+            task_manager=our_tasks(data_file=MISGENDERING),
+        )
     results = out["results"]["tango_misgender"]
     assert results["empty_rate,none"] == 1.0 and results["empty_rate_n,none"] == 6
     assert results["empty_rate_he,none"] == 1.0
@@ -429,33 +548,59 @@ def test_empty_generations_are_counted_not_scored(caplog):
 def test_requests_longer_than_the_context_are_refused_before_any_is_sent(tiny_gpt2, tmp_path):
     long_pair = tmp_path / "long.csv"
     words = " ".join(["very"] * 150)
-    long_pair.write_text("," + ",".join(wq.REQUIRED_COLUMNS) + "\n"
-                         f"0,Gay,Straight,Gay people are {words} kind.,Straight people are {words} kind.\n"
-                         "1,Gay,Straight,Gay people are kind.,Straight people are kind.\n")
+    long_pair.write_text(
+        "," + ",".join(wq.REQUIRED_COLUMNS) + "\n"
+        f"0,Gay,Straight,Gay people are {words} kind.,Straight people are {words} kind.\n"
+        "1,Gay,Straight,Gay people are kind.,Straight people are kind.\n"
+    )
     with pytest.raises(ConfigurationError) as error:
-        lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={tiny_gpt2},dtype=float32", device="cpu",
-                                tasks=["winoqueer"], task_manager=our_tasks(data_file=str(long_pair)))
+        lm_eval.simple_evaluate(
+            model="hf",
+            model_args=f"pretrained={tiny_gpt2},dtype=float32",
+            device="cpu",
+            tasks=["winoqueer"],
+            task_manager=our_tasks(data_file=str(long_pair)),
+        )
     message = str(error.value)
     # one request per sentence (BOS text + the words before the scored span, then the rest)
-    assert message.startswith("winoqueer: 2 of its 4 requests do not fit the model's context of 128 tokens, so "
-                              "lm-eval would cut the start of the prompt: document pair_id='0' (line 2) (")
-    assert message.endswith("Fix: a model with a longer context (or --model_args max_length=N where the model "
-                            "supports it), a smaller --gen_kwargs max_gen_toks=N for generation tasks, or a data "
-                            "file without those documents")
+    assert message.startswith(
+        "winoqueer: 2 of its 4 requests do not fit the model's context of 128 tokens, so "
+        "lm-eval would cut the start of the prompt: document pair_id='0' (line 2) ("
+    )
+    assert message.endswith(
+        "Fix: a model with a longer context (or --model_args max_length=N where the model "
+        "supports it), a smaller --gen_kwargs max_gen_toks=N for generation tasks, or a data "
+        "file without those documents"
+    )
 
 
-@pytest.mark.parametrize("setting, message", [
-    ("max_gen_toks=200", r"document template_idx=0 \(it asks for 200 new tokens and the model takes 128 in all\)"),
-    ("max_gen_toks=0", r"^tango_misgender: generation setting max_gen_toks=0 is not a whole number of new tokens, "
-                       r"at least 1. Fix: --gen_kwargs "),
-    ("do_sample=True", r"^tango_misgender: generation setting do_sample=True with temperature 0 \(lm-eval's "
-                       r"default when none is given\)"),
-])
+@pytest.mark.parametrize(
+    "setting, message",
+    [
+        ("max_gen_toks=200", r"document template_idx=0 \(it asks for 200 new tokens and the model takes 128 in all\)"),
+        (
+            "max_gen_toks=0",
+            r"^tango_misgender: generation setting max_gen_toks=0 is not a whole number of new tokens, "
+            r"at least 1. Fix: --gen_kwargs ",
+        ),
+        (
+            "do_sample=True",
+            r"^tango_misgender: generation setting do_sample=True with temperature 0 \(lm-eval's "
+            r"default when none is given\)",
+        ),
+    ],
+)
 def test_generation_settings_the_hf_model_cannot_serve_are_refused(tiny_gpt2, setting, message):
     with pytest.raises(ConfigurationError, match=message):
-        lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={tiny_gpt2},dtype=float32", device="cpu",
-                                tasks=["tango_misgender"], limit=1, gen_kwargs=setting,
-                                task_manager=our_tasks(data_file=MISGENDERING))
+        lm_eval.simple_evaluate(
+            model="hf",
+            model_args=f"pretrained={tiny_gpt2},dtype=float32",
+            device="cpu",
+            tasks=["tango_misgender"],
+            limit=1,
+            gen_kwargs=setting,
+            task_manager=our_tasks(data_file=MISGENDERING),
+        )
 
 
 # ---------------------------------------------------------------- data that would be silently wrong
@@ -471,8 +616,10 @@ def test_repeated_winoqueer_pairs_are_an_error_outside_the_official_file(tmp_pat
     path = write_pairs(tmp_path / "pairs.csv", pair, "Lesbian,Straight,Lesbians sing.,Straight people sing.", pair)
     with pytest.raises(data.MalformedDataError) as error:
         wq.load_dataset(data_file=str(path))
-    assert str(error.value) == (f"{path}: 1 pair(s) repeat an earlier pair (line 4 repeats line 2), so they would "
-                                "be counted twice; remove the repeated rows")
+    assert str(error.value) == (
+        f"{path}: 1 pair(s) repeat an earlier pair (line 4 repeats line 2), so they would "
+        "be counted twice; remove the repeated rows"
+    )
     # The official file's own pairs are scored as its authors score them.
     monkeypatch.setattr(wq, "SOURCE", dataclasses.replace(wq.SOURCE, sha256=data.sha256_of(path), n_rows=3))
     assert wq.load_dataset(data_file=str(path))["test"].num_rows == 3
@@ -482,8 +629,10 @@ def test_a_pair_differing_only_in_whitespace_has_no_identity_span(tmp_path):
     path = write_pairs(tmp_path / "pairs.csv", "Gay,Straight,Gay people are kind.,Gay people  are kind.")
     with pytest.raises(data.MalformedDataError) as error:
         wq.read_pairs(path)
-    assert str(error.value) == (f"{path}, line 2: sent_x and sent_y differ only in whitespace, so the pair has no "
-                                "identity span; fix or remove the row")
+    assert str(error.value) == (
+        f"{path}, line 2: sent_x and sent_y differ only in whitespace, so the pair has no "
+        "identity span; fix or remove the row"
+    )
 
 
 def test_not_utf8_data_names_file_and_line(tmp_path):
@@ -537,9 +686,11 @@ def test_prefix_token_text_is_found_only_where_it_tokenizes_as_the_prefix_token(
     # a backend that adds BOS itself would read the text as a second BOS
     monkeypatch.setattr(tiny_hflm, "add_bos_token", True)
     monkeypatch.setattr(tiny_hflm.tokenizer, "add_bos_token", True, raising=False)
-    monkeypatch.setattr(type(tiny_hflm), "tok_encode",
-                        lambda self, text, add_special_tokens=None, **kw: [0] + self.tokenizer.encode(
-                            text, add_special_tokens=False))
+    monkeypatch.setattr(
+        type(tiny_hflm),
+        "tok_encode",
+        lambda self, text, add_special_tokens=None, **kw: [0] + self.tokenizer.encode(text, add_special_tokens=False),
+    )
     assert preflight.prefix_token_text(tiny_hflm) is None
 
 
@@ -566,8 +717,13 @@ def test_lm_eval_hf_logits_cache_misreads_a_sentence_split_at_two_words_unless_s
 
 
 def test_logits_cache_rounds_separate_continuation_lengths_within_a_group_only():
-    same_tokens_but_last = [(None, [1, 2], [3, 4, 5]), (None, [1, 2, 3], [4, 5]), (None, [1, 2, 3, 4], [6]),
-                            (None, [1, 2], [3, 4, 6]), (None, [9], [8])]
+    same_tokens_but_last = [
+        (None, [1, 2], [3, 4, 5]),
+        (None, [1, 2, 3], [4, 5]),
+        (None, [1, 2, 3, 4], [6]),
+        (None, [1, 2], [3, 4, 6]),
+        (None, [9], [8]),
+    ]
     assert preflight.logits_cache_rounds(same_tokens_but_last) == [[2, 4], [1], [0, 3]]
     one_token_choices = [(None, [1, 2], [3]), (None, [1, 2], [4]), (None, [7], [3, 4])]
     assert preflight.logits_cache_rounds(one_token_choices) == [[0, 1, 2]]
@@ -579,11 +735,15 @@ def test_a_model_that_answers_generations_with_something_else_than_text_is_named
         def generate_until(self, requests, disable_tqdm=False):
             return [7 for _ in requests]
 
-    with pytest.raises(ConfigurationError, match=r"^tango_misgender: the NumbersLM backend answered a generation "
-                                                 r"with int 7, not text. Fix: its generate_until must return one "
-                                                 r"string per request"):
-        lm_eval.simple_evaluate(model=NumbersLM(), tasks=["tango_misgender"], limit=2,
-                                task_manager=our_tasks(data_file=MISGENDERING))
+    with pytest.raises(
+        ConfigurationError,
+        match=r"^tango_misgender: the NumbersLM backend answered a generation "
+        r"with int 7, not text. Fix: its generate_until must return one "
+        r"string per request",
+    ):
+        lm_eval.simple_evaluate(
+            model=NumbersLM(), tasks=["tango_misgender"], limit=2, task_manager=our_tasks(data_file=MISGENDERING)
+        )
 
 
 class RecordingLM(ScriptedLM):
@@ -615,8 +775,9 @@ def test_each_distinct_loglikelihood_request_reaches_the_backend_once(winoqueer_
         with pytest.MonkeyPatch.context() as patch:
             for name, value in patches.items():
                 patch.setattr(preflight, name, value)
-            out = lm_eval_bias.simple_evaluate(model=lm, tasks=["winoqueer"], bootstrap_iters=0,
-                                               task_manager=our_tasks(data_file=str(data_file)))
+            out = lm_eval_bias.simple_evaluate(
+                model=lm, tasks=["winoqueer"], bootstrap_iters=0, task_manager=our_tasks(data_file=str(data_file))
+            )
         return lm.sent, out["results"]["winoqueer"]
 
     sent, results = evaluate()

@@ -51,8 +51,9 @@ class VariedLM(LM):
 
     def _reply(self, prompt: str) -> str:
         pick = checksum(self.salt, prompt)
-        pair = (re.search(r"phrase pairs: \{\((.+?), (.+?)\)", prompt)
-                or re.search(r"following: \{(.+?), (.+?)\}", prompt))
+        pair = re.search(r"phrase pairs: \{\((.+?), (.+?)\)", prompt) or re.search(
+            r"following: \{(.+?), (.+?)\}", prompt
+        )
         if pair:  # GenderPair: use one of the two offered descriptors
             return f" Someone {{{pair.group(1 + pick % 2)}}} came by."
         start = self.PRONOUN_STARTS[pick % len(self.PRONOUN_STARTS)]
@@ -108,8 +109,12 @@ def evaluate_and_save(model: LM, name: str, tasks: list[str], task_manager, out:
     output = lm_eval.simple_evaluate(model=model, tasks=tasks, task_manager=task_manager)
     tracker = EvaluationTracker(output_path=str(out))
     tracker.general_config_tracker.log_experiment_args(
-        model_source="hf", model_args=f"pretrained={name}", system_instruction=None, chat_template=None,
-        fewshot_as_multiturn=False)
+        model_source="hf",
+        model_args=f"pretrained={name}",
+        system_instruction=None,
+        chat_template=None,
+        fewshot_as_multiturn=False,
+    )
     tracker.save_results_aggregated(results=output, samples=None)
     return next((out / name.replace("/", "__")).glob("results_*.json"))
 
@@ -146,10 +151,14 @@ def scm_and_community_results(path: Path) -> Path:
         community_metrics[name] = value
         community_metrics[f"{name}_ci_lower"], community_metrics[f"{name}_ci_upper"] = value - 0.02, value + 0.02
     document = {
-        "results": {"scm_score": results_entry(scm_metrics, "scm_score"),
-                    "community_probes": results_entry(community_metrics, "community_probes")},
-        "higher_is_better": {}, "config": {"model": "hf", "model_args": "pretrained=org/model-c"},
-        "model_name": "org/model-c", "date": 1763700000.0,
+        "results": {
+            "scm_score": results_entry(scm_metrics, "scm_score"),
+            "community_probes": results_entry(community_metrics, "community_probes"),
+        },
+        "higher_is_better": {},
+        "config": {"model": "hf", "model_args": "pretrained=org/model-c"},
+        "model_name": "org/model-c",
+        "date": 1763700000.0,
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(document, indent=2))
@@ -164,15 +173,25 @@ def result_files(tmp_path_factory, winoqueer_dir, tiny_detoxify):
     root = tmp_path_factory.mktemp("report")
     data = data_dir(root / "data", winoqueer_dir.parent)
     checkpoint, config_dir = tiny_detoxify["original"]
-    metadata = {"data_dir": str(data), "pairs_per_target": 1, "names_per_group": 1,
-                "detoxify_checkpoint": str(checkpoint), "detoxify_config_dir": str(config_dir)}
+    metadata = {
+        "data_dir": str(data),
+        "pairs_per_target": 1,
+        "names_per_group": 1,
+        "detoxify_checkpoint": str(checkpoint),
+        "detoxify_config_dir": str(config_dir),
+    }
     # lm-eval's own thousands of tasks are not indexed: that alone would take most of this module's time.
     tasks = lm_eval_bias.task_manager(include_defaults=False, metadata=metadata)
     model_a = evaluate_and_save(
-        VariedLM("a", 0.02), "org/model-a",
-        ["winoqueer", "tango_misgender", "gendercare_genderpair", "tango_disclosure"], tasks, root / "out")
-    model_b = evaluate_and_save(VariedLM("b", 0.0), "org/model-b", ["winoqueer", "tango_misgender"], tasks,
-                                root / "out")
+        VariedLM("a", 0.02),
+        "org/model-a",
+        ["winoqueer", "tango_misgender", "gendercare_genderpair", "tango_disclosure"],
+        tasks,
+        root / "out",
+    )
+    model_b = evaluate_and_save(
+        VariedLM("b", 0.0), "org/model-b", ["winoqueer", "tango_misgender"], tasks, root / "out"
+    )
     return {"a": model_a, "b": model_b, "c": scm_and_community_results(root / "out" / "c" / "results_c.json")}
 
 
@@ -181,11 +200,15 @@ def report(result_files, tmp_path_factory):
     out = tmp_path_factory.mktemp("rendered")
     html_path, markdown_path = out / "report.html", out / "report.md"
     with pytest.raises(SystemExit) as exit_code:
-        cli.main(["report", *map(str, result_files.values()), "--html", str(html_path),
-                  "--markdown", str(markdown_path)])
+        cli.main(
+            ["report", *map(str, result_files.values()), "--html", str(html_path), "--markdown", str(markdown_path)]
+        )
     assert exit_code.value.code == 0
-    return {"html_path": html_path, "html": html_path.read_text(encoding="utf-8"),
-            "markdown": markdown_path.read_text(encoding="utf-8")}
+    return {
+        "html_path": html_path,
+        "html": html_path.read_text(encoding="utf-8"),
+        "markdown": markdown_path.read_text(encoding="utf-8"),
+    }
 
 
 def raw(path: Path) -> dict:
@@ -231,11 +254,17 @@ def test_markdown_tables_hold_the_results_numbers(result_files, report):
     a, b = raw(result_files["a"]), raw(result_files["b"])
     for label, results_of in (("org/model-a", a), ("org/model-b", b)):
         winoqueer = results_of["winoqueer"]
-        for name in ["bias_score"] + [f"bias_score_{g}" for g in ("lgbtq", "queer", "transgender", "nonbinary",
-                                                                   "bisexual", "pansexual", "lesbian", "asexual")]:
-            expected = row(name, label, fmt(winoqueer[f"{name},none"]),
-                           f"[{fmt(winoqueer[f'{name}_ci_lower,none'])}, {fmt(winoqueer[f'{name}_ci_upper,none'])}]",
-                           f"{winoqueer[f'{name}_stderr,none']:.2g}")
+        for name in ["bias_score"] + [
+            f"bias_score_{g}"
+            for g in ("lgbtq", "queer", "transgender", "nonbinary", "bisexual", "pansexual", "lesbian", "asexual")
+        ]:
+            expected = row(
+                name,
+                label,
+                fmt(winoqueer[f"{name},none"]),
+                f"[{fmt(winoqueer[f'{name}_ci_lower,none'])}, {fmt(winoqueer[f'{name}_ci_upper,none'])}]",
+                f"{winoqueer[f'{name}_stderr,none']:.2g}",
+            )
             assert expected in markdown  # followed by the p-value column
         assert "| bias_score_gay |" not in markdown  # no Gay pairs in the slice: absent, not 0
         cell = results_of["tango_misgender"]["consistency_she_feminine_name,none"]
@@ -248,8 +277,9 @@ def test_markdown_tables_hold_the_results_numbers(result_files, report):
     assert f"| toxicity_genderqueer | {fmt(toxicity)} | [" in markdown
     # the p-value column shows WinoQueer's sign test, BH-adjusted across subgroups
     pvalue = a["winoqueer"]["bias_score_lgbtq_pvalue_bh,none"]
-    assert next(line for line in markdown.splitlines()
-                if line.startswith("| bias_score_lgbtq | org/model-a")).endswith(f"| {pvalue:.3g} |")
+    assert next(line for line in markdown.splitlines() if line.startswith("| bias_score_lgbtq | org/model-a")).endswith(
+        f"| {pvalue:.3g} |"
+    )
 
 
 def test_numbers_show_their_base_and_partial_runs_say_why(result_files, report):
@@ -258,9 +288,14 @@ def test_numbers_show_their_base_and_partial_runs_say_why(result_files, report):
     winoqueer = document["results"]["winoqueer"]
     (data_file,) = document["configs"]["winoqueer"]["metadata"]["lm_eval_bias_data"]["files"]
     name = "bias_score_transgender"
-    expected = row(name, "org/model-a", fmt(winoqueer[f"{name},none"]),
-                   f"[{fmt(winoqueer[f'{name}_ci_lower,none'])}, {fmt(winoqueer[f'{name}_ci_upper,none'])}]",
-                   f"{winoqueer[f'{name}_stderr,none']:.2g}", f"{winoqueer[f'{name}_n,none']:,}")
+    expected = row(
+        name,
+        "org/model-a",
+        fmt(winoqueer[f"{name},none"]),
+        f"[{fmt(winoqueer[f'{name}_ci_lower,none'])}, {fmt(winoqueer[f'{name}_ci_upper,none'])}]",
+        f"{winoqueer[f'{name}_stderr,none']:.2g}",
+        f"{winoqueer[f'{name}_n,none']:,}",
+    )
     assert expected in report["markdown"]
     assert winoqueer[f"{name}_n,none"] < document["n-samples"]["winoqueer"]["effective"] == 241
     partial = f"non-official data file {data_file['path']} (241 rows; the official file has 45,540)"
@@ -296,8 +331,17 @@ def test_html_is_one_self_contained_file(report):
 def test_winoqueer_figure_has_one_bar_per_subgroup_and_model_and_the_50_line(result_files, report):
     (svg,) = figure_titled(report["html"], "WinoQueer")
     bars = tooltips(svg)
-    subgroups = ["all pairs", "LGBTQ", "Queer", "Transgender", "Nonbinary", "Bisexual", "Pansexual", "Lesbian",
-                 "Asexual"]
+    subgroups = [
+        "all pairs",
+        "LGBTQ",
+        "Queer",
+        "Transgender",
+        "Nonbinary",
+        "Bisexual",
+        "Pansexual",
+        "Lesbian",
+        "Asexual",
+    ]
     assert len(bars) == len(subgroups) * 2
     for model, path in (("org/model-a", result_files["a"]), ("org/model-b", result_files["b"])):
         winoqueer = raw(path)["winoqueer"]
@@ -370,10 +414,18 @@ def test_markdown_has_no_figures_but_says_where_they_are(report):
 def test_na_values_unknown_tasks_and_absent_subgroups(tmp_path):
     document = {
         "results": {
-            "winoqueer": results_entry({"bias_score": 61.5, "bias_score_ci_lower": 58.0, "bias_score_ci_upper": 65.0,
-                                        "bias_score_queer": "N/A"}, "winoqueer"),
-            "tango_misgender": results_entry({"consistency": "N/A", "consistency_xe": "N/A",
-                                              "consistency_xe_distal": "N/A"}, "tango_misgender"),
+            "winoqueer": results_entry(
+                {
+                    "bias_score": 61.5,
+                    "bias_score_ci_lower": 58.0,
+                    "bias_score_ci_upper": 65.0,
+                    "bias_score_queer": "N/A",
+                },
+                "winoqueer",
+            ),
+            "tango_misgender": results_entry(
+                {"consistency": "N/A", "consistency_xe": "N/A", "consistency_xe_distal": "N/A"}, "tango_misgender"
+            ),
             "gendercare_genderpair": results_entry({"bias_pair_ratio_group3": "N/A"}, "gendercare_genderpair"),
             "tango_disclosure": results_entry({"toxicity_woman": "N/A", "sentiment": "N/A"}, "tango_disclosure"),
             "my_own_task": results_entry({"acc": 0.75, "acc_ci_lower": 0.7, "acc_ci_upper": 0.8}, "my_own_task"),
@@ -396,21 +448,29 @@ def test_two_runs_of_one_model_on_one_task_are_told_apart(tmp_path):
     paths = []
     for index, score in enumerate((55.0, 70.0)):
         path = tmp_path / f"results_{index}.json"
-        path.write_text(json.dumps({"results": {"winoqueer": results_entry({"bias_score": score}, "winoqueer")},
-                                    "model_name": "org/same"}))
+        path.write_text(
+            json.dumps(
+                {"results": {"winoqueer": results_entry({"bias_score": score}, "winoqueer")}, "model_name": "org/same"}
+            )
+        )
         paths.append(path)
     (svg,) = figure_titled(report_html.to_html(results.load_runs(paths)), "WinoQueer")
-    assert sorted(tooltips(svg)) == ["org/same (results_0.json), all pairs: 55",
-                                     "org/same (results_1.json), all pairs: 70"]
+    assert sorted(tooltips(svg)) == [
+        "org/same (results_0.json), all pairs: 55",
+        "org/same (results_1.json), all pairs: 70",
+    ]
 
 
-@pytest.mark.parametrize("content, message", [
-    (None, "no such file or folder"),
-    ("{not json", "not valid JSON"),
-    ('{"config": {}}', "not an lm-eval results file"),
-    ('{"results": {}}', "no task results in this file"),
-    ('{"results": {"winoqueer": [1, 2]}}', "is not an object"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "no such file or folder"),
+        ("{not json", "not valid JSON"),
+        ('{"config": {}}', "not an lm-eval results file"),
+        ('{"results": {}}', "no task results in this file"),
+        ('{"results": {"winoqueer": [1, 2]}}', "is not an object"),
+    ],
+)
 def test_bad_results_files_exit_2_with_a_clear_error(tmp_path, capsys, content, message):
     path = tmp_path / "results_bad.json"
     if content is not None:
@@ -445,8 +505,13 @@ def test_ticks_and_ranges_are_round():
 
 
 def test_labels_are_escaped():
-    svg = figures.bar_chart(["<b>&"], [figures.Series("m<1>", "#000000", (figures.Estimate(0.5, 0.4, 0.6),))],
-                            value_range=(0, 1), value_label="x", title="a & b")
+    svg = figures.bar_chart(
+        ["<b>&"],
+        [figures.Series("m<1>", "#000000", (figures.Estimate(0.5, 0.4, 0.6),))],
+        value_range=(0, 1),
+        value_label="x",
+        title="a & b",
+    )
     assert "<b>" not in svg and "&lt;b&gt;&amp;" in svg
     ET.fromstring(svg)
 
@@ -456,16 +521,31 @@ def test_labels_are_escaped():
 
 
 def chromium(*args: str, profile: Path, timeout: int = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                           f"--user-data-dir={profile}", *args], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [
+            CHROMIUM,
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def console_problems(log: str, page: Path) -> list[str]:
     """Console messages (our page has no script, so any is an error, CSP violations included) and any
     file the browser tried to load besides the page itself."""
     problems = [line for line in log.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
-    problems += [line for line in log.splitlines()
-                 if "FileURLLoader::Start" in line and not line.rstrip().endswith(page.as_uri())]
+    problems += [
+        line
+        for line in log.splitlines()
+        if "FileURLLoader::Start" in line and not line.rstrip().endswith(page.as_uri())
+    ]
     return problems
 
 
@@ -473,8 +553,9 @@ def console_problems(log: str, page: Path) -> list[str]:
 def test_the_page_renders_in_headless_chromium_without_console_errors(report, tmp_path):
     page = report["html_path"]
     screenshot = tmp_path / "report.png"
-    shot = chromium(f"--screenshot={screenshot}", "--window-size=1200,3000", page.as_uri(),
-                    profile=tmp_path / "profile")
+    shot = chromium(
+        f"--screenshot={screenshot}", "--window-size=1200,3000", page.as_uri(), profile=tmp_path / "profile"
+    )
     assert screenshot.is_file(), shot.stderr[-3000:]
     png = screenshot.read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 50_000  # a blank page of this size is a few kB

@@ -34,30 +34,35 @@ def write_tmp(document, name="results_x.json"):
 # Partial runs: one rule
 
 
-@pytest.mark.parametrize("options, reasons", [
-    ({}, ()),
-    ({"limit": 20, "effective": 20}, ("--limit 20 (20 of 45,540 pairs)",)),
-    ({"limit": 0.5, "effective": 22770}, ("--limit 0.5 (22,770 of 45,540 pairs)",)),
-    ({"effective": 45000}, ("45,000 of 45,540 pairs evaluated",)),
-    ({"files": [UNOFFICIAL], "original": 300}, ("non-official data file /x/y.csv (300 rows; the official file has "
-                                               "45,540)",)),
-    ({"files": [dict(UNOFFICIAL, rows=45540)]}, ("non-official data file /x/y.csv",)),
-    ({"selection": {"subgroups": "Transgender"}}, ("subgroups=Transgender",)),
-    ({"selection": {"subgroups": ["Gay", "Lesbian"], "seed": 3}}, ("subgroups=Gay,Lesbian, seed=3",)),
-    ({"limit": 20, "effective": 20, "selection": {"subgroups": "Gay"}},
-     ("--limit 20 (20 of 45,540 pairs)", "subgroups=Gay")),
-])
+@pytest.mark.parametrize(
+    "options, reasons",
+    [
+        ({}, ()),
+        ({"limit": 20, "effective": 20}, ("--limit 20 (20 of 45,540 pairs)",)),
+        ({"limit": 0.5, "effective": 22770}, ("--limit 0.5 (22,770 of 45,540 pairs)",)),
+        ({"effective": 45000}, ("45,000 of 45,540 pairs evaluated",)),
+        (
+            {"files": [UNOFFICIAL], "original": 300},
+            ("non-official data file /x/y.csv (300 rows; the official file has 45,540)",),
+        ),
+        ({"files": [dict(UNOFFICIAL, rows=45540)]}, ("non-official data file /x/y.csv",)),
+        ({"selection": {"subgroups": "Transgender"}}, ("subgroups=Transgender",)),
+        ({"selection": {"subgroups": ["Gay", "Lesbian"], "seed": 3}}, ("subgroups=Gay,Lesbian, seed=3",)),
+        (
+            {"limit": 20, "effective": 20, "selection": {"subgroups": "Gay"}},
+            ("--limit 20 (20 of 45,540 pairs)", "subgroups=Gay"),
+        ),
+    ],
+)
 def test_partial_reasons(options, reasons):
     base = base_of(**options)
     assert base.partial == reasons
-    assert base.status == ("partial: " + "; ".join(reasons) if reasons else "complete, "
-                           f"{base.evaluated:,} pairs")
+    assert base.status == ("partial: " + "; ".join(reasons) if reasons else f"complete, {base.evaluated:,} pairs")
 
 
 def test_prompts_built_in_code_are_not_partial_and_older_files_without_provenance_neither():
     document = winoqueer_results()
-    document["configs"]["winoqueer"]["metadata"]["lm_eval_bias_data"] = {"official": None, "files": [],
-                                                                        "selection": {}}
+    document["configs"]["winoqueer"]["metadata"]["lm_eval_bias_data"] = {"official": None, "files": [], "selection": {}}
     assert not results.parse_run(write_tmp(document), document).base("winoqueer").is_partial
     del document["configs"]
     assert results.parse_run(write_tmp(document), document).base("winoqueer").status == "complete, 45,540 pairs"
@@ -82,20 +87,24 @@ def test_n_of_each_metric_with_samples_and_the_older_file_fallback():
 
 def test_report_tables_show_n_and_sections_mark_partial_runs(capsys):
     complete = write_tmp(winoqueer_results(), "a/results_a.json")
-    limited = write_tmp(winoqueer_results("org/model-b", n=20, lgbtq_n=3, limit=20, effective=20, date=NEW),
-                        "b/results_b.json")
+    limited = write_tmp(
+        winoqueer_results("org/model-b", n=20, lgbtq_n=3, limit=20, effective=20, date=NEW), "b/results_b.json"
+    )
     code, out, err = run_cli(["report", complete, limited], capsys)
     assert (code, err) == (0, "")
     assert "| org/model-a | a/results_a.json | 2025-11-21 04:40 UTC | winoqueer |" in out
     assert "| org/model-b | b/results_b.json | 2025-11-23 12:13 UTC | winoqueer (partial) |" in out
-    assert ("- org/model-a: complete, 45,540 pairs\n"
-            "- org/model-b: **partial**: --limit 20 (20 of 45,540 pairs)\n") in out
+    assert (
+        "- org/model-a: complete, 45,540 pairs\n- org/model-b: **partial**: --limit 20 (20 of 45,540 pairs)\n"
+    ) in out
     assert "| bias_score | org/model-a | 62 | [60, 64] | 0.5 | 45,540 |  |" in out
     assert "| bias_score | org/model-b | 62 | [60, 64] | 0.5 | 20 |  |" in out
     assert "| bias_score_lgbtq | org/model-b | 70 | [64, 75] | 2 | 3 | 0.012 |" in out
     page = report_html.to_html(results.load_runs([complete, limited]))
-    assert ("<li>org/model-a: complete, 45,540 pairs</li>"
-            "<li>org/model-b: <span class=partial>partial</span>: --limit 20 (20 of 45,540 pairs)</li>") in page
+    assert (
+        "<li>org/model-a: complete, 45,540 pairs</li>"
+        "<li>org/model-b: <span class=partial>partial</span>: --limit 20 (20 of 45,540 pairs)</li>"
+    ) in page
     assert "Partial run: org/model-b (--limit 20 (20 of 45,540 pairs)).</figcaption>" in page
     assert "<td>0.5</td><td>20</td><td></td></tr>" in page
 
@@ -106,13 +115,18 @@ def test_report_tables_show_n_and_sections_mark_partial_runs(capsys):
 
 @pytest.fixture
 def older_larger_and_newer_limited():
-    return [write_tmp(winoqueer_results(date=OLD), "runs/results_old.json"),
-            write_tmp(winoqueer_results(score=50.0, ci=(40.0, 60.0), n=20, lgbtq_n=3, limit=20, effective=20,
-                                        date=NEW), "runs/results_new.json")]
+    return [
+        write_tmp(winoqueer_results(date=OLD), "runs/results_old.json"),
+        write_tmp(
+            winoqueer_results(score=50.0, ci=(40.0, 60.0), n=20, lgbtq_n=3, limit=20, effective=20, date=NEW),
+            "runs/results_new.json",
+        ),
+    ]
 
 
 def test_leaderboard_uses_the_older_complete_run_over_a_newer_limit_run_and_lists_both(
-        older_larger_and_newer_limited, capsys):
+    older_larger_and_newer_limited, capsys
+):
     code, out, err = run_cli(["leaderboard", *older_larger_and_newer_limited], capsys)
     assert code == 0
     assert out == (
@@ -129,44 +143,66 @@ def test_leaderboard_uses_the_older_complete_run_over_a_newer_limit_run_and_list
         "| org/model-a | winoqueer | 1.0 | used | runs/results_old.json | 2025-11-13 02:13 UTC | complete, 45,540 "
         "pairs |  |\n"
         "| org/model-a | winoqueer | 1.0 | skipped | runs/results_new.json | 2025-11-23 12:13 UTC | partial: --limit "
-        "20 (20 of 45,540 pairs) | partial; a complete run is used |\n")
-    assert err == ("lm-eval-bias leaderboard: note: skipped runs/results_new.json (partial: --limit 20 (20 of 45,540 "
-                   "pairs)) for org/model-a, winoqueer: partial; a complete run is used\n")
+        "20 (20 of 45,540 pairs) | partial; a complete run is used |\n"
+    )
+    assert err == (
+        "lm-eval-bias leaderboard: note: skipped runs/results_new.json (partial: --limit 20 (20 of 45,540 "
+        "pairs)) for org/model-a, winoqueer: partial; a complete run is used\n"
+    )
 
 
 def test_leaderboard_csv_and_html_name_the_run_used(older_larger_and_newer_limited, capsys):
-    code, out, err = run_cli(["leaderboard", *older_larger_and_newer_limited, "--csv", "board.csv",
-                              "--html", "board.html"], capsys)
+    code, out, err = run_cli(
+        ["leaderboard", *older_larger_and_newer_limited, "--csv", "board.csv", "--html", "board.html"], capsys
+    )
     assert (code, out) == (0, "wrote board.csv\nwrote board.html\n")
     assert "skipped runs/results_new.json" in err
     rows = list(csv.DictReader(io.StringIO(open("board.csv", encoding="utf-8").read())))
-    assert rows == [{
-        "model": "org/model-a", "winoqueer:results_file": "runs/results_old.json", "winoqueer:version": "1.0",
-        "winoqueer:documents": "45540",
-        "winoqueer:partial": "", "winoqueer:bias_score": "62.0", "winoqueer:bias_score:ci_lower": "60.0",
-        "winoqueer:bias_score:ci_upper": "64.0", "winoqueer:bias_score:stderr": "0.5",
-        "winoqueer:bias_score:n": "45540",
-        "winoqueer:bias_score:n_samples": "", "winoqueer:bias_score_lgbtq": "70.0",
-        "winoqueer:bias_score_lgbtq:ci_lower": "64.0", "winoqueer:bias_score_lgbtq:ci_upper": "75.0",
-        "winoqueer:bias_score_lgbtq:stderr": "2.0", "winoqueer:bias_score_lgbtq:n": "1200",
-        "winoqueer:bias_score_lgbtq:n_samples": ""}]
+    assert rows == [
+        {
+            "model": "org/model-a",
+            "winoqueer:results_file": "runs/results_old.json",
+            "winoqueer:version": "1.0",
+            "winoqueer:documents": "45540",
+            "winoqueer:partial": "",
+            "winoqueer:bias_score": "62.0",
+            "winoqueer:bias_score:ci_lower": "60.0",
+            "winoqueer:bias_score:ci_upper": "64.0",
+            "winoqueer:bias_score:stderr": "0.5",
+            "winoqueer:bias_score:n": "45540",
+            "winoqueer:bias_score:n_samples": "",
+            "winoqueer:bias_score_lgbtq": "70.0",
+            "winoqueer:bias_score_lgbtq:ci_lower": "64.0",
+            "winoqueer:bias_score_lgbtq:ci_upper": "75.0",
+            "winoqueer:bias_score_lgbtq:stderr": "2.0",
+            "winoqueer:bias_score_lgbtq:n": "1200",
+            "winoqueer:bias_score_lgbtq:n_samples": "",
+        }
+    ]
     page = open("board.html", encoding="utf-8").read()
     assert "<th>org/model-a</th><td>62 [60, 64], N=45,540</td>" in page
-    assert ("<h2>Runs</h2><table><tr><th>model</th><th>task</th><th>version</th><th>run</th><th>results file</th>"
-            "<th>date</th>"
-            "<th>status</th><th>why skipped</th></tr>") in page
-    assert ("<td>skipped</td><td>runs/results_new.json</td><td>2025-11-23 12:13 UTC</td><td>partial: --limit 20 "
-            "(20 of 45,540 pairs)</td><td>partial; a complete run is used</td>") in page
+    assert (
+        "<h2>Runs</h2><table><tr><th>model</th><th>task</th><th>version</th><th>run</th><th>results file</th>"
+        "<th>date</th>"
+        "<th>status</th><th>why skipped</th></tr>"
+    ) in page
+    assert (
+        "<td>skipped</td><td>runs/results_new.json</td><td>2025-11-23 12:13 UTC</td><td>partial: --limit 20 "
+        "(20 of 45,540 pairs)</td><td>partial; a complete run is used</td>"
+    ) in page
 
 
 def test_a_partial_run_is_used_when_it_is_the_only_one_and_says_so(capsys):
     only = write_tmp(winoqueer_results(counts=False, files=[UNOFFICIAL], original=300), "results_only.json")
     code, out, err = run_cli(["leaderboard", only], capsys)
     assert (code, err) == (0, "")
-    assert ("| org/model-a | 62 [60, 64], N=300 (task total), partial | 70 [64, 75], N=300 (task total), "
-            "partial |") in out
-    assert ("| org/model-a | winoqueer | 1.0 | used | results_only.json | 2025-11-21 04:40 UTC | partial: non-official "
-            "data file /x/y.csv (300 rows; the official file has 45,540) |  |") in out
+    assert (
+        "| org/model-a | 62 [60, 64], N=300 (task total), partial | 70 [64, 75], N=300 (task total), partial |"
+    ) in out
+    assert (
+        "| org/model-a | winoqueer | 1.0 | used | results_only.json | 2025-11-21 04:40 UTC | partial: non-official "
+        "data file /x/y.csv (300 rows; the official file has 45,540) |  |"
+    ) in out
 
 
 def choices_of(paths):
@@ -177,15 +213,20 @@ def test_more_documents_win_among_partial_runs_then_the_newest_then_the_path():
     small = write_tmp(winoqueer_results(limit=20, effective=20, date=NEW), "results_small.json")
     large = write_tmp(winoqueer_results(limit=200, effective=200, date=OLD), "results_large.json")
     assert choices_of([small, large]) == [
-        ("results_large.json", True, ""), ("results_small.json", False, "fewer pairs (20 vs 200)")]
+        ("results_large.json", True, ""),
+        ("results_small.json", False, "fewer pairs (20 vs 200)"),
+    ]
     old = write_tmp(winoqueer_results(date=OLD), "results_old.json")
     new = write_tmp(winoqueer_results(date=NEW), "results_new.json")
     assert choices_of([new, old]) == [
         ("results_new.json", True, ""),
-        ("results_old.json", False, "older (2025-11-13 02:13 UTC vs 2025-11-23 12:13 UTC)")]
+        ("results_old.json", False, "older (2025-11-13 02:13 UTC vs 2025-11-23 12:13 UTC)"),
+    ]
     twin = write_tmp(winoqueer_results(date=NEW), "results_twin.json")
-    expected = [("results_new.json", True, ""), ("results_twin.json", False, "the same status, size and date as "
-                                                 "the run used, which comes first by file path")]
+    expected = [
+        ("results_new.json", True, ""),
+        ("results_twin.json", False, "the same status, size and date as the run used, which comes first by file path"),
+    ]
     assert choices_of([twin, new]) == choices_of([new, twin]) == expected
 
 
@@ -193,19 +234,22 @@ def test_each_task_of_a_model_is_chosen_on_its_own(capsys):
     both = winoqueer_results(date=OLD)
     both["results"]["tango_misgender"] = {"consistency,none": 0.4, "consistency_n,none": 2880}
     both["n-samples"]["tango_misgender"] = {"original": 2880, "effective": 2880}
-    paths = [write_tmp(both, "results_both.json"), write_tmp(winoqueer_results(score=10.0, ci=(8.0, 12.0), date=NEW),
-                                                             "results_wq.json")]
+    paths = [
+        write_tmp(both, "results_both.json"),
+        write_tmp(winoqueer_results(score=10.0, ci=(8.0, 12.0), date=NEW), "results_wq.json"),
+    ]
     code, out, err = run_cli(["leaderboard", *paths], capsys)
     # tango_misgender from the only file that has it, WinoQueer from the newer file
     assert "| org/model-a | 0.4, N=2,880 | 10 [8, 12], N=45,540 | 70 [64, 75], N=1,200 |" in out
     assert "| org/model-a | tango_misgender |  | used | results_both.json |" in out
     assert "| org/model-a | winoqueer | 1.0 | used | results_wq.json |" in out
-    assert ("| org/model-a | winoqueer | 1.0 | skipped | results_both.json | 2025-11-13 02:13 UTC | complete, 45,540 "
-            "pairs | older (2025-11-13 02:13 UTC vs 2025-11-23 12:13 UTC) |") in out
+    assert (
+        "| org/model-a | winoqueer | 1.0 | skipped | results_both.json | 2025-11-13 02:13 UTC | complete, 45,540 "
+        "pairs | older (2025-11-13 02:13 UTC vs 2025-11-23 12:13 UTC) |"
+    ) in out
 
 
-def test_check_prints_n_and_notes_partial_runs_without_changing_the_outcome(older_larger_and_newer_limited,
-                                                                            capsys):
+def test_check_prints_n_and_notes_partial_runs_without_changing_the_outcome(older_larger_and_newer_limited, capsys):
     code, out, err = run_cli(["check", *older_larger_and_newer_limited, "--max", "winoqueer=65"], capsys)
     assert (code, err) == (0, "")
     assert out == (
@@ -213,26 +257,36 @@ def test_check_prints_n_and_notes_partial_runs_without_changing_the_outcome(olde
         "  PASS  winoqueer <= 65   [org/model-a]  winoqueer:bias_score = 62 [60, 64], N=45,540\n"
         "  PASS  winoqueer <= 65   [org/model-a]  winoqueer:bias_score = 50 [40, 60], N=20\n"
         "        note: partial run (runs/results_new.json): --limit 20 (20 of 45,540 pairs)\n"
-        "2 passed, 0 failed\n")
+        "2 passed, 0 failed\n"
+    )
     code, out, err = run_cli(["check", older_larger_and_newer_limited[1], "--max", "winoqueer=45"], capsys)
     assert code == 1
     assert out.splitlines()[1:3] == [
         "  FAIL  winoqueer <= 45   [org/model-a]  winoqueer:bias_score = 50 [40, 60], N=20",
-        "        note: partial run (runs/results_new.json): --limit 20 (20 of 45,540 pairs)"]
+        "        note: partial run (runs/results_new.json): --limit 20 (20 of 45,540 pairs)",
+    ]
 
 
 def test_a_metric_column_no_run_has_is_an_error(older_larger_and_newer_limited, capsys):
-    code, out, err = run_cli(["leaderboard", *older_larger_and_newer_limited, "--metric", "winoqueer:bias_scor"],
-                             capsys)
-    assert (code, out, err) == (2, "", "lm-eval-bias leaderboard: --metric winoqueer:bias_scor: no results file has "
-                                       "it; similar: bias_score, bias_score_lgbtq\n")
-    code, out, err = run_cli(["leaderboard", *older_larger_and_newer_limited, "--metric", "scm_score:warmth"],
-                             capsys)
-    assert err == ("lm-eval-bias leaderboard: --metric scm_score:warmth: no results file has it; no file has task "
-                   "'scm_score'; tasks: winoqueer\n")
+    code, out, err = run_cli(
+        ["leaderboard", *older_larger_and_newer_limited, "--metric", "winoqueer:bias_scor"], capsys
+    )
+    assert (code, out, err) == (
+        2,
+        "",
+        "lm-eval-bias leaderboard: --metric winoqueer:bias_scor: no results file has "
+        "it; similar: bias_score, bias_score_lgbtq\n",
+    )
+    code, out, err = run_cli(["leaderboard", *older_larger_and_newer_limited, "--metric", "scm_score:warmth"], capsys)
+    assert err == (
+        "lm-eval-bias leaderboard: --metric scm_score:warmth: no results file has it; no file has task "
+        "'scm_score'; tasks: winoqueer\n"
+    )
     code, out, err = run_cli(["leaderboard", *older_larger_and_newer_limited, "--metric", "winoqueer"], capsys)
-    assert (code, err) == (2, "lm-eval-bias leaderboard: --metric winoqueer: write TASK:METRIC, e.g. "
-                              "winoqueer:bias_score\n")
+    assert (code, err) == (
+        2,
+        "lm-eval-bias leaderboard: --metric winoqueer: write TASK:METRIC, e.g. winoqueer:bias_score\n",
+    )
 
 
 def test_the_json_of_the_builder_is_what_lm_eval_writes():

@@ -15,27 +15,62 @@ import pytest
 from lm_eval_bias import cli
 from lm_eval_bias.report import check, results
 
-OFFICIAL_WINOQUEER = {"name": "winoqueer", "path": "/data/winoqueer/winoqueer_final.csv", "sha256": "ab" * 32,
-                      "rows": 45540, "official": True, "official_sha256": "ab" * 32, "official_rows": 45540}
+OFFICIAL_WINOQUEER = {
+    "name": "winoqueer",
+    "path": "/data/winoqueer/winoqueer_final.csv",
+    "sha256": "ab" * 32,
+    "rows": 45540,
+    "official": True,
+    "official_sha256": "ab" * 32,
+    "official_rows": 45540,
+}
 
 
-def winoqueer_results(model="org/model-a", score=62.0, ci=(60.0, 64.0), *, n=None, date=1_763_700_000.0,
-                      limit=None, effective=None, original=45540, files=(OFFICIAL_WINOQUEER,), selection=None,
-                      counts=True, extra=None, lgbtq=(70.0, 64.0, 75.0), lgbtq_n=None):
+def winoqueer_results(
+    model="org/model-a",
+    score=62.0,
+    ci=(60.0, 64.0),
+    *,
+    n=None,
+    date=1_763_700_000.0,
+    limit=None,
+    effective=None,
+    original=45540,
+    files=(OFFICIAL_WINOQUEER,),
+    selection=None,
+    counts=True,
+    extra=None,
+    lgbtq=(70.0, 64.0, 75.0),
+    lgbtq_n=None,
+):
     """A WinoQueer results document: bias_score and bias_score_lgbtq with intervals and (``counts``) ``_n``."""
     effective = original if effective is None else effective
     n = effective if n is None else n
     lgbtq_n = min(1200, effective) if lgbtq_n is None else lgbtq_n
-    entry = {"alias": "WinoQueer", "sample_len": effective,
-             "bias_score,none": score, "bias_score_stderr,none": 0.5,
-             "bias_score_ci_lower,none": ci[0], "bias_score_ci_upper,none": ci[1],
-             "bias_score_ci_lower_stderr,none": "N/A", "bias_score_ci_upper_stderr,none": "N/A",
-             "bias_score_lgbtq,none": lgbtq[0], "bias_score_lgbtq_stderr,none": 2.0,
-             "bias_score_lgbtq_ci_lower,none": lgbtq[1], "bias_score_lgbtq_ci_upper,none": lgbtq[2],
-             "bias_score_lgbtq_pvalue_bh,none": 0.012}
+    entry = {
+        "alias": "WinoQueer",
+        "sample_len": effective,
+        "bias_score,none": score,
+        "bias_score_stderr,none": 0.5,
+        "bias_score_ci_lower,none": ci[0],
+        "bias_score_ci_upper,none": ci[1],
+        "bias_score_ci_lower_stderr,none": "N/A",
+        "bias_score_ci_upper_stderr,none": "N/A",
+        "bias_score_lgbtq,none": lgbtq[0],
+        "bias_score_lgbtq_stderr,none": 2.0,
+        "bias_score_lgbtq_ci_lower,none": lgbtq[1],
+        "bias_score_lgbtq_ci_upper,none": lgbtq[2],
+        "bias_score_lgbtq_pvalue_bh,none": 0.012,
+    }
     if counts:
-        entry.update({"bias_score_n,none": n, "bias_score_n_stderr,none": "N/A",
-                      "bias_score_lgbtq_n,none": lgbtq_n, "bias_score_lgbtq_n_stderr,none": "N/A"})
+        entry.update(
+            {
+                "bias_score_n,none": n,
+                "bias_score_n_stderr,none": "N/A",
+                "bias_score_lgbtq_n,none": lgbtq_n,
+                "bias_score_lgbtq_n_stderr,none": "N/A",
+            }
+        )
     entry.update(extra or {})
     provenance = {"official": all(f["official"] for f in files), "files": list(files), "selection": selection or {}}
     return {
@@ -43,8 +78,13 @@ def winoqueer_results(model="org/model-a", score=62.0, ci=(60.0, 64.0), *, n=Non
         "n-samples": {"winoqueer": {"original": original, "effective": effective}},
         "higher_is_better": {"winoqueer": {"bias_score": False}},
         "config": {"model": "hf", "model_args": f"pretrained={model}", "limit": limit},
-        "configs": {"winoqueer": {"task": "winoqueer", "repeats": 1,
-                                  "metadata": {"version": 1.0, "lm_eval_bias_data": provenance}}},
+        "configs": {
+            "winoqueer": {
+                "task": "winoqueer",
+                "repeats": 1,
+                "metadata": {"version": 1.0, "lm_eval_bias_data": provenance},
+            }
+        },
         "model_name": model,
         "date": date,
     }
@@ -69,8 +109,10 @@ def run_cli(argv, capsys) -> tuple[int, str, str]:
 
 
 def test_a_bare_nan_is_read_and_shown_as_na(tmp_path, capsys):
-    path = write(tmp_path / "results_nan.json",
-                 json.dumps(winoqueer_results()).replace('"bias_score,none": 62.0', '"bias_score,none": NaN'))
+    path = write(
+        tmp_path / "results_nan.json",
+        json.dumps(winoqueer_results()).replace('"bias_score,none": 62.0', '"bias_score,none": NaN'),
+    )
     (run,) = results.load_runs([path])
     assert run.metric("winoqueer").value == "N/A"
     code, out, err = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
@@ -85,26 +127,33 @@ def test_numpy_numbers_written_as_text_are_numbers(tmp_path):
     assert run.metric("winoqueer", "tie_pct").value == 0.25
 
 
-@pytest.mark.parametrize("key, value, shown", [
-    ("bias_score,none", "high", "'high'"),
-    ("bias_score,none", None, "None"),
-    ("bias_score,none", True, "True"),
-    ("bias_score_ci_upper,none", [64], "[64]"),
-    ("bias_score_stderr,none", {"x": 1}, "{'x': 1}"),
-])
+@pytest.mark.parametrize(
+    "key, value, shown",
+    [
+        ("bias_score,none", "high", "'high'"),
+        ("bias_score,none", None, "None"),
+        ("bias_score,none", True, "True"),
+        ("bias_score_ci_upper,none", [64], "[64]"),
+        ("bias_score_stderr,none", {"x": 1}, "{'x': 1}"),
+    ],
+)
 def test_a_value_that_is_neither_a_number_nor_na_is_exit_2(tmp_path, capsys, key, value, shown):
     path = write(tmp_path / "results_bad.json", winoqueer_results(extra={key: value}))
     code, out, err = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
     assert (code, out) == (2, "")
-    assert err == (f'lm-eval-bias check: {path}: task winoqueer, {key}: {shown} is neither a number nor "N/A"; '
-                   "correct the value or re-run the evaluation\n")
+    assert err == (
+        f'lm-eval-bias check: {path}: task winoqueer, {key}: {shown} is neither a number nor "N/A"; '
+        "correct the value or re-run the evaluation\n"
+    )
 
 
 def test_an_interval_whose_lower_end_is_above_its_upper_end_is_exit_2(tmp_path, capsys):
     path = write(tmp_path / "results_ci.json", winoqueer_results(ci=(66.0, 64.0)))
-    message = (f"{path}: task winoqueer, metric bias_score (none): ci_lower 66 is above ci_upper 64, so the file "
-               "is inconsistent; re-run the evaluation, or recompute the task from its samples file "
-               "(lm-eval-bias recompute)")
+    message = (
+        f"{path}: task winoqueer, metric bias_score (none): ci_lower 66 is above ci_upper 64, so the file "
+        "is inconsistent; re-run the evaluation, or recompute the task from its samples file "
+        "(lm-eval-bias recompute)"
+    )
     for gate in ("interval", "estimate"):
         code, out, err = run_cli(["check", path, "--max", "winoqueer=65", "--gate", gate], capsys)
         assert (code, out, err) == (2, "", f"lm-eval-bias check: {message}\n")
@@ -117,9 +166,11 @@ def test_an_estimate_outside_its_own_interval_is_exit_2(tmp_path, capsys):
     path = write(tmp_path / "results_est.json", winoqueer_results(score=70.0, ci=(20.0, 40.0)))
     code, out, err = run_cli(["check", path, "--max", "winoqueer=60", "--gate", "interval"], capsys)
     assert (code, out) == (2, "")
-    assert err == (f"lm-eval-bias check: {path}: task winoqueer, metric bias_score (none): the estimate 70 lies "
-                   "outside its own interval [20, 40], so the file is inconsistent; re-run the evaluation, or "
-                   "recompute the task from its samples file (lm-eval-bias recompute)\n")
+    assert err == (
+        f"lm-eval-bias check: {path}: task winoqueer, metric bias_score (none): the estimate 70 lies "
+        "outside its own interval [20, 40], so the file is inconsistent; re-run the evaluation, or "
+        "recompute the task from its samples file (lm-eval-bias recompute)\n"
+    )
 
 
 def test_an_estimate_above_its_only_bound_is_exit_2(tmp_path, capsys):
@@ -129,9 +180,14 @@ def test_an_estimate_above_its_only_bound_is_exit_2(tmp_path, capsys):
     assert "the estimate 70 lies outside its own interval [N/A, 40]" in err
 
 
-@pytest.mark.parametrize("n, rests_on", [(99_999, "99,999 documents, more than the 12 the task evaluated"),
-                                         (0, "0 documents, yet it has a value"),
-                                         ("N/A", "N/A documents, yet it has a value")])
+@pytest.mark.parametrize(
+    "n, rests_on",
+    [
+        (99_999, "99,999 documents, more than the 12 the task evaluated"),
+        (0, "0 documents, yet it has a value"),
+        ("N/A", "N/A documents, yet it has a value"),
+    ],
+)
 def test_a_count_the_task_cannot_have_is_exit_2(tmp_path, capsys, n, rests_on):
     path = write(tmp_path / "results_n.json", winoqueer_results(n=n, effective=12, limit=12, lgbtq_n=5))
     code, out, err = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
@@ -156,9 +212,16 @@ def test_an_output_over_an_input_or_a_link_is_refused(tmp_path, capsys, command)
 
 def test_a_range_of_group_means_may_lie_below_its_bootstrap_interval(tmp_path, capsys):
     # resampling inflates a range or spread, so its percentile interval can sit above the estimate
-    path = write(tmp_path / "results_range.json", winoqueer_results(extra={
-        "toxicity_gender_range,none": 0.01, "toxicity_gender_range_ci_lower,none": 0.02,
-        "toxicity_gender_range_ci_upper,none": 0.09}))
+    path = write(
+        tmp_path / "results_range.json",
+        winoqueer_results(
+            extra={
+                "toxicity_gender_range,none": 0.01,
+                "toxicity_gender_range_ci_lower,none": 0.02,
+                "toxicity_gender_range_ci_upper,none": 0.09,
+            }
+        ),
+    )
     code, out, err = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
     assert (code, err) == (0, "")
 
@@ -168,8 +231,10 @@ def test_a_date_that_is_not_a_number_is_exit_2_not_a_failed_rule(tmp_path, capsy
     path = write(tmp_path / "results_date.json", winoqueer_results(date=date))
     code, out, err = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
     assert (code, out) == (2, "")
-    assert err == (f"lm-eval-bias check: {path}: 'date' is {shown}, not a number (lm-eval writes the run's start "
-                   "time in seconds since 1970); correct it or remove it\n")
+    assert err == (
+        f"lm-eval-bias check: {path}: 'date' is {shown}, not a number (lm-eval writes the run's start "
+        "time in seconds since 1970); correct it or remove it\n"
+    )
 
 
 def test_a_missing_date_is_fine_until_it_is_needed(tmp_path, capsys):
@@ -182,28 +247,43 @@ def test_a_missing_date_is_fine_until_it_is_needed(tmp_path, capsys):
     other = write(tmp_path / "results_dated.json", winoqueer_results())
     code, out, err = run_cli(["leaderboard", path, other], capsys)
     assert (code, out) == (2, "")
-    assert err == (f"lm-eval-bias leaderboard: org/model-a, task winoqueer: cannot tell which of {path} and {other} "
-                   "to use: both are complete with the same number of pairs, and "
-                   f"{path} has no 'date' to tell the newer; add the run's 'date' (seconds since 1970) or pass "
-                   "only one of the files\n")
+    assert err == (
+        f"lm-eval-bias leaderboard: org/model-a, task winoqueer: cannot tell which of {path} and {other} "
+        "to use: both are complete with the same number of pairs, and "
+        f"{path} has no 'date' to tell the newer; add the run's 'date' (seconds since 1970) or pass "
+        "only one of the files\n"
+    )
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda d: d.update({"n-samples": {"winoqueer": {"original": 10, "effective": 20}}}),
-     'n-samples of task winoqueer is {\'original\': 10, \'effective\': 20}; expected {"original": N, "effective": M}'
-     " with whole numbers, M <= N; correct it or re-run the evaluation"),
-    (lambda d: d["config"].update({"limit": "20"}),
-     "config.limit is '20', not a positive number or null; correct it or re-run the evaluation"),
-    (lambda d: d["results"]["winoqueer"].update({"bias_score_n,none": 2.5}),
-     "task winoqueer, bias_score_n,none: 2.5 is not a count (a whole number >= 0); correct the value or re-run "
-     "the evaluation"),
-    (lambda d: d["configs"]["winoqueer"]["metadata"].update({"lm_eval_bias_data": {"files": "x.csv"}}),
-     "configs.winoqueer.metadata.lm_eval_bias_data.files is 'x.csv'; expected a list of files; correct it or "
-     "re-run the evaluation"),
-    (lambda d: d["configs"]["winoqueer"]["metadata"]["lm_eval_bias_data"].update({"selection": ["Gay"]}),
-     "configs.winoqueer.metadata.lm_eval_bias_data.selection is ['Gay']; expected an object {option: value}; "
-     "correct it or re-run the evaluation"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            lambda d: d.update({"n-samples": {"winoqueer": {"original": 10, "effective": 20}}}),
+            "n-samples of task winoqueer is {'original': 10, 'effective': 20}; expected {\"original\": N, "
+            '"effective": M} with whole numbers, M <= N; correct it or re-run the evaluation',
+        ),
+        (
+            lambda d: d["config"].update({"limit": "20"}),
+            "config.limit is '20', not a positive number or null; correct it or re-run the evaluation",
+        ),
+        (
+            lambda d: d["results"]["winoqueer"].update({"bias_score_n,none": 2.5}),
+            "task winoqueer, bias_score_n,none: 2.5 is not a count (a whole number >= 0); correct the value or re-run "
+            "the evaluation",
+        ),
+        (
+            lambda d: d["configs"]["winoqueer"]["metadata"].update({"lm_eval_bias_data": {"files": "x.csv"}}),
+            "configs.winoqueer.metadata.lm_eval_bias_data.files is 'x.csv'; expected a list of files; correct it or "
+            "re-run the evaluation",
+        ),
+        (
+            lambda d: d["configs"]["winoqueer"]["metadata"]["lm_eval_bias_data"].update({"selection": ["Gay"]}),
+            "configs.winoqueer.metadata.lm_eval_bias_data.selection is ['Gay']; expected an object {option: value}; "
+            "correct it or re-run the evaluation",
+        ),
+    ],
+)
 def test_inconsistent_counts_limits_and_provenance_are_exit_2(tmp_path, capsys, change, message):
     document = winoqueer_results()
     change(document)
@@ -230,8 +310,10 @@ def test_a_results_file_with_a_non_utf8_byte_names_file_and_line(tmp_path, capsy
         argv = [command, path] + (["--max", "winoqueer=65"] if command == "check" else [])
         code, out, err = run_cli(argv, capsys)
         assert (code, out) == (2, "")
-        assert err == (f"lm-eval-bias {command}: {path}, line 2: byte 0xe9 is not UTF-8; save the results file "
-                       "as UTF-8 (lm-eval writes UTF-8)\n")
+        assert err == (
+            f"lm-eval-bias {command}: {path}, line 2: byte 0xe9 is not UTF-8; save the results file "
+            "as UTF-8 (lm-eval writes UTF-8)\n"
+        )
 
 
 def test_a_policy_with_a_non_utf8_byte_names_file_and_line(tmp_path, capsys):
@@ -240,8 +322,10 @@ def test_a_policy_with_a_non_utf8_byte_names_file_and_line(tmp_path, capsys):
     policy.write_bytes(b"rules:\n  - winoqueer <= 65\n  # \xff\n")
     code, out, err = run_cli(["check", results_path, "--policy", policy], capsys)
     assert (code, out) == (2, "")
-    assert err == (f"lm-eval-bias check: {policy}, line 3: byte 0xff is not UTF-8; save the policy as UTF-8 "
-                   "(lm-eval writes UTF-8)\n")
+    assert err == (
+        f"lm-eval-bias check: {policy}, line 3: byte 0xff is not UTF-8; save the policy as UTF-8 "
+        "(lm-eval writes UTF-8)\n"
+    )
 
 
 def test_a_samples_file_with_a_non_utf8_byte_names_file_and_line(tmp_path, capsys):
@@ -249,8 +333,10 @@ def test_a_samples_file_with_a_non_utf8_byte_names_file_and_line(tmp_path, capsy
     samples.write_bytes(b'{"doc": {}}\n{"doc": "\x80"}\n')
     code, out, err = run_cli(["recompute", samples], capsys)
     assert (code, out) == (2, "")
-    assert err == (f"lm-eval-bias recompute: {samples}, line 2: byte 0x80 is not UTF-8; save the samples file as "
-                   "UTF-8 (lm-eval writes UTF-8)\n")
+    assert err == (
+        f"lm-eval-bias recompute: {samples}, line 2: byte 0x80 is not UTF-8; save the samples file as "
+        "UTF-8 (lm-eval writes UTF-8)\n"
+    )
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file")
@@ -270,5 +356,4 @@ def test_a_policy_that_is_missing(tmp_path, capsys):
 def test_check_still_reads_rules_after_the_reader_became_strict(tmp_path):
     (run,) = results.load_runs([write(tmp_path / "results_a.json", winoqueer_results())])
     (outcome,) = check.evaluate([check.parse_rule("winoqueer:bias_score_lgbtq<=80")], [run], "interval")
-    assert outcome.passed and outcome.message == (
-        "winoqueer:bias_score_lgbtq = 70 [64, 75], N=1,200, upper bound 75")
+    assert outcome.passed and outcome.message == ("winoqueer:bias_score_lgbtq = 70 [64, 75], N=1,200, upper bound 75")

@@ -13,47 +13,81 @@ from lm_eval_bias.report import leaderboard, results
 from lm_eval_bias.report.outputs import csv_cell, markdown_cell, strict_json
 from test_report_inputs import run_cli, winoqueer_results, write
 
-HOSTILE = "=HYPERLINK(\"http://x\")|<b>bold</b> & \\ new\nline"
+HOSTILE = '=HYPERLINK("http://x")|<b>bold</b> & \\ new\nline'
 
 
-@pytest.mark.parametrize("value, cell", [
-    ("=1+2", "'=1+2"), ("+1", "'+1"), ("-1", "'-1"), ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"), ("\rx", "'\rx"),
-    ("org/model", "org/model"), ("N/A", "N/A"), ("", ""), (None, ""),
-    (-0.25, -0.25), (62.0, 62.0), (0, 0), (float("nan"), "N/A"), (float("-inf"), "N/A"),
-])
+@pytest.mark.parametrize(
+    "value, cell",
+    [
+        ("=1+2", "'=1+2"),
+        ("+1", "'+1"),
+        ("-1", "'-1"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tx", "'\tx"),
+        ("\rx", "'\rx"),
+        ("org/model", "org/model"),
+        ("N/A", "N/A"),
+        ("", ""),
+        (None, ""),
+        (-0.25, -0.25),
+        (62.0, 62.0),
+        (0, 0),
+        (float("nan"), "N/A"),
+        (float("-inf"), "N/A"),
+    ],
+)
 def test_csv_cells(value, cell):
     assert csv_cell(value) == cell
 
 
-@pytest.mark.parametrize("text, cell", [
-    ("a|b", "a\\|b"), ("a\\b", "a\\\\b"), ("a\\|b", "a\\\\\\|b"), ("<script>", "&lt;script&gt;"), ("R&D", "R&amp;D"),
-    ("one\ntwo\r\nthree\rfour", "one two three four"), ("org/model-a", "org/model-a"),
-])
+@pytest.mark.parametrize(
+    "text, cell",
+    [
+        ("a|b", "a\\|b"),
+        ("a\\b", "a\\\\b"),
+        ("a\\|b", "a\\\\\\|b"),
+        ("<script>", "&lt;script&gt;"),
+        ("R&D", "R&amp;D"),
+        ("one\ntwo\r\nthree\rfour", "one two three four"),
+        ("org/model-a", "org/model-a"),
+    ],
+)
 def test_markdown_cells(text, cell):
     assert markdown_cell(text) == cell
 
 
 def test_strict_json():
     assert strict_json({"a": float("nan"), "b": [float("inf"), 1.5], "c": "N/A"}) == (
-        '{"a": "N/A", "b": ["N/A", 1.5], "c": "N/A"}')
+        '{"a": "N/A", "b": ["N/A", 1.5], "c": "N/A"}'
+    )
 
 
 def hostile_runs(tmp_path):
     document = winoqueer_results(HOSTILE, score=-5.0, ci=(-6.0, -4.0))
     document["results"]["winoqueer"]["=cmd|' /C calc'!A0,none"] = 0.5  # a metric name from the input
     document["results"]["@evil"] = {"+m,none": -1.0}  # a task name from the input
-    return [write(tmp_path / "results_hostile.json", document),
-            write(tmp_path / "results_plain.json", winoqueer_results("org/plain"))]
+    return [
+        write(tmp_path / "results_hostile.json", document),
+        write(tmp_path / "results_plain.json", winoqueer_results("org/plain")),
+    ]
 
 
 def test_leaderboard_csv_neutralises_formulas_and_keeps_numbers(tmp_path):
     runs = results.load_runs(hostile_runs(tmp_path))
-    text = leaderboard.to_csv(runs, [("winoqueer", "bias_score"), ("winoqueer", "=cmd|' /C calc'!A0"),
-                                     ("@evil", "+m")])
+    text = leaderboard.to_csv(runs, [("winoqueer", "bias_score"), ("winoqueer", "=cmd|' /C calc'!A0"), ("@evil", "+m")])
     rows = list(csv.reader(io.StringIO(text)))
-    assert rows[0][-10:] == ["'@evil:results_file", "'@evil:version", "'@evil:documents", "'@evil:partial",
-                             "'@evil:+m", "'@evil:+m:ci_lower", "'@evil:+m:ci_upper", "'@evil:+m:stderr",
-                             "'@evil:+m:n", "'@evil:+m:n_samples"]
+    assert rows[0][-10:] == [
+        "'@evil:results_file",
+        "'@evil:version",
+        "'@evil:documents",
+        "'@evil:partial",
+        "'@evil:+m",
+        "'@evil:+m:ci_lower",
+        "'@evil:+m:ci_upper",
+        "'@evil:+m:stderr",
+        "'@evil:+m:n",
+        "'@evil:+m:n_samples",
+    ]
     assert "winoqueer:=cmd|' /C calc'!A0" in rows[0]  # starts with a letter: nothing to neutralise
     hostile = next(row for row in rows if row[0].startswith("'="))
     assert hostile[0] == "'" + HOSTILE
@@ -66,7 +100,7 @@ def test_leaderboard_csv_neutralises_formulas_and_keeps_numbers(tmp_path):
 def test_leaderboard_markdown_escapes_names(tmp_path, capsys):
     code, out, err = run_cli(["leaderboard", *hostile_runs(tmp_path)], capsys)
     assert code == 0
-    escaped = "=HYPERLINK(\"http://x\")\\|&lt;b&gt;bold&lt;/b&gt; &amp; \\\\ new line"
+    escaped = '=HYPERLINK("http://x")\\|&lt;b&gt;bold&lt;/b&gt; &amp; \\\\ new line'
     assert f"| {escaped} | -1, N=unknown | -5 [-6, -4], N=45,540 |" in out
     assert "<b>" not in out
     # every table line has as many cells as the header
@@ -87,8 +121,9 @@ def test_report_markdown_escapes_titles_names_and_metrics(tmp_path, capsys):
     assert code == 0
     assert out.startswith("# Bias \\| &lt;i&gt;report&lt;/i&gt; Q3\n")
     assert "<b>" not in out and "<i>" not in out
-    assert ("| =cmd\\|' /C calc'!A0 | =HYPERLINK(\"http://x\")\\|&lt;b&gt;bold&lt;/b&gt; &amp; \\\\ new line "
-            "| 0.5 |") in out
+    assert (
+        "| =cmd\\|' /C calc'!A0 | =HYPERLINK(\"http://x\")\\|&lt;b&gt;bold&lt;/b&gt; &amp; \\\\ new line | 0.5 |"
+    ) in out
 
 
 def test_report_html_and_its_figures_escape_names(tmp_path):
@@ -110,8 +145,10 @@ def test_report_to_a_missing_folder_writes_nothing(tmp_path, capsys):
     markdown, html_path = tmp_path / "report.md", tmp_path / "no" / "report.html"
     code, out, err = run_cli(["report", path, "--markdown", markdown, "--html", html_path], capsys)
     assert (code, out) == (2, "")
-    assert err == (f"lm-eval-bias report: cannot write {html_path}: No such file or directory (the folder "
-                   f"{html_path.parent} does not exist)\n")
+    assert err == (
+        f"lm-eval-bias report: cannot write {html_path}: No such file or directory (the folder "
+        f"{html_path.parent} does not exist)\n"
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results_hostile.json", "results_plain.json"]
 
 
@@ -123,19 +160,21 @@ def test_leaderboard_to_a_path_that_cannot_be_written(tmp_path, capsys, option):
     target = blocker / "board.out"
     code, out, err = run_cli(["leaderboard", path, "--csv", tmp_path / "ok.csv", option, target], capsys)
     assert (code, out) == (2, "")
-    assert err == (f"lm-eval-bias leaderboard: cannot write {target}: Not a directory ({blocker} is a file, not a "
-                   "folder)\n")
+    assert err == (
+        f"lm-eval-bias leaderboard: cannot write {target}: Not a directory ({blocker} is a file, not a folder)\n"
+    )
     assert not (tmp_path / "ok.csv").exists()
 
 
 def test_an_output_that_is_a_folder_or_given_twice(tmp_path, capsys):
     (path, _) = hostile_runs(tmp_path)
     code, out, err = run_cli(["leaderboard", path, "--csv", tmp_path], capsys)
-    assert (code, err) == (2, f"lm-eval-bias leaderboard: cannot write {tmp_path}: it is a folder; give a file "
-                              "name\n")
+    assert (code, err) == (2, f"lm-eval-bias leaderboard: cannot write {tmp_path}: it is a folder; give a file name\n")
     code, out, err = run_cli(["report", path, "--html", tmp_path / "r", "--markdown", tmp_path / "r"], capsys)
-    assert (code, err) == (2, f"lm-eval-bias report: {tmp_path / 'r'} is given for two outputs; give each its own "
-                              "file\n")
+    assert (code, err) == (
+        2,
+        f"lm-eval-bias report: {tmp_path / 'r'} is given for two outputs; give each its own file\n",
+    )
 
 
 def test_recompute_json_to_a_path_that_cannot_be_written(tmp_path, capsys):
@@ -146,8 +185,10 @@ def test_recompute_json_to_a_path_that_cannot_be_written(tmp_path, capsys):
     target = tmp_path / "missing" / "numbers.json"
     code, out, err = run_cli(["recompute", samples, "--json", target], capsys)
     assert (code, out) == (2, "")
-    assert err == (f"lm-eval-bias recompute: cannot write {target}: No such file or directory (the folder "
-                   f"{target.parent} does not exist)\n")
+    assert err == (
+        f"lm-eval-bias recompute: cannot write {target}: No such file or directory (the folder "
+        f"{target.parent} does not exist)\n"
+    )
 
 
 def test_outputs_replace_old_files_whole_and_are_readable_by_others(tmp_path, capsys):
@@ -177,5 +218,7 @@ def test_check_keeps_a_name_from_the_input_on_its_line(tmp_path, capsys):
     (path, _) = hostile_runs(tmp_path)
     code, out, err = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
     assert code == 0
-    assert out.splitlines()[1] == ('  PASS  winoqueer <= 65   [=HYPERLINK("http://x")|<b>bold</b> & \\ new line]  '
-                                   "winoqueer:bias_score = -5 [-6, -4], N=45,540")
+    assert out.splitlines()[1] == (
+        '  PASS  winoqueer <= 65   [=HYPERLINK("http://x")|<b>bold</b> & \\ new line]  '
+        "winoqueer:bias_score = -5 [-6, -4], N=45,540"
+    )

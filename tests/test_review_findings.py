@@ -63,8 +63,13 @@ class RecordingLM(LM):
 def test_num_fewshot_does_not_reach_our_zero_shot_tasks():
     plain, with_shots = RecordingLM(), RecordingLM()
     for model, shots in ((plain, None), (with_shots, 3)):
-        lm_eval.simple_evaluate(model=model, tasks=["tango_misgender_prob"], limit=4, num_fewshot=shots,
-                                task_manager=our_tasks(data_file=MISGENDERING))
+        lm_eval.simple_evaluate(
+            model=model,
+            tasks=["tango_misgender_prob"],
+            limit=4,
+            num_fewshot=shots,
+            task_manager=our_tasks(data_file=MISGENDERING),
+        )
     assert with_shots.arguments == plain.arguments
 
 
@@ -74,11 +79,20 @@ def test_plain_text_probes_ignore_chat_templates_and_system_instructions(tmp_pat
         target = "winoqueer_final.csv" if folder == "winoqueer" else "misgendering_prompts.csv"
         (tmp_path / folder / target).write_bytes(Path(source).read_bytes())
     plain, chatty = RecordingLM(), RecordingLM()
-    lm_eval.simple_evaluate(model=plain, tasks=["winoqueer", "tango_misgender_prob"], limit=3,
-                            task_manager=our_tasks(data_dir=str(tmp_path), families="they"))
-    lm_eval.simple_evaluate(model=chatty, tasks=["winoqueer", "tango_misgender_prob"], limit=3,
-                            apply_chat_template=True, system_instruction="Be nice.",
-                            task_manager=our_tasks(data_dir=str(tmp_path), families="they"))
+    lm_eval.simple_evaluate(
+        model=plain,
+        tasks=["winoqueer", "tango_misgender_prob"],
+        limit=3,
+        task_manager=our_tasks(data_dir=str(tmp_path), families="they"),
+    )
+    lm_eval.simple_evaluate(
+        model=chatty,
+        tasks=["winoqueer", "tango_misgender_prob"],
+        limit=3,
+        apply_chat_template=True,
+        system_instruction="Be nice.",
+        task_manager=our_tasks(data_dir=str(tmp_path), families="they"),
+    )
     assert chatty.arguments == plain.arguments
     assert plain.arguments[0][0] == ""  # WinoQueer's sentences are scored after BOS alone
     assert not any("<chat>" in str(arguments) or "Be nice." in str(arguments) for arguments in chatty.arguments)
@@ -90,11 +104,17 @@ def test_a_tokenizer_without_a_chat_template_is_refused_before_any_request():
     model = RecordingLM()
     model.tokenizer = SimpleNamespace(chat_template=None)
     with pytest.raises(PreflightError) as error:
-        lm_eval.simple_evaluate(model=model, tasks=["tango_misgender"], limit=2, apply_chat_template=True,
-                                task_manager=our_tasks(data_file=MISGENDERING))
+        lm_eval.simple_evaluate(
+            model=model,
+            tasks=["tango_misgender"],
+            limit=2,
+            apply_chat_template=True,
+            task_manager=our_tasks(data_file=MISGENDERING),
+        )
     assert error.value.problems == [
         "tango_misgender: --apply_chat_template, but the model's tokenizer has no chat template. Fix: leave out "
-        "--apply_chat_template for a base model, or give a tokenizer with a template"]
+        "--apply_chat_template for a base model, or give a tokenizer with a template"
+    ]
     assert model.arguments == []
 
 
@@ -102,8 +122,12 @@ def test_a_tokenizer_without_a_chat_template_is_refused_before_any_request():
 
 
 def test_equal_log_likelihoods_give_no_verdict():
-    out = lm_eval.simple_evaluate(model=RecordingLM(), tasks=["tango_misgender_prob", "scm_mc_prob"], limit=6,
-                                  task_manager=our_tasks(data_file=MISGENDERING))
+    out = lm_eval.simple_evaluate(
+        model=RecordingLM(),
+        tasks=["tango_misgender_prob", "scm_mc_prob"],
+        limit=6,
+        task_manager=our_tasks(data_file=MISGENDERING),
+    )
     prob = out["results"]["tango_misgender_prob"]
     assert prob["tie_rate,none"] == 1.0 and prob["tie_rate_n,none"] == 6
     assert not any(key.startswith(("consistency", "he_default_rate")) for key in prob)
@@ -124,8 +148,10 @@ def test_missing_generations_are_empty_not_a_crash():
     metrics = tango.process_misgendering(doc, [None])
     assert metrics["empty_rate"] == 1.0 and "consistency" not in metrics
     parsed = scm.ParseRatings().apply([None, [None, "Rating: 4"]], [{"prompt": "p"}, {"prompt": "p"}])
-    assert parsed == [[{"value": None, "status": "empty"}],
-                      [{"value": None, "status": "empty"}, {"value": 4.0, "status": "ok"}]]
+    assert parsed == [
+        [{"value": None, "status": "empty"}],
+        [{"value": None, "status": "empty"}, {"value": 4.0, "status": "ok"}],
+    ]
 
 
 def test_a_server_without_prompt_log_probabilities_is_explained():
@@ -140,14 +166,19 @@ def test_a_server_without_prompt_log_probabilities_is_explained():
 
         _create_payload = parse_generations = parse_logprobs = None
 
-    server, task = Server(), lm_eval_bias.task_manager(
-        include_defaults=False, metadata={"data_file": MISGENDERING}).load(["tango_misgender_prob"])["tasks"]
+    server, task = (
+        Server(),
+        lm_eval_bias.task_manager(include_defaults=False, metadata={"data_file": MISGENDERING}).load(
+            ["tango_misgender_prob"]
+        )["tasks"],
+    )
     with preflight._explained_backend_failures(server, task.values()):
         with pytest.raises(ConfigurationError) as error:
             server.loglikelihood([])
     assert str(error.value).startswith(
         "tango_misgender_prob: the server's answers hold no usable log-probabilities of the prompt (TypeError: "
-        "'NoneType' object is not subscriptable). Fix: a /v1/completions server that returns echo and logprobs")
+        "'NoneType' object is not subscriptable). Fix: a /v1/completions server that returns echo and logprobs"
+    )
     with pytest.raises(TypeError):  # outside our tasks' run the backend is untouched
         server.loglikelihood([])
 
@@ -170,7 +201,8 @@ def test_a_classifier_without_a_needed_label_is_refused_when_the_task_is_built(t
         scorers.reset()  # no ToxicityOnly left in the cache
     assert str(error.value) == (
         "ClassifierFilter: the task needs the score(s) identity_attack, which no classifier gives (detoxify gives "
-        "toxicity; vader gives sentiment). Fix: a Detoxify model whose labels include them (original, unbiased)")
+        "toxicity; vader gives sentiment). Fix: a Detoxify model whose labels include them (original, unbiased)"
+    )
 
 
 # ---------------------------------------------------------------- data a user might get slightly wrong
@@ -183,20 +215,25 @@ def test_pairs_differing_only_in_case_or_repeated_with_other_spacing(tmp_path):
     with pytest.raises(data.MalformedDataError, match="line 2: sent_x and sent_y differ only in letter case"):
         wq.read_pairs(case_only)
     spaced = tmp_path / "spaced.csv"
-    spaced.write_text(header + "0,Gay,Straight,Gay people sing.,Straight people sing.\n"
-                               "1,Gay,Straight,Gay people  sing. ,Straight people sing.\n")
+    spaced.write_text(
+        header + "0,Gay,Straight,Gay people sing.,Straight people sing.\n"
+        "1,Gay,Straight,Gay people  sing. ,Straight people sing.\n"
+    )
     with pytest.raises(data.MalformedDataError, match=r"line 3 repeats line 2"):
         wq.load_dataset(data_file=str(spaced))
 
 
 def test_repeated_tango_rows_and_genderpair_targets(tmp_path):
     rows = tmp_path / "misgendering.csv"
-    rows.write_text("template_idx,ante,ante_type,pronoun_family,template\n0,Al,distal,he,Al is here.\n"
-                    "0,Al,distal,he,Al is here.\n")
+    rows.write_text(
+        "template_idx,ante,ante_type,pronoun_family,template\n0,Al,distal,he,Al is here.\n0,Al,distal,he,Al is here.\n"
+    )
     with pytest.raises(data.MalformedDataError) as error:
         tango.read_misgendering(rows)
-    assert str(error.value) == (f"{rows}, line 3: repeats line 2 (template_idx 0, ante 'Al', pronoun_family he), "
-                                "so it would be counted twice; remove the repeated row")
+    assert str(error.value) == (
+        f"{rows}, line 3: repeats line 2 (template_idx 0, ante 'Al', pronoun_family he), "
+        "so it would be counted twice; remove the repeated row"
+    )
     released = json.loads((SHARED / "gendercare" / "group1_pairset.json").read_text())
     twice = tmp_path / "group1_pairset.json"
     twice.write_text(json.dumps([released[0], released[1], released[0]]))
@@ -208,18 +245,26 @@ def test_swapped_genderpair_group_files_are_recognised(tmp_path):
     folder = tmp_path / "gendercare"
     folder.mkdir()
     for group, other in ((1, 3), (2, 2), (3, 1)):
-        (folder / f"group{group}_pairset.json").write_bytes((SHARED / "gendercare" / f"group{other}_pairset.json")
-                                                             .read_bytes())
+        (folder / f"group{group}_pairset.json").write_bytes(
+            (SHARED / "gendercare" / f"group{other}_pairset.json").read_bytes()
+        )
     with pytest.raises(data.MalformedDataError) as error:
         gp.load_genderpair(data_dir=str(tmp_path))
-    assert str(error.value) == (f"{folder / 'group1_pairset.json'}: this is the official pair set of group 3, not "
-                                "of group 1; put each group's file in its place (DIR/gendercare/group1_pairset.json)")
+    assert str(error.value) == (
+        f"{folder / 'group1_pairset.json'}: this is the official pair set of group 3, not "
+        "of group 1; put each group's file in its place (DIR/gendercare/group1_pairset.json)"
+    )
 
 
-@pytest.mark.parametrize("rows,problem", [
-    ("", "no warmth word"), ("word,axis\n", "no warmth word"), ("kind,warmth\n", "no competence word"),
-    ("kind,warmth\nsmart,competence\nkind,competence\n", "'kind' listed as both warmth and competence"),
-])
+@pytest.mark.parametrize(
+    "rows,problem",
+    [
+        ("", "no warmth word"),
+        ("word,axis\n", "no warmth word"),
+        ("kind,warmth\n", "no competence word"),
+        ("kind,warmth\nsmart,competence\nkind,competence\n", "'kind' listed as both warmth and competence"),
+    ],
+)
 def test_an_unusable_story_lexicon_is_refused(tmp_path, rows, problem):
     lexicon = tmp_path / "lexicon.csv"
     lexicon.write_text(rows)
@@ -241,17 +286,27 @@ def test_a_misspelt_policy_key_is_an_error_not_a_looser_gate(tmp_path):
     policy = write(tmp_path / "policy.yaml", "gates: interval\nrules:\n  - winoqueer <= 65\n")
     with pytest.raises(results.ResultsError) as error:
         check.load_policy(policy)
-    assert str(error.value) == (f"{policy}: unknown key(s) 'gates' (did you mean 'gate'?); a policy has gate and "
-                                "rules")
+    assert str(error.value) == (f"{policy}: unknown key(s) 'gates' (did you mean 'gate'?); a policy has gate and rules")
 
 
 def test_rules_on_p_values_and_bounds_and_finite_limits(tmp_path, capsys):
     path = write(tmp_path / "results_a.json", winoqueer_results())
-    code, out, _ = run_cli(["check", path, "--require", "winoqueer:bias_score_lgbtq_pvalue_bh>=0.05",
-                            "--require", "winoqueer:bias_score_ci_upper<=65"], capsys)
+    code, out, _ = run_cli(
+        [
+            "check",
+            path,
+            "--require",
+            "winoqueer:bias_score_lgbtq_pvalue_bh>=0.05",
+            "--require",
+            "winoqueer:bias_score_ci_upper<=65",
+        ],
+        capsys,
+    )
     assert code == 1
-    assert "FAIL  winoqueer:bias_score_lgbtq_pvalue_bh >= 0.05   [org/model-a]  " \
-           "winoqueer:bias_score_lgbtq_pvalue_bh = 0.012, N=1,200" in out
+    assert (
+        "FAIL  winoqueer:bias_score_lgbtq_pvalue_bh >= 0.05   [org/model-a]  "
+        "winoqueer:bias_score_lgbtq_pvalue_bh = 0.012, N=1,200" in out
+    )
     assert "PASS  winoqueer:bias_score_ci_upper <= 65" in out
     code, _, err = run_cli(["check", path, "--max", "winoqueer=nan"], capsys)
     assert code == 2 and "the limit must be a finite number, got 'nan'" in err
@@ -261,8 +316,9 @@ def test_an_adapter_is_another_model_than_its_base(tmp_path):
     base = winoqueer_results()
     adapter = winoqueer_results(score=55.0, ci=(53.0, 57.0))
     adapter["config"]["model_args"] = "pretrained=org/model-a,peft=org/lora-1,batch_size=8"
-    runs = results.load_runs([write(tmp_path / "a" / "results_1.json", base),
-                              write(tmp_path / "b" / "results_2.json", adapter)])
+    runs = results.load_runs(
+        [write(tmp_path / "a" / "results_1.json", base), write(tmp_path / "b" / "results_2.json", adapter)]
+    )
     assert sorted(run.model for run in runs) == ["org/model-a", "org/model-a [peft=org/lora-1]"]
 
 
@@ -280,13 +336,23 @@ def test_a_leaderboard_of_files_without_results_is_an_error(tmp_path, capsys):
 
 
 def test_recompute_refuses_samples_of_a_task_of_the_other_kind(tmp_path, capsys):
-    sample = {"doc_id": 0, "doc": {}, "arguments": [["p", " He"]], "resps": [[[-1.0, False]]],
-              "filtered_resps": [[-1.0, False]], "filter": "none", "metrics": ["consistency"], "consistency": 1.0}
+    sample = {
+        "doc_id": 0,
+        "doc": {},
+        "arguments": [["p", " He"]],
+        "resps": [[[-1.0, False]]],
+        "filtered_resps": [[-1.0, False]],
+        "filter": "none",
+        "metrics": ["consistency"],
+        "consistency": 1.0,
+    }
     path = write(tmp_path / "samples_tango_misgender_2026-01-01T00-00-00.000000.jsonl", json.dumps(sample) + "\n")
     code, _, err = run_cli(["recompute", path], capsys)
     assert code == 2
-    assert err.strip().endswith("these samples hold log-likelihoods, but tango_misgender generates text, so they "
-                                "are another task's; pass the task they are of with --task")
+    assert err.strip().endswith(
+        "these samples hold log-likelihoods, but tango_misgender generates text, so they "
+        "are another task's; pass the task they are of with --task"
+    )
 
 
 def test_tango_agreement_refuses_sampled_continuations(tmp_path, capsys):
@@ -329,13 +395,25 @@ def test_the_umbrella_tag_runs_on_one_backend():
 
 def test_each_benchmark_has_its_own_tag_and_together_they_are_the_umbrella():
     index = lm_eval_bias.task_manager(include_defaults=False).task_index
-    members = {tag: set(index[tag].tags) for tag in (
-        "lm_eval_bias_winoqueer", "lm_eval_bias_tango", "lm_eval_bias_gendercare", "lm_eval_bias_scm",
-        "lm_eval_bias_community")}
+    members = {
+        tag: set(index[tag].tags)
+        for tag in (
+            "lm_eval_bias_winoqueer",
+            "lm_eval_bias_tango",
+            "lm_eval_bias_gendercare",
+            "lm_eval_bias_scm",
+            "lm_eval_bias_community",
+        )
+    }
     assert members == {
         "lm_eval_bias_winoqueer": {"winoqueer"},
-        "lm_eval_bias_tango": {"tango_misgender", "tango_misgender_sampled", "tango_misgender_prob",
-                               "tango_disclosure", "tango_disclosure_full"},
+        "lm_eval_bias_tango": {
+            "tango_misgender",
+            "tango_misgender_sampled",
+            "tango_misgender_prob",
+            "tango_disclosure",
+            "tango_disclosure_full",
+        },
         "lm_eval_bias_gendercare": {"gendercare_genderpair", "gendercare_genderpair_full"},
         "lm_eval_bias_scm": {"scm_score", "scm_score_prob", "scm_mc", "scm_mc_prob", "scm_prob_ratio", "scm_story"},
         "lm_eval_bias_community": {"community_probes", "community_probes_full"},

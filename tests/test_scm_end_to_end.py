@@ -51,14 +51,18 @@ class SCMScriptedLM(ScriptedLM):
         self.calls[prompt] += 1
         if prompt in self.scores:
             doc = self.scores[prompt]
-            if doc["group"] == "heterosexual" or (
-                    doc["group"], doc["axis"]) == ("women", "warmth") and self.calls[prompt] % 2 == 0:
+            if (
+                doc["group"] == "heterosexual"
+                or (doc["group"], doc["axis"]) == ("women", "warmth")
+                and self.calls[prompt] % 2 == 0
+            ):
                 return "I'm sorry, but I cannot rate groups of people; that would perpetuate stereotypes."
             return f"Rating: {rating_of(doc['group'], doc['axis'])}\n\nKeywords and descriptions:\n1. Caring: ..."
         if prompt in self.choices:
             group = self.choices[prompt]
-            return {"women": "Nurturing", "men": "Answer: Assertive",
-                    "nonbinary": ", ".join(scm.TERMS)}.get(group, "Kind")
+            return {"women": "Nurturing", "men": "Answer: Assertive", "nonbinary": ", ".join(scm.TERMS)}.get(
+                group, "Kind"
+            )
         if prompt not in self.stories:  # a prompt realised with other options
             return "Kind"
         return STORIES.get(self.stories[prompt], "They lived in a town by the sea and liked music.")
@@ -91,8 +95,7 @@ def task_manager(**metadata):
 
 
 def evaluate(model, tasks, **kwargs):
-    return lm_eval.simple_evaluate(model=model, tasks=tasks, log_samples=True, task_manager=task_manager(),
-                                   **kwargs)
+    return lm_eval.simple_evaluate(model=model, tasks=tasks, log_samples=True, task_manager=task_manager(), **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -120,8 +123,11 @@ def test_score_task_exact_numbers(scripted_run):
     values = [(g, a, rating_of(g, a)) for g in scm.GROUPS[:-1] for a in scm.AXES]
     assert results["survey_r,parsed"] == pytest.approx(scm.survey_r(values))
     assert results["survey_r_warmth,parsed"] == pytest.approx(scm.survey_r_warmth(values))
-    assert results["survey_r_gap_ci_lower,parsed"] < results["survey_r_gap,parsed"] < results[
-        "survey_r_gap_ci_upper,parsed"]
+    assert (
+        results["survey_r_gap_ci_lower,parsed"]
+        < results["survey_r_gap,parsed"]
+        < results["survey_r_gap_ci_upper,parsed"]
+    )
     (sample, *_) = output["samples"]["scm_score"]
     assert len(sample["filtered_resps"][0]) == 10
     assert sample["filtered_resps"][0][0] == {"value": 5.0, "status": "ok"}
@@ -211,13 +217,14 @@ class ChatSCMScriptedLM(SCMScriptedLM):
 def test_chat_template_is_followed_except_by_the_sentence_probe():
     model = ChatSCMScriptedLM()
     evaluate(model, ["scm_score_prob", "scm_prob_ratio"], apply_chat_template=True, limit=7)
-    assert any(c.startswith("<user>As viewed by society, how warm") and c.endswith("<assistant>Rating:")
-               for c in model.contexts)
+    assert any(
+        c.startswith("<user>As viewed by society, how warm") and c.endswith("<assistant>Rating:")
+        for c in model.contexts
+    )
     assert "Women are more" in model.contexts  # the probability templates stay plain text
     model = ChatSCMScriptedLM()
     tm = task_manager(scm_chat_template=True)
-    lm_eval.simple_evaluate(model=model, tasks=["scm_prob_ratio"], apply_chat_template=True, limit=7,
-                            task_manager=tm)
+    lm_eval.simple_evaluate(model=model, tasks=["scm_prob_ratio"], apply_chat_template=True, limit=7, task_manager=tm)
     assert "<user>Women are more</user><assistant>" in model.contexts
 
 
@@ -231,8 +238,7 @@ def test_options_reach_the_prompts():
 
 def test_unknown_option_stops_the_run():
     with pytest.raises(Exception, match="unknown option"):
-        lm_eval.simple_evaluate(model=SCMScriptedLM(), tasks=["scm_score"],
-                                task_manager=task_manager(scm_repeats=3))
+        lm_eval.simple_evaluate(model=SCMScriptedLM(), tasks=["scm_score"], task_manager=task_manager(scm_repeats=3))
 
 
 def test_tiny_gpt2_runs_every_task_with_the_hf_backend(tmp_path, tiny_gpt2_long_context):
@@ -243,9 +249,18 @@ def test_tiny_gpt2_runs_every_task_with_the_hf_backend(tmp_path, tiny_gpt2_long_
     not NaN.
     """
     output = lm_eval.simple_evaluate(
-        model="hf", model_args=f"pretrained={tiny_gpt2_long_context},dtype=float32", device="cpu", batch_size=32,
-        tasks=TASKS, limit=14, gen_kwargs="max_gen_toks=6", log_samples=True, random_seed=1,
-        numpy_random_seed=1, torch_random_seed=1, task_manager=task_manager(scm_mc_samples=2),
+        model="hf",
+        model_args=f"pretrained={tiny_gpt2_long_context},dtype=float32",
+        device="cpu",
+        batch_size=32,
+        tasks=TASKS,
+        limit=14,
+        gen_kwargs="max_gen_toks=6",
+        log_samples=True,
+        random_seed=1,
+        numpy_random_seed=1,
+        torch_random_seed=1,
+        task_manager=task_manager(scm_mc_samples=2),
     )
     results = json.loads(json.dumps(output["results"]), parse_constant=lambda c: pytest.fail(f"bare {c}"))
     assert results["scm_score"]["sample_len"] == 14

@@ -19,8 +19,12 @@ from lm_eval_bias.data import DataError
 from lm_eval_bias.errors import ConfigurationError
 from tiny_models import build_tiny_detoxify
 
-ENV_VARS = (scorers.DETOXIFY_MODEL_ENV, scorers.DETOXIFY_CHECKPOINT_ENV, scorers.DETOXIFY_CONFIG_DIR_ENV,
-            scorers.DETOXIFY_DTYPE_ENV)
+ENV_VARS = (
+    scorers.DETOXIFY_MODEL_ENV,
+    scorers.DETOXIFY_CHECKPOINT_ENV,
+    scorers.DETOXIFY_CONFIG_DIR_ENV,
+    scorers.DETOXIFY_DTYPE_ENV,
+)
 
 # Compound scores measured offline with vaderSentiment 3.3.2 (reference/offline-feasibility.md).
 VADER_KNOWN = {
@@ -156,8 +160,9 @@ def test_a_classifier_failure_raises_with_context_never_scores_zero(tiny_detoxif
         scorer.score(TEXTS)
     assert isinstance(caught.value.__cause__, RuntimeError)
 
-    monkeypatch.setattr(scorer.detoxify, "predict",
-                        lambda texts: {label: [math.nan] * len(texts) for label in scorer.labels})
+    monkeypatch.setattr(
+        scorer.detoxify, "predict", lambda texts: {label: [math.nan] * len(texts) for label in scorer.labels}
+    )
     with pytest.raises(scorers.ScorerError, match="non-finite 'toxicity'"):
         scorer.score(TEXTS)
 
@@ -200,22 +205,32 @@ def test_the_dtype_comes_from_argument_metadata_or_environment_and_is_checked(ti
     assert scorers.resolve_detoxify_options(dtype="bfloat16")["dtype"] == "bfloat16"
     monkeypatch.setenv(scorers.DETOXIFY_DTYPE_ENV, "fp16")
     scorers.reset()
-    with pytest.raises(scorers.ScorerError,
-                       match=rf"dtype 'fp16' \(from {scorers.DETOXIFY_DTYPE_ENV}\) is not one of float32, bfloat16"):
+    with pytest.raises(
+        scorers.ScorerError,
+        match=rf"dtype 'fp16' \(from {scorers.DETOXIFY_DTYPE_ENV}\) is not one of float32, bfloat16",
+    ):
         scorers.get_scorer("detoxify")
     checkpoint, config_dir = tiny_detoxify["original"]
     with pytest.raises(scorers.ScorerError, match=r"dtype 'half' \(from argument\)"):
-        scorers.ClassifierFilter(scorers=["detoxify"], detoxify_checkpoint=str(checkpoint),
-                                 detoxify_config_dir=str(config_dir), detoxify_dtype="half").apply([["x"]], [{}])
+        scorers.ClassifierFilter(
+            scorers=["detoxify"],
+            detoxify_checkpoint=str(checkpoint),
+            detoxify_config_dir=str(config_dir),
+            detoxify_dtype="half",
+        ).apply([["x"]], [{}])
     monkeypatch.delenv(scorers.DETOXIFY_DTYPE_ENV)
     # One loaded model per dtype; the filter's keyword reaches the scorer.
     exact = scorers.get_scorer("detoxify", checkpoint=checkpoint, config_dir=config_dir)
     fast = scorers.get_scorer("detoxify", checkpoint=checkpoint, config_dir=config_dir, dtype="bfloat16")
     assert fast is not exact and fast.dtype == "bfloat16"
     texts = [text for text in TEXTS if text]  # the filter never scores an empty generation
-    out = scorers.ClassifierFilter(scorers=["detoxify"], detoxify_checkpoint=str(checkpoint),
-                                   detoxify_config_dir=str(config_dir), detoxify_dtype="bfloat16",
-                                   batch_size=len(texts)).apply([[text] for text in texts], [{}] * len(texts))
+    out = scorers.ClassifierFilter(
+        scorers=["detoxify"],
+        detoxify_checkpoint=str(checkpoint),
+        detoxify_config_dir=str(config_dir),
+        detoxify_dtype="bfloat16",
+        batch_size=len(texts),
+    ).apply([[text] for text in texts], [{}] * len(texts))
     filtered = [row[0]["toxicity"] for row in out]
     assert filtered == fast.score(texts)["toxicity"]
     assert filtered != exact.score(texts)["toxicity"]
@@ -240,8 +255,14 @@ def test_offline_without_checkpoint_names_both_variables_and_the_fix():
         scorers.DetoxifyScorer()
     message = str(caught.value)
     assert isinstance(caught.value, DataError)
-    for needed in (scorers.DETOXIFY_CHECKPOINT_ENV, scorers.DETOXIFY_CONFIG_DIR_ENV, "HF_HUB_OFFLINE",
-                   "toxic_original-c1212f89.ckpt", "bert-base-uncased", "save_pretrained"):
+    for needed in (
+        scorers.DETOXIFY_CHECKPOINT_ENV,
+        scorers.DETOXIFY_CONFIG_DIR_ENV,
+        "HF_HUB_OFFLINE",
+        "toxic_original-c1212f89.ckpt",
+        "bert-base-uncased",
+        "save_pretrained",
+    ):
         assert needed in message, needed
     with pytest.raises(scorers.ScorerUnavailableError, match="roberta-base"):
         scorers.DetoxifyScorer(model_type="unbiased")
@@ -249,20 +270,23 @@ def test_offline_without_checkpoint_names_both_variables_and_the_fix():
 
 def test_offline_checkpoint_without_config_dir_names_the_variable(tiny_detoxify):
     checkpoint, _ = tiny_detoxify["original"]
-    with pytest.raises(scorers.ScorerUnavailableError,
-                       match=rf"hub id 'bert-base-uncased'.*{scorers.DETOXIFY_CONFIG_DIR_ENV}"):
+    with pytest.raises(
+        scorers.ScorerUnavailableError, match=rf"hub id 'bert-base-uncased'.*{scorers.DETOXIFY_CONFIG_DIR_ENV}"
+    ):
         scorers.DetoxifyScorer(checkpoint=checkpoint)
 
 
 def test_missing_files_are_named_with_where_the_path_came_from(tiny_detoxify, tmp_path, monkeypatch):
     checkpoint, config_dir = tiny_detoxify["original"]
     monkeypatch.setenv(scorers.DETOXIFY_CONFIG_DIR_ENV, str(tmp_path / "nowhere"))
-    with pytest.raises(scorers.ScorerUnavailableError,
-                       match=rf"nowhere'.*from {scorers.DETOXIFY_CONFIG_DIR_ENV}.*not a directory"):
+    with pytest.raises(
+        scorers.ScorerUnavailableError, match=rf"nowhere'.*from {scorers.DETOXIFY_CONFIG_DIR_ENV}.*not a directory"
+    ):
         scorers.get_scorer("detoxify", checkpoint=checkpoint)
     scorers.configure(detoxify_checkpoint=str(tmp_path / "meta.ckpt"))
-    with pytest.raises(scorers.ScorerUnavailableError,
-                       match=r"meta.ckpt'.*from task metadata detoxify_checkpoint.*does not exist"):
+    with pytest.raises(
+        scorers.ScorerUnavailableError, match=r"meta.ckpt'.*from task metadata detoxify_checkpoint.*does not exist"
+    ):
         scorers.ClassifierFilter(scorers=["detoxify"], detoxify_config_dir=str(config_dir)).apply([["x"]], [{}])
     with pytest.raises(scorers.ScorerUnavailableError, match="has no config.json"):
         scorers.DetoxifyScorer(checkpoint=checkpoint, config_dir=tmp_path)
@@ -309,16 +333,19 @@ def test_missing_packages_name_the_pip_command(monkeypatch):
 def test_option_precedence_explicit_then_configure_then_environment(monkeypatch, tmp_path):
     monkeypatch.setenv(scorers.DETOXIFY_MODEL_ENV, "unbiased")
     monkeypatch.setenv(scorers.DETOXIFY_CHECKPOINT_ENV, str(tmp_path / "env.ckpt"))
-    assert scorers.configure(data_dir="/data", detoxify_checkpoint=str(tmp_path / "meta.ckpt"),
-                             detoxify_config_dir=None, detoxify_model="") == {
-        "detoxify_checkpoint": str(tmp_path / "meta.ckpt")}
+    assert scorers.configure(
+        data_dir="/data", detoxify_checkpoint=str(tmp_path / "meta.ckpt"), detoxify_config_dir=None, detoxify_model=""
+    ) == {"detoxify_checkpoint": str(tmp_path / "meta.ckpt")}
     resolved = scorers.resolve_detoxify_options()
     assert resolved["model_type"] == "unbiased"
     assert resolved["checkpoint"] == str(tmp_path / "meta.ckpt")
     assert resolved["config_dir"] is None
-    assert resolved["origins"] == {"model_type": scorers.DETOXIFY_MODEL_ENV,
-                                   "checkpoint": "task metadata detoxify_checkpoint", "config_dir": "default",
-                                   "dtype": "default"}
+    assert resolved["origins"] == {
+        "model_type": scorers.DETOXIFY_MODEL_ENV,
+        "checkpoint": "task metadata detoxify_checkpoint",
+        "config_dir": "default",
+        "dtype": "default",
+    }
     explicit = scorers.resolve_detoxify_options("original", tmp_path / "arg.ckpt")
     assert (explicit["model_type"], explicit["checkpoint"]) == ("original", str(tmp_path / "arg.ckpt"))
     # A later configure() without the key keeps the earlier value.
@@ -332,11 +359,11 @@ def test_precedence_decides_which_model_is_loaded(tiny_detoxify, monkeypatch):
     monkeypatch.setenv(scorers.DETOXIFY_CHECKPOINT_ENV, str(unbiased[0]))
     monkeypatch.setenv(scorers.DETOXIFY_CONFIG_DIR_ENV, str(unbiased[1]))
     assert scorers.get_scorer("detoxify").labels == scorers.DETOXIFY_LABELS["unbiased"]
-    scorers.configure(detoxify_model="original", detoxify_checkpoint=str(original[0]),
-                      detoxify_config_dir=str(original[1]))
+    scorers.configure(
+        detoxify_model="original", detoxify_checkpoint=str(original[0]), detoxify_config_dir=str(original[1])
+    )
     assert scorers.get_scorer("detoxify").labels == scorers.DETOXIFY_LABELS["original"]
-    explicit = scorers.get_scorer("detoxify", model_type="unbiased", checkpoint=unbiased[0],
-                                  config_dir=unbiased[1])
+    explicit = scorers.get_scorer("detoxify", model_type="unbiased", checkpoint=unbiased[0], config_dir=unbiased[1])
     assert explicit.labels == scorers.DETOXIFY_LABELS["unbiased"]
 
 
@@ -391,8 +418,12 @@ def test_filter_scores_every_generation_in_place(tiny_detoxify, repeats):
     # Doc i gets texts i, i+1, ... (so texts repeat across docs, as with sampling).
     resps = [[texts[(i + k) % len(texts)] for k in range(repeats)] for i in range(len(texts))]
     docs = [{"id": i} for i in range(len(resps))]
-    out = scorers.ClassifierFilter(scorers=["detoxify", "vader"], detoxify_checkpoint=str(checkpoint),
-                                   detoxify_config_dir=str(config_dir), batch_size=4).apply(resps, docs)
+    out = scorers.ClassifierFilter(
+        scorers=["detoxify", "vader"],
+        detoxify_checkpoint=str(checkpoint),
+        detoxify_config_dir=str(config_dir),
+        batch_size=4,
+    ).apply(resps, docs)
     expected = {row["text"]: row for row in expected_rows(texts, tiny_detoxify)}
     assert len(out) == len(resps)
     for doc_out, doc_resps in zip(out, resps):
@@ -433,7 +464,8 @@ def test_filter_rejects_bad_configuration_and_input(monkeypatch):
     monkeypatch.setitem(scorers.SCORERS, "sentiment2", (lambda options: (), Sentiment2))
     # Empty generations (nothing, whitespace, or None from a server) are marked, never scored.
     assert scorers.ClassifierFilter(scorers=["sentiment2"]).apply([["", " \n", None]], [{}]) == [
-        [{"text": "", "empty": True}, {"text": " \n", "empty": True}, {"text": "", "empty": True}]]
+        [{"text": "", "empty": True}, {"text": " \n", "empty": True}, {"text": "", "empty": True}]
+    ]
     with pytest.raises(ValueError, match="label 'sentiment' of sentiment2 clashes with vader"):
         scorers.ClassifierFilter(scorers=["vader", "sentiment2"]).apply([["x"]], [{}])
 
@@ -443,10 +475,16 @@ def test_filter_rejects_bad_configuration_and_input(monkeypatch):
 
 # The scripted model's generations for each prompt, one per repeat.
 GENERATIONS = {
-    "Describe the nurse.": ["The nurse was kind and very helpful.",
-                            "The engineer is a terrible, lazy person.", "He went to the store."],
-    "Describe the engineer.": ["The engineer is a terrible, lazy person.", "He went to the store.",
-                               "The engineer is a terrible, lazy person."],
+    "Describe the nurse.": [
+        "The nurse was kind and very helpful.",
+        "The engineer is a terrible, lazy person.",
+        "He went to the store.",
+    ],
+    "Describe the engineer.": [
+        "The engineer is a terrible, lazy person.",
+        "He went to the store.",
+        "The engineer is a terrible, lazy person.",
+    ],
 }
 
 TASK_YAML = """
@@ -534,13 +572,17 @@ def test_filter_inside_an_lm_eval_run(tiny_detoxify, tmp_path, repeats):
     (tmp_path / "scorer_probe.yaml").write_text(TASK_YAML.replace("REPEATS", str(repeats)))
     (tmp_path / "probe_helpers.py").write_text(textwrap.dedent(HELPERS.format(prompts=list(GENERATIONS))))
     # The Detoxify files reach the filter only as task metadata, through configure().
-    manager = TaskManager(include_path=str(tmp_path), include_defaults=False,
-                          metadata={"detoxify_checkpoint": str(checkpoint), "detoxify_config_dir": str(config_dir)})
-    out = lm_eval.simple_evaluate(model=scripted_lm(), tasks=["scorer_probe"], task_manager=manager,
-                                  log_samples=True)
+    manager = TaskManager(
+        include_path=str(tmp_path),
+        include_defaults=False,
+        metadata={"detoxify_checkpoint": str(checkpoint), "detoxify_config_dir": str(config_dir)},
+    )
+    out = lm_eval.simple_evaluate(model=scripted_lm(), tasks=["scorer_probe"], task_manager=manager, log_samples=True)
 
-    expected = {row["text"]: row for row in expected_rows(
-        sorted({t for texts in GENERATIONS.values() for t in texts}), tiny_detoxify)}
+    expected = {
+        row["text"]: row
+        for row in expected_rows(sorted({t for texts in GENERATIONS.values() for t in texts}), tiny_detoxify)
+    }
     samples = out["samples"]["scorer_probe"]
     assert len(samples) == len(GENERATIONS)
     for sample in samples:
@@ -555,7 +597,8 @@ def test_filter_inside_an_lm_eval_run(tiny_detoxify, tmp_path, repeats):
     metrics = out["results"]["scorer_probe"]
     by_hand = {1: (0.7574 - 0.6808) / 2, 3: ((0.7574 - 0.6808) / 3 + (-2 * 0.6808) / 3) / 2}
     assert metrics["sentiment,scored"] == pytest.approx(by_hand[repeats], abs=1e-12)
-    per_doc_toxicity = [sum(expected[t]["toxicity"] for t in texts[:repeats]) / repeats
-                        for texts in GENERATIONS.values()]
+    per_doc_toxicity = [
+        sum(expected[t]["toxicity"] for t in texts[:repeats]) / repeats for texts in GENERATIONS.values()
+    ]
     assert metrics["toxicity,scored"] == pytest.approx(sum(per_doc_toxicity) / 2, abs=1e-5)
     assert metrics["generations,scored"] == repeats

@@ -43,11 +43,28 @@ def run_workers(spec: dict, workdir: Path, world_size: int) -> dict:
     for rank in range(world_size):
         env = {**os.environ, "OMP_NUM_THREADS": "1"}
         if world_size > 1:
-            env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), LOCAL_RANK=str(rank),
-                       WORLD_SIZE=str(world_size), LOCAL_WORLD_SIZE=str(world_size), ACCELERATE_USE_CPU="true")
+            env.update(
+                MASTER_ADDR="127.0.0.1",
+                MASTER_PORT=str(port),
+                RANK=str(rank),
+                LOCAL_RANK=str(rank),
+                WORLD_SIZE=str(world_size),
+                LOCAL_WORLD_SIZE=str(world_size),
+                ACCELERATE_USE_CPU="true",
+            )
         log = open(workdir / f"log_{world_size}_{rank}.txt", "w")
-        processes.append((subprocess.Popen([sys.executable, str(WORKER), str(spec_file)], cwd=workdir, env=env,
-                                           stdout=log, stderr=subprocess.STDOUT), log))
+        processes.append(
+            (
+                subprocess.Popen(
+                    [sys.executable, str(WORKER), str(spec_file)],
+                    cwd=workdir,
+                    env=env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                ),
+                log,
+            )
+        )
     return {"processes": processes, "output": Path(spec["output"]), "workdir": workdir, "world_size": world_size}
 
 
@@ -123,18 +140,39 @@ def tiny_bert(tmp_path_factory, winoqueer_dir):
 def runs(tmp_path_factory, tiny_gpt2_long_context, tiny_bert, tiny_detoxify, pair_file, winoqueer_dir):
     """One process and two, started together: ``(one process's runs, rank 0's runs)``."""
     checkpoint, config_dir = tiny_detoxify["original"]
-    generation = {"data_dir": str(winoqueer_dir.parent), "detoxify_checkpoint": str(checkpoint),
-                  "detoxify_config_dir": str(config_dir)}
-    spec = {"classifier_batch_size": 1, "runs": [
-        {"model": "hf", "pretrained": str(tiny_gpt2_long_context), "tasks": ["winoqueer"],
-         "metadata": {"data_file": str(pair_file)}},
-        # 5 documents: rank 0 gets 3, rank 1 gets 2 and pads its requests with a copy of its last
-        # one (gendercare_genderpair's, the last task), whose extra generation must not be scored
-        {"model": "hf", "pretrained": str(tiny_gpt2_long_context), "limit": 5, "gen_kwargs": "max_gen_toks=6",
-         "tasks": ["tango_misgender", "gendercare_genderpair"], "metadata": generation},
-        {"model": "hf-mlm", "pretrained": str(tiny_bert), "tasks": ["winoqueer_mlm"], "limit": 15,
-         "metadata": {"data_file": str(pair_file)}},
-    ]}
+    generation = {
+        "data_dir": str(winoqueer_dir.parent),
+        "detoxify_checkpoint": str(checkpoint),
+        "detoxify_config_dir": str(config_dir),
+    }
+    spec = {
+        "classifier_batch_size": 1,
+        "runs": [
+            {
+                "model": "hf",
+                "pretrained": str(tiny_gpt2_long_context),
+                "tasks": ["winoqueer"],
+                "metadata": {"data_file": str(pair_file)},
+            },
+            # 5 documents: rank 0 gets 3, rank 1 gets 2 and pads its requests with a copy of its last
+            # one (gendercare_genderpair's, the last task), whose extra generation must not be scored
+            {
+                "model": "hf",
+                "pretrained": str(tiny_gpt2_long_context),
+                "limit": 5,
+                "gen_kwargs": "max_gen_toks=6",
+                "tasks": ["tango_misgender", "gendercare_genderpair"],
+                "metadata": generation,
+            },
+            {
+                "model": "hf-mlm",
+                "pretrained": str(tiny_bert),
+                "tasks": ["winoqueer_mlm"],
+                "limit": 15,
+                "metadata": {"data_file": str(pair_file)},
+            },
+        ],
+    }
     workdir = tmp_path_factory.mktemp("several-processes")
     alone = run_workers(spec, workdir, 1)
     together = run_workers(spec, workdir, WORLD_SIZE)
@@ -154,13 +192,17 @@ def test_the_run_covers_what_can_differ_between_shards(runs):
             ranks_of.setdefault(metric, set()).add(sample["doc_id"] % WORLD_SIZE)
     assert len(ranks_of["bias_score_nonbinary"]) == 1 and len(ranks_of["bias_score_lgbtq"]) == 2
     # one request per sentence, the context starting with the model's prefix token as text
-    assert all(arguments[0].startswith("<|endoftext|>") for sample in winoqueer["samples"]["winoqueer"]
-               for arguments in sample["arguments"])
+    assert all(
+        arguments[0].startswith("<|endoftext|>")
+        for sample in winoqueer["samples"]["winoqueer"]
+        for arguments in sample["arguments"]
+    )
     assert alone[1]["results"]["gendercare_genderpair"]["sample_len"] == 5
 
 
-@pytest.mark.parametrize("index, task", [(0, "winoqueer"), (1, "tango_misgender"), (1, "gendercare_genderpair"),
-                                         (2, "winoqueer_mlm")])
+@pytest.mark.parametrize(
+    "index, task", [(0, "winoqueer"), (1, "tango_misgender"), (1, "gendercare_genderpair"), (2, "winoqueer_mlm")]
+)
 def test_rank_0_reports_what_one_process_reports(runs, index, task):
     alone, together = (run[index] for run in runs)
     one, two = alone["results"][task], together["results"][task]
@@ -222,7 +264,8 @@ def test_fewer_documents_than_processes_is_refused_before_any_request():
     task = SimpleNamespace(eval_docs=list(range(10)), task_name="winoqueer", config=SimpleNamespace(task="winoqueer"))
     assert check_shards(SimpleNamespace(world_size=4), 3, [task]) == [
         "winoqueer: 3 document(s) for 4 processes; lm-eval gives each process every 4th document and fails on a "
-        "process with none. Fix: --limit 4 or more, or at most 3 processes"]
+        "process with none. Fix: --limit 4 or more, or at most 3 processes"
+    ]
     assert check_shards(SimpleNamespace(world_size=4), None, [task]) == []
     assert check_shards(SimpleNamespace(world_size=1), 1, [task]) == []
 
@@ -231,18 +274,58 @@ def test_accelerate_launch_of_the_cli_with_hf_mlm(tmp_path, tiny_bert, pair_file
     """The real launcher and the real CLI: ``accelerate launch --cpu --num_processes 2 -m lm_eval_bias
     run --model hf-mlm ...`` writes one results file, equal to one process's."""
     bin_dir = Path(sys.executable).parent
-    arguments = ["run", "--model", "hf-mlm", "--model_args", f"pretrained={tiny_bert}", "--tasks", "winoqueer_mlm",
-                 "--limit", "15", "--metadata", json.dumps({"data_file": str(pair_file)}), "--log_samples"]
+    arguments = [
+        "run",
+        "--model",
+        "hf-mlm",
+        "--model_args",
+        f"pretrained={tiny_bert}",
+        "--tasks",
+        "winoqueer_mlm",
+        "--limit",
+        "15",
+        "--metadata",
+        json.dumps({"data_file": str(pair_file)}),
+        "--log_samples",
+    ]
     # one thread each: torch's reductions over threads would move the scores' last bits
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     launched = {
-        "alone": subprocess.Popen([str(bin_dir / "lm-eval-bias"), *arguments, "--output_path", "alone"],
-                                  cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True),
+        "alone": subprocess.Popen(
+            [str(bin_dir / "lm-eval-bias"), *arguments, "--output_path", "alone"],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        ),
         "together": subprocess.Popen(
-            [str(bin_dir / "accelerate"), "launch", "--cpu", "--num_processes", str(WORLD_SIZE), "--num_machines", "1",
-             "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(free_port()),
-             "-m", "lm_eval_bias", *arguments, "--output_path", "together"],
-            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True),
+            [
+                str(bin_dir / "accelerate"),
+                "launch",
+                "--cpu",
+                "--num_processes",
+                str(WORLD_SIZE),
+                "--num_machines",
+                "1",
+                "--mixed_precision",
+                "no",
+                "--dynamo_backend",
+                "no",
+                "--main_process_port",
+                str(free_port()),
+                "-m",
+                "lm_eval_bias",
+                *arguments,
+                "--output_path",
+                "together",
+            ],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        ),
     }
     outputs = {}
     try:
@@ -252,8 +335,10 @@ def test_accelerate_launch_of_the_cli_with_hf_mlm(tmp_path, tiny_bert, pair_file
             results_files = list((tmp_path / name).rglob("results_*.json"))
             assert len(results_files) == 1, results_files  # rank 0 alone writes
             samples_file = next((tmp_path / name).rglob("samples_winoqueer_mlm_*.jsonl"))
-            outputs[name] = (json.loads(results_files[0].read_text())["results"]["winoqueer_mlm"],
-                             [json.loads(line) for line in samples_file.read_text().splitlines()])
+            outputs[name] = (
+                json.loads(results_files[0].read_text())["results"]["winoqueer_mlm"],
+                [json.loads(line) for line in samples_file.read_text().splitlines()],
+            )
     finally:
         for process in launched.values():
             if process.poll() is None:
@@ -263,7 +348,8 @@ def test_accelerate_launch_of_the_cli_with_hf_mlm(tmp_path, tiny_bert, pair_file
     assert results_two == results_one and results_one["sample_len"] == 15
     assert [s["doc_id"] for s in samples_two] == list(range(15))
     assert [(s["sent_x_score"], s["sent_y_score"]) for s in samples_two] == [
-        (s["sent_x_score"], s["sent_y_score"]) for s in samples_one]
+        (s["sent_x_score"], s["sent_y_score"]) for s in samples_one
+    ]
 
 
 def test_classifiers_default_to_the_processs_own_gpu(monkeypatch):
@@ -290,13 +376,17 @@ def test_a_request_too_long_names_the_process_whose_share_has_it():
     from lm_eval_bias.errors import ConfigurationError
 
     lm = SimpleNamespace(max_length=8, tok_encode=lambda text, **_: list(text), rank=1, world_size=2)
-    request = SimpleNamespace(request_type="loglikelihood", args=("", "a sentence longer than eight"),
-                              doc={"pair_id": "7"})
+    request = SimpleNamespace(
+        request_type="loglikelihood", args=("", "a sentence longer than eight"), doc={"pair_id": "7"}
+    )
     task = SimpleNamespace(instances=[request], task_name="winoqueer")
     token = preflight._current_lm.set(lm)
     try:
-        with pytest.raises(ConfigurationError, match=r"^winoqueer: 1 of its 1 requests \(process 1 of 2: its share "
-                                                     r"of the documents\) do not fit the model's context of 8 tokens"):
+        with pytest.raises(
+            ConfigurationError,
+            match=r"^winoqueer: 1 of its 1 requests \(process 1 of 2: its share "
+            r"of the documents\) do not fit the model's context of 8 tokens",
+        ):
             preflight.check_requests_fit(task)
     finally:
         preflight._current_lm.reset(token)

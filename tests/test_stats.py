@@ -64,8 +64,13 @@ def test_permutation_pvalue_matches_scipy():
 
     first, second = [0.9, 0.7, 0.8, 0.6, 0.75], [0.5, 0.55, 0.7, 0.4, 0.6]
     values = [(0, v) for v in first] + [(1, v) for v in second]
-    expected = permutation_test((first, second), lambda a, b: sum(a) / len(a) - sum(b) / len(b),
-                                permutation_type="independent", n_resamples=20000, random_state=0).pvalue
+    expected = permutation_test(
+        (first, second),
+        lambda a, b: sum(a) / len(a) - sum(b) / len(b),
+        permutation_type="independent",
+        n_resamples=20000,
+        random_state=0,
+    ).pvalue
     assert stats.difference_pvalue(values) == pytest.approx(expected, abs=0.01)
     # no difference at all: p is 1
     assert stats.difference_pvalue([(0, 1.0), (0, 2.0), (1, 1.0), (1, 2.0)]) == 1.0
@@ -78,8 +83,13 @@ def test_binary_difference_pvalue_is_the_exact_permutation_pvalue():
 
     first, second = [1, 1, 1, 0, 1], [0, 1, 0, 0]
     values = [(0, v) for v in first] + [(1, v) for v in second]
-    exact = permutation_test((first, second), lambda a, b, axis: a.mean(axis) - b.mean(axis), vectorized=True,
-                             permutation_type="independent", n_resamples=10_000).pvalue  # 126 relabellings: all
+    exact = permutation_test(
+        (first, second),
+        lambda a, b, axis: a.mean(axis) - b.mean(axis),
+        vectorized=True,
+        permutation_type="independent",
+        n_resamples=10_000,
+    ).pvalue  # 126 relabellings: all
     # by hand: 5 ones among 9 documents, 4 of them in `first` (5 documents): P(4 or more) = 21/126
     ones_in_first = [sum(combo) for combo in itertools.combinations(first + second, 5)]
     assert sum(ones >= 4 for ones in ones_in_first) == 21 and len(ones_in_first) == 126
@@ -88,9 +98,14 @@ def test_binary_difference_pvalue_is_the_exact_permutation_pvalue():
     rng = __import__("numpy").random.default_rng(1)
     big_first, big_second = (rng.random(600) < 0.30).astype(float), (rng.random(800) < 0.25).astype(float)
     big = [(0, v) for v in big_first] + [(1, v) for v in big_second]
-    monte_carlo = permutation_test((big_first, big_second), lambda a, b, axis: a.mean(axis) - b.mean(axis),
-                                   vectorized=True, permutation_type="independent", n_resamples=20_000,
-                                   rng=rng).pvalue
+    monte_carlo = permutation_test(
+        (big_first, big_second),
+        lambda a, b, axis: a.mean(axis) - b.mean(axis),
+        vectorized=True,
+        permutation_type="independent",
+        n_resamples=20_000,
+        rng=rng,
+    ).pvalue
     assert stats.difference_pvalue(big) == pytest.approx(monte_carlo, abs=0.01)
     assert stats.difference_pvalue([(0, 1.0), (0, 0.0), (1, 0.0), (1, 1.0)]) == 1.0
 
@@ -107,16 +122,25 @@ def test_monte_carlo_permutation_pvalue_keeps_scipys_definition():
     rng = __import__("numpy").random.default_rng(3)
     first, second = rng.normal(0.0, 1.0, 30), rng.normal(0.4, 1.0, 25)
     values = [(0, v) for v in first] + [(1, v) for v in second]
-    reference = permutation_test((first, second), lambda a, b, axis: a.mean(axis) - b.mean(axis), vectorized=True,
-                                 permutation_type="independent", n_resamples=100_000, rng=rng).pvalue
+    reference = permutation_test(
+        (first, second),
+        lambda a, b, axis: a.mean(axis) - b.mean(axis),
+        vectorized=True,
+        permutation_type="independent",
+        n_resamples=100_000,
+        rng=rng,
+    ).pvalue
     assert stats.difference_pvalue(values) == pytest.approx(reference, abs=0.02)  # 2,000 draws: MC error
 
 
-@pytest.mark.parametrize("values", [
-    [1.0] * 864 + [0.0] * 2016,  # yes/no outcomes: resampled by their counts (multinomial)
-    [0.1 * (i % 11) for i in range(330)],  # shares of 10 samples: likewise
-    [1.0 + i / 700 for i in range(700)],  # all distinct: documents resampled
-])
+@pytest.mark.parametrize(
+    "values",
+    [
+        [1.0] * 864 + [0.0] * 2016,  # yes/no outcomes: resampled by their counts (multinomial)
+        [0.1 * (i % 11) for i in range(330)],  # shares of 10 samples: likewise
+        [1.0 + i / 700 for i in range(700)],  # all distinct: documents resampled
+    ],
+)
 def test_resampled_means_follow_the_bootstrap_law(values):
     import numpy as np
 

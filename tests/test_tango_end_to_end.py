@@ -23,8 +23,11 @@ def release_file(winoqueer_dir):
 
 def evaluate(model, tasks, release_file, **kwargs):
     return lm_eval.simple_evaluate(
-        model=model, tasks=tasks, log_samples=True,
-        task_manager=lm_eval_bias.task_manager(metadata={"data_file": release_file}), **kwargs,
+        model=model,
+        tasks=tasks,
+        log_samples=True,
+        task_manager=lm_eval_bias.task_manager(metadata={"data_file": release_file}),
+        **kwargs,
     )
 
 
@@ -55,8 +58,7 @@ def test_a_model_that_always_says_he(release_file):
 
 
 def test_sampled_variant_scores_every_sample(release_file):
-    output = evaluate(ScriptedLM(" They left. She stayed."), ["tango_misgender_sampled"], release_file,
-                      limit=20)
+    output = evaluate(ScriptedLM(" They left. She stayed."), ["tango_misgender_sampled"], release_file, limit=20)
     results = output["results"]["tango_misgender_sampled"]
     assert results["consistency_they,samples"] == 1.0
     # the first 20 prompts all have a non-gendered name: no gap, reported as N/A (not NaN)
@@ -69,11 +71,28 @@ def test_tiny_gpt2_generates_through_the_cli(tmp_path, tiny_gpt2, release_file):
     """The real hf path: greedy generation, stop sequences, results JSON without NaN."""
     out = tmp_path / "out"
     completed = subprocess.run(
-        [str(BIN / "lm-eval-bias"), "--model", "hf", "--model_args", f"pretrained={tiny_gpt2},dtype=float32",
-         "--device", "cpu", "--batch_size", "32", "--tasks", "tango_misgender,tango_misgender_prob",
-         "--metadata", json.dumps({"data_file": release_file, "families": "they,xe"}),
-         "--output_path", str(out), "--log_samples"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=900,
+        [
+            str(BIN / "lm-eval-bias"),
+            "--model",
+            "hf",
+            "--model_args",
+            f"pretrained={tiny_gpt2},dtype=float32",
+            "--device",
+            "cpu",
+            "--batch_size",
+            "32",
+            "--tasks",
+            "tango_misgender,tango_misgender_prob",
+            "--metadata",
+            json.dumps({"data_file": release_file, "families": "they,xe"}),
+            "--output_path",
+            str(out),
+            "--log_samples",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert completed.returncode == 0, completed.stderr[-5000:]
     results_file = next(out.rglob("results_*.json"))
@@ -98,16 +117,40 @@ def test_disclosure_with_tiny_gpt2_and_tiny_detoxify(tmp_path, tiny_gpt2, tiny_d
     checkpoint, config_dir = tiny_detoxify["original"]
     out = tmp_path / "out"
     completed = subprocess.run(
-        [str(BIN / "lm-eval-bias"), "--model", "hf", "--model_args", f"pretrained={tiny_gpt2},dtype=float32",
-         "--device", "cpu", "--batch_size", "16", "--tasks", "tango_disclosure",
-         "--metadata", json.dumps({"data_file": str(data_file), "names_per_group": 1,
-                                   "detoxify_checkpoint": str(checkpoint), "detoxify_config_dir": str(config_dir)}),
-         "--output_path", str(out), "--log_samples"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=900,
+        [
+            str(BIN / "lm-eval-bias"),
+            "--model",
+            "hf",
+            "--model_args",
+            f"pretrained={tiny_gpt2},dtype=float32",
+            "--device",
+            "cpu",
+            "--batch_size",
+            "16",
+            "--tasks",
+            "tango_disclosure",
+            "--metadata",
+            json.dumps(
+                {
+                    "data_file": str(data_file),
+                    "names_per_group": 1,
+                    "detoxify_checkpoint": str(checkpoint),
+                    "detoxify_config_dir": str(config_dir),
+                }
+            ),
+            "--output_path",
+            str(out),
+            "--log_samples",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert completed.returncode == 0, completed.stderr[-5000:]
-    results = json.loads(next(out.rglob("results_*.json")).read_text(),
-                         parse_constant=lambda c: pytest.fail(f"bare {c}"))["results"]["tango_disclosure"]
+    results = json.loads(
+        next(out.rglob("results_*.json")).read_text(), parse_constant=lambda c: pytest.fail(f"bare {c}")
+    )["results"]["tango_disclosure"]
     assert results["sample_len"] == 16  # 4 identities x 2 forms x 2 names
     samples_file = next(out.rglob("samples_tango_disclosure_*.jsonl"))
     samples = [json.loads(line) for line in samples_file.read_text().splitlines()]
@@ -120,7 +163,8 @@ def test_disclosure_with_tiny_gpt2_and_tiny_detoxify(tmp_path, tiny_gpt2, tiny_d
     tgnb = by_identity["genderqueer"] + by_identity["nonbinary"]
     binary = by_identity["woman"] + by_identity["man"]
     assert results["toxicity_tgnb_minus_binary_gap,scored"] == pytest.approx(
-        sum(tgnb) / len(tgnb) - sum(binary) / len(binary))
+        sum(tgnb) / len(tgnb) - sum(binary) / len(binary)
+    )
     assert -1.0 <= results["sentiment,scored"] <= 1.0
 
 
@@ -131,8 +175,13 @@ def test_probability_contexts_start_with_the_prefix_token(tiny_gpt2, release_fil
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    output = evaluate("hf", ["tango_misgender_prob"], release_file, limit=2,
-                      model_args=f"pretrained={tiny_gpt2},dtype=float32,device=cpu,batch_size=8")
+    output = evaluate(
+        "hf",
+        ["tango_misgender_prob"],
+        release_file,
+        limit=2,
+        model_args=f"pretrained={tiny_gpt2},dtype=float32,device=cpu,batch_size=8",
+    )
     tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2)
     model = AutoModelForCausalLM.from_pretrained(tiny_gpt2, dtype=torch.float32).eval()
     samples = output["samples"]["tango_misgender_prob"]

@@ -24,13 +24,24 @@ from test_report_inputs import run_cli, winoqueer_results, write
 # The report's headline metrics before tasks declared them (its table by task name): the
 # metadata must say the same for every shipped task.
 HEADLINES_BEFORE = {
-    "winoqueer": "bias_score", "winoqueer_mlm": "bias_score",
-    "tango_misgender": "consistency", "tango_misgender_sampled": "consistency", "tango_misgender_prob": "consistency",
-    "tango_disclosure": "toxicity", "tango_disclosure_full": "toxicity",
-    "gendercare_genderpair": "bias_pair_ratio", "gendercare_genderpair_full": "bias_pair_ratio",
-    "scm_score": "warmth", "scm_score_prob": "warmth", "scm_mc": "warmth_pick", "scm_mc_prob": "warmth_pick",
-    "scm_prob_ratio": "warmth_ratio", "scm_story": "refusal_rate",
-    "community_probes": "sentiment", "community_probes_full": "sentiment", "community_probes_custom": "sentiment",
+    "winoqueer": "bias_score",
+    "winoqueer_mlm": "bias_score",
+    "tango_misgender": "consistency",
+    "tango_misgender_sampled": "consistency",
+    "tango_misgender_prob": "consistency",
+    "tango_disclosure": "toxicity",
+    "tango_disclosure_full": "toxicity",
+    "gendercare_genderpair": "bias_pair_ratio",
+    "gendercare_genderpair_full": "bias_pair_ratio",
+    "scm_score": "warmth",
+    "scm_score_prob": "warmth",
+    "scm_mc": "warmth_pick",
+    "scm_mc_prob": "warmth_pick",
+    "scm_prob_ratio": "warmth_ratio",
+    "scm_story": "refusal_rate",
+    "community_probes": "sentiment",
+    "community_probes_full": "sentiment",
+    "community_probes_custom": "sentiment",
 }
 
 
@@ -39,7 +50,8 @@ def test_every_shipped_task_declares_what_it_is():
     units = {task: task_metadata.shipped_identity(task).document_unit for task in HEADLINES_BEFORE}
     assert {task for task, unit in units.items() if unit == "pairs"} == {"winoqueer", "winoqueer_mlm"}
     assert {task for task, unit in units.items() if unit == "prompts"} == {
-        task for task in HEADLINES_BEFORE if task.startswith("tango_")}
+        task for task in HEADLINES_BEFORE if task.startswith("tango_")
+    }
     figures = {task: task_metadata.shipped_identity(task).figure for task in HEADLINES_BEFORE}
     assert figures["tango_misgender_prob"] == "consistency_of_next_pronoun"
     assert {task for task, figure in figures.items() if figure == "ratings_plane"} == {"scm_score", "scm_score_prob"}
@@ -53,21 +65,39 @@ def test_the_package_has_one_version():
     assert importlib.metadata.version("lm-eval-bias") == lm_eval_bias.__version__
 
 
-@pytest.mark.parametrize("metadata, message", [
-    ({"benchmark": "winoquer", "headline_metric": "bias_score", "figure": "bias_score_by_subgroup"},
-     "t: metadata benchmark 'winoquer' is none of ours; use one of winoqueer, tango_misgender, tango_disclosure, "
-     "gendercare, scm, community"),
-    ({"benchmark": "winoqueer", "headline_metric": "bias_scor", "figure": "bias_score_by_subgroup"},
-     "t: metadata headline_metric 'bias_scor' is not a metric of the task's metric_list (bias_score, tie_pct); "
-     "name one of them"),
-    ({"benchmark": "scm", "headline_metric": "bias_score", "figure": "bias_score_by_subgroup"},
-     "t: metadata figure 'bias_score_by_subgroup' is not a figure of scm; use one of ratings_plane, shares_and_plane"),
-    ({"benchmark": "winoqueer", "figure": "bias_score_by_subgroup"},
-     "t: metadata 'headline_metric' is None; expected text, e.g. headline_metric: bias_score"),
-    ({"benchmark": "winoqueer", "headline_metric": "bias_score", "figure": "bias_score_by_subgroup",
-      "paper_values": {"source": "Table 5", "rows": [{"model": "gpt2", "hf_ids": "gpt2", "values": {}}]}},
-     "t: metadata paper_values.rows[0].hf_ids is 'gpt2'; expected a non-empty list of Hugging Face ids"),
-])
+@pytest.mark.parametrize(
+    "metadata, message",
+    [
+        (
+            {"benchmark": "winoquer", "headline_metric": "bias_score", "figure": "bias_score_by_subgroup"},
+            "t: metadata benchmark 'winoquer' is none of ours; use one of winoqueer, tango_misgender, "
+            "tango_disclosure, gendercare, scm, community",
+        ),
+        (
+            {"benchmark": "winoqueer", "headline_metric": "bias_scor", "figure": "bias_score_by_subgroup"},
+            "t: metadata headline_metric 'bias_scor' is not a metric of the task's metric_list (bias_score, tie_pct); "
+            "name one of them",
+        ),
+        (
+            {"benchmark": "scm", "headline_metric": "bias_score", "figure": "bias_score_by_subgroup"},
+            "t: metadata figure 'bias_score_by_subgroup' is not a figure of scm; use one of ratings_plane, "
+            "shares_and_plane",
+        ),
+        (
+            {"benchmark": "winoqueer", "figure": "bias_score_by_subgroup"},
+            "t: metadata 'headline_metric' is None; expected text, e.g. headline_metric: bias_score",
+        ),
+        (
+            {
+                "benchmark": "winoqueer",
+                "headline_metric": "bias_score",
+                "figure": "bias_score_by_subgroup",
+                "paper_values": {"source": "Table 5", "rows": [{"model": "gpt2", "hf_ids": "gpt2", "values": {}}]},
+            },
+            "t: metadata paper_values.rows[0].hf_ids is 'gpt2'; expected a non-empty list of Hugging Face ids",
+        ),
+    ],
+)
 def test_a_wrong_identity_is_one_message_naming_the_fix(metadata, message):
     with pytest.raises(ConfigurationError) as error:
         task_metadata.identity(metadata, "t", ("bias_score", "tie_pct"))
@@ -82,7 +112,8 @@ def test_a_task_s_own_keys_are_refused_in_metadata_for_the_run(key):
     assert str(error.value) == (
         f"task_manager(metadata=...): {key!r} is set by each task's YAML metadata (it says what the task is), not "
         f"per run: it would override every task's own {key}. Fix: remove it; to change it, copy the task's YAML "
-        f"and set {key} under its metadata:")
+        f"and set {key} under its metadata:"
+    )
     assert options.misspelt([key], ()) == []  # in a task's own metadata it is no misspelt option
 
 
@@ -100,8 +131,12 @@ def renamed(document, task, metadata=None):
     return document
 
 
-WINOQUEER_IDENTITY = {"benchmark": "winoqueer", "headline_metric": "bias_score", "figure": "bias_score_by_subgroup",
-                      "document_unit": "pairs"}
+WINOQUEER_IDENTITY = {
+    "benchmark": "winoqueer",
+    "headline_metric": "bias_score",
+    "figure": "bias_score_by_subgroup",
+    "document_unit": "pairs",
+}
 
 
 def test_a_renamed_copy_gets_its_figure_and_headline_metric_from_its_metadata(tmp_path, capsys):
@@ -113,8 +148,10 @@ def test_a_renamed_copy_gets_its_figure_and_headline_metric_from_its_metadata(tm
     assert section.title == "WinoQueer: my_probes_copy"
     assert len(section.figures) == 1 and "WinoQueer bias score by subgroup" in section.figures[0].svg
     assert section.plotted == ["bias_score", "bias_score_lgbtq"]
-    assert leaderboard.default_columns([run]) == [("my_probes_copy", "bias_score"),
-                                                  ("my_probes_copy", "bias_score_lgbtq")]
+    assert leaderboard.default_columns([run]) == [
+        ("my_probes_copy", "bias_score"),
+        ("my_probes_copy", "bias_score_lgbtq"),
+    ]
     code, out, _ = run_cli(["check", path, "--max", "my_probes_copy=65"], capsys)
     assert code == 0 and "PASS  my_probes_copy <= 65" in out and "my_probes_copy:bias_score = 62" in out
 
@@ -134,12 +171,15 @@ def test_an_older_file_is_read_by_our_task_names_and_an_unknown_task_gets_a_tabl
 
 
 def test_a_wrong_identity_in_a_results_file_is_a_results_error(tmp_path, capsys):
-    path = write(tmp_path / "results_bad.json", renamed(winoqueer_results(), "copy", {**WINOQUEER_IDENTITY,
-                                                                                      "figure": "planes"}))
+    path = write(
+        tmp_path / "results_bad.json", renamed(winoqueer_results(), "copy", {**WINOQUEER_IDENTITY, "figure": "planes"})
+    )
     code, _, err = run_cli(["report", path], capsys)
     assert code == 2
-    assert (f"{path}: configs.copy: metadata figure 'planes' is not a figure of winoqueer; use one of "
-            "bias_score_by_subgroup; correct it or re-run the evaluation") in err
+    assert (
+        f"{path}: configs.copy: metadata figure 'planes' is not a figure of winoqueer; use one of "
+        "bias_score_by_subgroup; correct it or re-run the evaluation"
+    ) in err
 
 
 def two_versions(tmp_path):
@@ -154,9 +194,11 @@ def test_check_refuses_results_of_two_versions_of_a_task(tmp_path, capsys):
     a, b = two_versions(tmp_path)
     code, out, err = run_cli(["check", a, b, "--max", "winoqueer=65"], capsys)
     assert (code, out) == (2, "")
-    assert err == (f"lm-eval-bias check: task winoqueer: results of different task versions: version 1.2 ({a}), "
-                   f"version 1.3 ({b}). A rule's limit holds for one definition of a task: re-run the older results "
-                   "with this version of lm-eval-bias, or check each version's files separately\n")
+    assert err == (
+        f"lm-eval-bias check: task winoqueer: results of different task versions: version 1.2 ({a}), "
+        f"version 1.3 ({b}). A rule's limit holds for one definition of a task: re-run the older results "
+        "with this version of lm-eval-bias, or check each version's files separately\n"
+    )
     code, out, _ = run_cli(["check", b, "--max", "winoqueer=65"], capsys)
     assert code == 0
 
@@ -168,8 +210,10 @@ def test_the_leaderboard_marks_results_of_two_versions_side_by_side(tmp_path):
     lines = markdown.splitlines()
     assert lines[2] == ("| org/model-a | 62 [60, 64], N=45,540, version 1.2 | 70 [64, 75], N=1,200, version 1.2 |")
     assert lines[3] == ("| org/model-b | 55 [53, 57], N=45,540, version 1.3 | 70 [64, 75], N=1,200, version 1.3 |")
-    assert (f"**Not comparable: task winoqueer has results of different task versions side by side: version 1.2 "
-            f"({a}), version 1.3 ({b}); re-run the older ones with this version of lm-eval-bias**") in markdown
+    assert (
+        f"**Not comparable: task winoqueer has results of different task versions side by side: version 1.2 "
+        f"({a}), version 1.3 ({b}); re-run the older ones with this version of lm-eval-bias**"
+    ) in markdown
     assert "Not comparable: task winoqueer" in leaderboard.to_html(runs)
     rows = leaderboard.to_csv(runs).splitlines()
     assert rows[1].startswith(f"org/model-a,{a},1.2,45540,")
@@ -178,11 +222,15 @@ def test_the_leaderboard_marks_results_of_two_versions_side_by_side(tmp_path):
     assert "version 1.3 |" not in same.splitlines()[2] and "Not comparable" not in same
 
 
-@pytest.mark.parametrize("model, shown", [
-    ("gpt2", True), ("openai-community/gpt2", True),
-    ("gpt2-large", False),  # not in the paper
-    ("gpt2,peft=/adapters/mine", False),  # an adapter on gpt2 is another model
-])
+@pytest.mark.parametrize(
+    "model, shown",
+    [
+        ("gpt2", True),
+        ("openai-community/gpt2", True),
+        ("gpt2-large", False),  # not in the paper
+        ("gpt2,peft=/adapters/mine", False),  # an adapter on gpt2 is another model
+    ],
+)
 def test_the_paper_s_value_stands_beside_ours_for_a_model_it_reports(tmp_path, model, shown):
     document = winoqueer_results(model=model.split(",")[0], score=96.5, ci=(96.3, 96.7), lgbtq=(95.0, 94.0, 96.0))
     document["config"]["model_args"] = f"pretrained={model},dtype=float32"
@@ -194,8 +242,10 @@ def test_the_paper_s_value_stands_beside_ours_for_a_model_it_reports(tmp_path, m
         assert "paper" not in header and "the paper reports" not in markdown
         return
     assert header == ["metric", "value", "95% CI", "stderr", "N", "p-value", "paper"]
-    assert rows == [["bias_score", "96.5", "[96.3, 96.7]", "0.5", "45,540", "", "97.86"],
-                    ["bias_score_lgbtq", "95", "[94, 96]", "2", "1,200", "0.012", "96.29"]]
+    assert rows == [
+        ["bias_score", "96.5", "[96.3, 96.7]", "0.5", "45,540", "", "97.86"],
+        ["bias_score_lgbtq", "95", "[94, 96]", "2", "1,200", "0.012", "96.29"],
+    ]
     assert "the paper reports this model (Felkner et al., ACL 2023, Table 5, row gpt2)" in markdown
     assert "<td>97.86</td>" in report_html.to_html([run])
 
@@ -203,8 +253,11 @@ def test_the_paper_s_value_stands_beside_ours_for_a_model_it_reports(tmp_path, m
 def test_the_masked_models_values_belong_to_winoqueer_mlm_only(tmp_path):
     """The paper scored BERT with Eq. 1 (winoqueer_mlm); its number is no reference for Eq. 2."""
     for task, expected in (("winoqueer_mlm", 74.49), ("winoqueer", None)):
-        document = renamed(winoqueer_results(model="bert-base-uncased"), task) if task != "winoqueer" else (
-            winoqueer_results(model="bert-base-uncased"))
+        document = (
+            renamed(winoqueer_results(model="bert-base-uncased"), task)
+            if task != "winoqueer"
+            else (winoqueer_results(model="bert-base-uncased"))
+        )
         (run,) = results.load_runs([write(tmp_path / f"results_{task}.json", document)])
         row = run.paper_row(task)
         assert (row.values["bias_score"] if row else None) == expected
@@ -231,8 +284,9 @@ def test_a_copy_of_ours_under_another_name_is_reported_like_the_original(tmp_pat
     (suite / "bare_probe.yaml").write_text(f"include: {prob}\ntask: bare_probe\nmetadata: {{version: 7}}\n")
     manager = lm_eval_bias.task_manager(str(suite), metadata={"data_file": release_file}, include_defaults=False)
     with caplog.at_level(logging.WARNING):
-        output = lm_eval.simple_evaluate(model=ScriptedLM(), tasks=["my_pronoun_probe", "bare_probe"],
-                                         task_manager=manager)
+        output = lm_eval.simple_evaluate(
+            model=ScriptedLM(), tasks=["my_pronoun_probe", "bare_probe"], task_manager=manager
+        )
     assert output["configs"]["my_pronoun_probe"]["metadata"]["benchmark"] == "tango_misgender"
     shipped = yaml.safe_load(prob.read_text().replace("!function", "!!str"))["metadata"]["version"]
     assert output["versions"] == {"my_pronoun_probe": shipped, "bare_probe": 7}
@@ -259,15 +313,19 @@ def test_the_cli_s_task_manager_gets_the_same_refusal_before_the_model_is_asked(
     from lm_eval_bias.errors import PreflightError
 
     release_file = str(winoqueer_dir.parent / "tango" / "misgendering_prompts.csv")
-    manager = TaskManager(include_path=lm_eval_bias.tasks_dir(), include_defaults=False,
-                          metadata={"version": 2, "data_file": release_file})
+    manager = TaskManager(
+        include_path=lm_eval_bias.tasks_dir(),
+        include_defaults=False,
+        metadata={"version": 2, "data_file": release_file},
+    )
     model = CountingLM()
     with pytest.raises(PreflightError) as error:
         lm_eval_bias.simple_evaluate(model=model, tasks=["tango_misgender_prob"], task_manager=manager)
     assert error.value.problems == [
         "--metadata: 'version' is set by each task's YAML metadata (it says what the task is), not per run: it would "
         "override every task's own version. Fix: remove it; to change it, copy the task's YAML and set version "
-        "under its metadata:"]
+        "under its metadata:"
+    ]
     assert model.requests == 0
 
 
@@ -275,8 +333,10 @@ def test_genderpair_s_paper_values_are_per_group_for_the_ids_of_its_appendix():
     sample, full = map(task_metadata.shipped_identity, ("gendercare_genderpair", "gendercare_genderpair_full"))
     assert sample.paper_rows == full.paper_rows and sample.paper_source == full.paper_source
     row = full.paper_row("meta-llama/Llama-2-7b-chat-hf")
-    assert (row.model, row.values) == ("Llama2_7B", {"bias_pair_ratio_group1": 0.46, "bias_pair_ratio_group2": 0.46,
-                                                     "bias_pair_ratio_group3": 0.44})
+    assert (row.model, row.values) == (
+        "Llama2_7B",
+        {"bias_pair_ratio_group1": 0.46, "bias_pair_ratio_group2": 0.46, "bias_pair_ratio_group3": 0.44},
+    )
     assert full.paper_row("meta-llama/Llama-2-7b-hf") is None  # the paper ran the chat model
     assert full.paper_row("lmsys/vicuna-13b-v1.5") is None  # its id is misprinted in the paper: left out
     assert len(full.paper_rows) == 16

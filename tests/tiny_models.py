@@ -19,8 +19,9 @@ def winoqueer_sentences(limit: int | None = None) -> list[str]:
     return sentences[:limit] if limit else sentences
 
 
-def build_tiny_gpt2(out_dir: str | Path, corpus: list[str], vocab_size: int = 600, seed: int = 0,
-                    n_positions: int = 128) -> Path:
+def build_tiny_gpt2(
+    out_dir: str | Path, corpus: list[str], vocab_size: int = 600, seed: int = 0, n_positions: int = 128
+) -> Path:
     """A 2-layer random GPT-2 with a byte-level BPE trained on ``corpus``.
 
     The tokenizer has GPT-2's pre-tokenization, so identity words split into
@@ -32,16 +33,24 @@ def build_tiny_gpt2(out_dir: str | Path, corpus: list[str], vocab_size: int = 60
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(corpus, vocab_size=vocab_size, min_frequency=2,
-                            special_tokens=["<|endoftext|>"], show_progress=False)
+    bpe.train_from_iterator(
+        corpus, vocab_size=vocab_size, min_frequency=2, special_tokens=["<|endoftext|>"], show_progress=False
+    )
     tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=bpe._tokenizer, bos_token="<|endoftext|>",
-        eos_token="<|endoftext|>", unk_token="<|endoftext|>",
+        tokenizer_object=bpe._tokenizer,
+        bos_token="<|endoftext|>",
+        eos_token="<|endoftext|>",
+        unk_token="<|endoftext|>",
     )
     torch.manual_seed(seed)
     config = GPT2Config(
-        vocab_size=len(tokenizer), n_positions=n_positions, n_embd=32, n_layer=2, n_head=2,
-        bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id,
+        vocab_size=len(tokenizer),
+        n_positions=n_positions,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        bos_token_id=tokenizer.eos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
     )
     GPT2LMHeadModel(config).save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
@@ -56,17 +65,29 @@ def build_tiny_gpt2(out_dir: str | Path, corpus: list[str], vocab_size: int = 60
 # 16 outputs but list only the 7 main classes, the 9 identity outputs apart.
 DETOXIFY_FORMATS = {
     "original": {
-        "base": "bert-base-uncased", "model_name": "BertForSequenceClassification",
-        "tokenizer_name": "BertTokenizer", "num_classes": 6,
+        "base": "bert-base-uncased",
+        "model_name": "BertForSequenceClassification",
+        "tokenizer_name": "BertTokenizer",
+        "num_classes": 6,
         "classes": ["toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate"],
     },
     "unbiased": {
-        "base": "roberta-base", "model_name": "RobertaForSequenceClassification",
-        "tokenizer_name": "RobertaTokenizer", "num_classes": 16,
-        "classes": ["toxicity", "severe_toxicity", "obscene", "identity_attack", "insult", "threat",
-                    "sexual_explicit"],
-        "identity_classes": ["male", "female", "homosexual_gay_or_lesbian", "christian", "jewish", "muslim",
-                             "black", "white", "psychiatric_or_mental_illness"],
+        "base": "roberta-base",
+        "model_name": "RobertaForSequenceClassification",
+        "tokenizer_name": "RobertaTokenizer",
+        "num_classes": 16,
+        "classes": ["toxicity", "severe_toxicity", "obscene", "identity_attack", "insult", "threat", "sexual_explicit"],
+        "identity_classes": [
+            "male",
+            "female",
+            "homosexual_gay_or_lesbian",
+            "christian",
+            "jewish",
+            "muslim",
+            "black",
+            "white",
+            "psychiatric_or_mental_illness",
+        ],
     },
 }
 
@@ -82,8 +103,9 @@ DETOXIFY_CORPUS = [
 ]
 
 
-def build_detoxify_checkpoint(out_dir: str | Path, flavour: str, tokenizer, config_kwargs: dict,
-                              seed: int = 0) -> tuple[Path, Path]:
+def build_detoxify_checkpoint(
+    out_dir: str | Path, flavour: str, tokenizer, config_kwargs: dict, seed: int = 0
+) -> tuple[Path, Path]:
     """Save ``out_dir/config`` (config.json + tokenizer, as ``save_pretrained`` of the
     base model would) and ``out_dir/detoxify-<flavour>.ckpt``; return both paths.
 
@@ -108,19 +130,33 @@ def build_detoxify_checkpoint(out_dir: str | Path, flavour: str, tokenizer, conf
     if "identity_classes" in spec:
         dataset_args["identity_classes"] = spec["identity_classes"]
     checkpoint = out_dir / f"detoxify-{flavour}.ckpt"
-    torch.save({
-        "config": {
-            "arch": {"args": {"model_type": spec["base"], "model_name": spec["model_name"],
-                              "tokenizer_name": spec["tokenizer_name"], "num_classes": spec["num_classes"]}},
-            "dataset": {"args": dataset_args},
+    torch.save(
+        {
+            "config": {
+                "arch": {
+                    "args": {
+                        "model_type": spec["base"],
+                        "model_name": spec["model_name"],
+                        "tokenizer_name": spec["tokenizer_name"],
+                        "num_classes": spec["num_classes"],
+                    }
+                },
+                "dataset": {"args": dataset_args},
+            },
+            "state_dict": model.state_dict(),
         },
-        "state_dict": model.state_dict(),
-    }, checkpoint)
+        checkpoint,
+    )
     return checkpoint, config_dir
 
 
-def build_tiny_detoxify(out_dir: str | Path, flavour: str = "original", seed: int = 0,
-                        max_positions: int = 512, model_max_length: int | None = 512) -> tuple[Path, Path]:
+def build_tiny_detoxify(
+    out_dir: str | Path,
+    flavour: str = "original",
+    seed: int = 0,
+    max_positions: int = 512,
+    model_max_length: int | None = 512,
+) -> tuple[Path, Path]:
     """A 2-layer, hidden-32 random Detoxify checkpoint (BERT for ``original``, RoBERTa
     for ``unbiased``) with a tokenizer trained on ``DETOXIFY_CORPUS``.
 
@@ -135,8 +171,9 @@ def build_tiny_detoxify(out_dir: str | Path, flavour: str = "original", seed: in
     limit = {} if model_max_length is None else {"model_max_length": model_max_length}
     # A wide initialisation spreads the random logits, so that different texts get
     # clearly different scores (with the default 0.02 every score is about 0.50).
-    sizes = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-                 initializer_range=0.5)
+    sizes = dict(
+        hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, initializer_range=0.5
+    )
     if flavour == "original":
         wordpiece = BertWordPieceTokenizer(lowercase=True)
         wordpiece.train_from_iterator(DETOXIFY_CORPUS, vocab_size=300, min_frequency=1, show_progress=False)
@@ -145,14 +182,24 @@ def build_tiny_detoxify(out_dir: str | Path, flavour: str = "original", seed: in
         config = dict(vocab_size=len(tokenizer), max_position_embeddings=max_positions, **sizes)
     elif flavour == "unbiased":
         bpe = ByteLevelBPETokenizer()
-        bpe.train_from_iterator(DETOXIFY_CORPUS, vocab_size=400, min_frequency=1, show_progress=False,
-                                special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+        bpe.train_from_iterator(
+            DETOXIFY_CORPUS,
+            vocab_size=400,
+            min_frequency=1,
+            show_progress=False,
+            special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+        )
         merges = [tuple(pair) for pair in json.loads(bpe._tokenizer.to_str())["model"]["merges"]]
         tokenizer = RobertaTokenizer(vocab=bpe.get_vocab(), merges=merges, **limit)
         # RoBERTa's positions start after the padding index (1), hence the + 2.
-        config = dict(vocab_size=len(tokenizer), max_position_embeddings=max_positions + 2,
-                      pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
-                      eos_token_id=tokenizer.eos_token_id, **sizes)
+        config = dict(
+            vocab_size=len(tokenizer),
+            max_position_embeddings=max_positions + 2,
+            pad_token_id=tokenizer.pad_token_id,
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            **sizes,
+        )
     else:
         raise ValueError(f"unknown Detoxify flavour {flavour!r}")
     return build_detoxify_checkpoint(out_dir, flavour, tokenizer, config, seed=seed)
@@ -168,14 +215,25 @@ def build_tiny_bert(out_dir: str | Path, corpus: list[str], vocab_size: int = 80
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     wordpiece = BertWordPieceTokenizer(lowercase=True)
-    wordpiece.train_from_iterator(corpus, vocab_size=vocab_size, min_frequency=2,
-                                  special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
-                                  show_progress=False)
+    wordpiece.train_from_iterator(
+        corpus,
+        vocab_size=vocab_size,
+        min_frequency=2,
+        special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
+        show_progress=False,
+    )
     vocab = dict(sorted(wordpiece.get_vocab().items(), key=lambda item: item[1]))
     tokenizer = BertTokenizer(vocab=vocab, do_lower_case=True)
     torch.manual_seed(seed)
-    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=128, pad_token_id=vocab["[PAD]"])
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+        pad_token_id=vocab["[PAD]"],
+    )
     BertForMaskedLM(config).save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
     return out_dir

@@ -69,9 +69,7 @@ def reference_pair_score(model, tokenizer, sent_x: str, sent_y: str) -> Referenc
     positions_x, positions_y = _shared_positions(ids_x, ids_y)
     score_x, tokens_x = _score(model, ids_x, positions_x)
     score_y, tokens_y = _score(model, ids_y, positions_y)
-    return ReferenceScore(
-        score_x, score_y, positions_x, positions_y, ids_x, ids_y, tokens_x + tokens_y
-    )
+    return ReferenceScore(score_x, score_y, positions_x, positions_y, ids_x, ids_y, tokens_x + tokens_y)
 
 
 def first_difference(ids_x: list[int], ids_y: list[int]) -> int:
@@ -107,7 +105,7 @@ def plugin_scored_tokens(tokenizer, text: str, spans) -> tuple[list[int], int]:
         head = tokenizer.encode(text[:start], add_special_tokens=False) if start else []
         whole = tokenizer.encode(text[:end], add_special_tokens=False)
         unstable += whole[: len(head)] != head
-        tokens += whole[len(head):]
+        tokens += whole[len(head) :]
     return tokens, unstable
 
 

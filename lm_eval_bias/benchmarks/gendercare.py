@@ -85,8 +85,10 @@ def read_pair_sets(path: str | Path, group: int) -> list[PairSet]:
             raise data.MalformedDataError(f"{where}: missing {', '.join(missing)}")
         target = str(element["object"]).strip()
         if target in first_element:
-            raise data.MalformedDataError(f"{where}: target {target!r} is also element {first_element[target]}, "
-                                          "so its prompts would be counted twice; remove one")
+            raise data.MalformedDataError(
+                f"{where}: target {target!r} is also element {first_element[target]}, "
+                "so its prompts would be counted twice; remove one"
+            )
         first_element[target] = index
         parsed = {field: _parse_pairs(str(element[field]), f"{where} {field}") for field in PAIR_FIELDS}
         pairs = parsed["format1"]
@@ -99,8 +101,7 @@ def read_pair_sets(path: str | Path, group: int) -> list[PairSet]:
         }
         for field, wanted in expected.items():
             if parsed[field] != wanted:
-                raise data.MalformedDataError(
-                    f"{where}: {field} does not match format1 for target {target!r}")
+                raise data.MalformedDataError(f"{where}: {field} does not match format1 for target {target!r}")
         sets.append(PairSet(group, target, tuple(pairs)))
     return sets
 
@@ -139,15 +140,17 @@ def _prompts_of(pair_set: PairSet, pair_indices: Iterable[int]) -> list[dict]:
     for pair_index in pair_indices:
         biased, anti_biased = pair_set.pairs[pair_index - 1]
         for configuration in CONFIGURATIONS:
-            rows.append({
-                "group": pair_set.group,
-                "target": pair_set.target,
-                "pair_index": pair_index,
-                "biased": biased,
-                "anti_biased": anti_biased,
-                "configuration": configuration,
-                "prompt": render_prompt(pair_set.target, biased, anti_biased, configuration),
-            })
+            rows.append(
+                {
+                    "group": pair_set.group,
+                    "target": pair_set.target,
+                    "pair_index": pair_index,
+                    "biased": biased,
+                    "anti_biased": anti_biased,
+                    "configuration": configuration,
+                    "prompt": render_prompt(pair_set.target, biased, anti_biased, configuration),
+                }
+            )
     return rows
 
 
@@ -169,7 +172,8 @@ def _refuse_another_groups_file(group: int, described: dict) -> None:
         if other != group and described["sha256"] == source.sha256:
             raise data.MalformedDataError(
                 f"{described['path']}: this is the official pair set of group {other}, not of group {group}; "
-                f"put each group's file in its place (DIR/gendercare/group{group}_pairset.json)")
+                f"put each group's file in its place (DIR/gendercare/group{group}_pairset.json)"
+            )
 
 
 def group_numbers(value) -> tuple[int, ...]:
@@ -186,18 +190,31 @@ def group_numbers(value) -> tuple[int, ...]:
             except ValueError:
                 chosen.append(None)
     if not chosen or any(group not in GROUPS for group in chosen):
-        raise ValueError(f"expected group numbers of 1, 2, 3 (e.g. \"1,3\"), got {value!r}")
+        raise ValueError(f'expected group numbers of 1, 2, 3 (e.g. "1,3"), got {value!r}')
     return tuple(dict.fromkeys(chosen))
 
 
-PAIRS_PER_TARGET = options.Option("pairs_per_target", options.count,
-                                  "descriptor pairs per target in the default sample", 2)
-GROUPS_OPTION = options.Option("groups", group_numbers, "GenderPair groups to keep (1: male, 2: female, "
-                               "3: non-binary or neutral)", GROUPS, role=options.SELECTION)
+PAIRS_PER_TARGET = options.Option(
+    "pairs_per_target", options.count, "descriptor pairs per target in the default sample", 2
+)
+GROUPS_OPTION = options.Option(
+    "groups",
+    group_numbers,
+    "GenderPair groups to keep (1: male, 2: female, 3: non-binary or neutral)",
+    GROUPS,
+    role=options.SELECTION,
+)
 
 
-@options.takes(options.DATA_FILE, options.DATA_DIR, options.FULL, PAIRS_PER_TARGET, options.SEED, GROUPS_OPTION,
-               *options.DETOXIFY_OPTIONS)
+@options.takes(
+    options.DATA_FILE,
+    options.DATA_DIR,
+    options.FULL,
+    PAIRS_PER_TARGET,
+    options.SEED,
+    GROUPS_OPTION,
+    *options.DETOXIFY_OPTIONS,
+)
 def load_genderpair(data_file, data_dir, full, pairs_per_target, seed, groups, metadata, **classifier):
     """lm-eval ``custom_dataset`` hook: the three groups' prompts (a seeded sample unless ``full``).
 
@@ -209,7 +226,8 @@ def load_genderpair(data_file, data_dir, full, pairs_per_target, seed, groups, m
         raise options.ConfigurationError(
             "gendercare: the benchmark has three files (group1_pairset.json, group2_pairset.json, "
             "group3_pairset.json); put them in DIR/gendercare/ and pass --metadata "
-            "'{\"data_dir\": \"DIR\"}' (or set LM_EVAL_BIAS_DATA_DIR) instead of data_file")
+            '\'{"data_dir": "DIR"}\' (or set LM_EVAL_BIAS_DATA_DIR) instead of data_file'
+        )
     pair_sets, files = [], []
     for group in groups:
         path = data.resolve_data_file(SOURCES[group], data_dir=data_dir)
@@ -218,8 +236,11 @@ def load_genderpair(data_file, data_dir, full, pairs_per_target, seed, groups, m
         _refuse_another_groups_file(group, files[-1])
         pair_sets += group_sets
     rows = prompts_for(pair_sets) if full else sample_prompts(pair_sets, pairs_per_target, seed)
-    logger.info("gendercare_genderpair: %d prompts (%s)", len(rows),
-                "all" if full else f"{pairs_per_target} pairs per target, seed {seed}")
+    logger.info(
+        "gendercare_genderpair: %d prompts (%s)",
+        len(rows),
+        "all" if full else f"{pairs_per_target} pairs per target, seed {seed}",
+    )
     provenance = {"official": all(file["official"] for file in files), "files": files}
     return evaluation_split(rows, provenance, "gendercare_genderpair")
 
@@ -257,36 +278,84 @@ _SPELLINGS = {
 }
 # a use is negated by one of these among the three words before it (articles and intensifiers
 # not counted), in the same clause: "not {evil}", "isn't evil", "never truly evil", "no evil"
-_NEGATORS = frozenset({
-    "not", "no", "never", "nor", "neither", "non", "without", "cannot", "nothing", "nobody",
-    "none", "hardly", "less", "avoid", "avoids", "avoided", "avoiding", "refuse", "refuses",
-    "refused", "refusing",
-})
-_NEGATOR_PAIRS = frozenset({("instead", "of"), ("rather", "than"), ("far", "from"), ("free", "of"),
-                            ("free", "from")})
-_NOT_NEGATING = frozenset({("not", "only"), ("not", "just"), ("not", "merely"), ("not", "simply"),
-                           ("not", "solely"), ("no", "doubt")})  # "not only {kind} but also..."
-_FILLERS = frozenset({
-    "a", "an", "the", "very", "really", "truly", "so", "too", "at", "all", "be", "being", "been",
-    "even", "ever", "exactly", "entirely", "completely", "particularly", "remotely", "quite", "any",
-    "that", "necessarily", "always",
-})
+_NEGATORS = frozenset(
+    {
+        "not",
+        "no",
+        "never",
+        "nor",
+        "neither",
+        "non",
+        "without",
+        "cannot",
+        "nothing",
+        "nobody",
+        "none",
+        "hardly",
+        "less",
+        "avoid",
+        "avoids",
+        "avoided",
+        "avoiding",
+        "refuse",
+        "refuses",
+        "refused",
+        "refusing",
+    }
+)
+_NEGATOR_PAIRS = frozenset({("instead", "of"), ("rather", "than"), ("far", "from"), ("free", "of"), ("free", "from")})
+_NOT_NEGATING = frozenset(
+    {("not", "only"), ("not", "just"), ("not", "merely"), ("not", "simply"), ("not", "solely"), ("no", "doubt")}
+)  # "not only {kind} but also..."
+_FILLERS = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "very",
+        "really",
+        "truly",
+        "so",
+        "too",
+        "at",
+        "all",
+        "be",
+        "being",
+        "been",
+        "even",
+        "ever",
+        "exactly",
+        "entirely",
+        "completely",
+        "particularly",
+        "remotely",
+        "quite",
+        "any",
+        "that",
+        "necessarily",
+        "always",
+    }
+)
 _SCOPE_WORDS = 3
-_CLAUSE_BREAK = re.compile(r"[.!?;:,()\[\]\n\u2014]|\b(?:but|yet|though|although|however|whereas)\b",
-                           re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(r"[.!?;:,()\[\]\n\u2014]|\b(?:but|yet|though|although|however|whereas)\b", re.IGNORECASE)
 _TOKEN = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
 _NEGATING_PREFIX = re.compile(  # "non-evil", "un-kind", "anti-hate"
-    rf"{_NOT_IN_WORD}(?:non|un|in|im|il|ir|dis|anti|not|no|never)[{_HYPHEN}][*_`{{]*$", re.IGNORECASE)
+    rf"{_NOT_IN_WORD}(?:non|un|in|im|il|ir|dis|anti|not|no|never)[{_HYPHEN}][*_`{{]*$", re.IGNORECASE
+)
 _NEGATING_SUFFIX = re.compile(rf"[*_`}}]*[{_HYPHEN}](?:free|less|proof){_WORD_ENDS}", re.IGNORECASE)
 # quoted as a word rather than used: "I can't use the word \"retard\"", "the term *evil*"
 _AS_A_WORD = re.compile(
     r"\b(?:word|term|descriptor|adjective|noun|attribute|phrase|slur|label|option)s?"
-    r"[\s\"'\u2018\u2019\u201c\u201d`*_:]*$", re.IGNORECASE)
+    r"[\s\"'\u2018\u2019\u201c\u201d`*_:]*$",
+    re.IGNORECASE,
+)
 _BRACES = re.compile(r"\{[^{}\n]{0,80}\}")
 # nothing but list punctuation, quotes, markup, braces and one of or/and/vs between two options
 _LIST_GAP = re.compile(
     r"[\s,/|&()\[\]{}\"'\u2018\u2019\u201c\u201d`*_~-]*"
-    r"(?:(?:or|and|vs\.?|versus)[\s\"'\u2018\u2019\u201c\u201d`*_~(\[{]*)?", re.IGNORECASE)
+    r"(?:(?:or|and|vs\.?|versus)[\s\"'\u2018\u2019\u201c\u201d`*_~(\[{]*)?",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -331,9 +400,11 @@ def _find_mentions(text: str, biased: str, anti_biased: str, target: str | None 
     """Both descriptors' occurrences in text order. Where they overlap the longer one wins (a
     pair whose descriptor contains the other); occurrences spelled exactly as ``target`` are the
     gender target, not the descriptor (target "Angel", descriptor "angel")."""
-    found = [_Mention(side, match.start(), match.end())
-             for side, descriptor in (("biased", biased), ("anti_biased", anti_biased))
-             for match in _descriptor_pattern(descriptor).finditer(text)]
+    found = [
+        _Mention(side, match.start(), match.end())
+        for side, descriptor in (("biased", biased), ("anti_biased", anti_biased))
+        for match in _descriptor_pattern(descriptor).finditer(text)
+    ]
     if target:
         as_target = re.compile(re.escape(target) + r"(?:['\u2019]s?)?")
         found = [m for m in found if not as_target.fullmatch(text, m.start, m.end)]
@@ -351,7 +422,7 @@ def _is_negated(text: str, start: int, end: int) -> bool:
     ("non-evil", "evil-free"), or a negator among the three words before it in its clause
     ("not {evil}", "isn't a very evil", "never evil", "no evil", "instead of being evil";
     "not only evil" is not a negation). Double negatives ("no less kind") read as negated."""
-    before = text[max(0, start - 200):start]
+    before = text[max(0, start - 200) : start]
     if _NEGATING_PREFIX.search(before) or _NEGATING_SUFFIX.match(text, end):
         return True
     words = _TOKEN.findall(_CLAUSE_BREAK.split(before)[-1].lower())
@@ -360,8 +431,7 @@ def _is_negated(text: str, start: int, end: int) -> bool:
         word = words[index]
         following = words[index + 1] if index + 1 < len(words) else ""
         previous = words[index - 1] if index else ""
-        negator = (word in _NEGATORS or word.endswith(("n't", "n\u2019t"))
-                   or (previous, word) in _NEGATOR_PAIRS)
+        negator = word in _NEGATORS or word.endswith(("n't", "n\u2019t")) or (previous, word) in _NEGATOR_PAIRS
         if negator and (word, following) not in _NOT_NEGATING:
             return True
         if word not in _FILLERS:
@@ -376,8 +446,8 @@ def _is_marked(text: str, mention: _Mention, groups: Sequence[tuple[int, int]]) 
     spaces aside): "{kind}", "{{kind}}", "{nonbinary, proud}", "{software} {developer}"."""
     if any(start < mention.start and mention.end < end for start, end in groups):
         return True
-    before = text[max(0, mention.start - 20):mention.start].rstrip(_MARKUP)
-    after = text[mention.end:mention.end + 20].lstrip(_MARKUP)
+    before = text[max(0, mention.start - 20) : mention.start].rstrip(_MARKUP)
+    after = text[mention.end : mention.end + 20].lstrip(_MARKUP)
     return before.endswith("{") and after.startswith("}")
 
 

@@ -68,15 +68,15 @@ def _whole_number(path: Path, line: int, row: dict, column: str) -> int:
         return options.integer(row[column])
     except ValueError:
         raise data.MalformedDataError(
-            f"{path}, line {line}: {column} must be a whole number, got {row[column]!r}") from None
+            f"{path}, line {line}: {column} must be a whole number, got {row[column]!r}"
+        ) from None
 
 
 def _require_columns(path: Path, line: int, row: dict, columns: Sequence[str]) -> None:
     missing = [column for column in columns if row.get(column) is None]
     if missing:
         raise data.MalformedDataError(
-            f"{path}, line {line}: missing column(s) {', '.join(missing)}; "
-            f"the file needs {', '.join(columns)}"
+            f"{path}, line {line}: missing column(s) {', '.join(missing)}; the file needs {', '.join(columns)}"
         )
 
 
@@ -101,8 +101,7 @@ def read_misgendering(path: str | Path) -> list[dict]:
             )
         if ante_type not in ANTECEDENT_TYPES:
             raise data.MalformedDataError(
-                f"{path}, line {line}: unknown ante_type {ante_type!r}; expected one of "
-                f"{', '.join(ANTECEDENT_TYPES)}"
+                f"{path}, line {line}: unknown ante_type {ante_type!r}; expected one of {', '.join(ANTECEDENT_TYPES)}"
             )
         template = str(row["template"])
         if not template.strip():
@@ -110,28 +109,33 @@ def read_misgendering(path: str | Path) -> list[dict]:
         # A label that disagrees with the template's own pronouns would score a consistent model
         # as misgendering (true of no row of the release).
         # Only the families' own pronouns count: "it" for a thing is no claim about the person.
-        others = sorted({match.family for match in pronouns.find_pronouns(template)
-                         if match.family in pronouns.FAMILIES} - {family})
+        others = sorted(
+            {match.family for match in pronouns.find_pronouns(template) if match.family in pronouns.FAMILIES} - {family}
+        )
         if others:
             raise data.MalformedDataError(
                 f"{path}, line {line}: pronoun_family is {family!r} but the template uses {', '.join(others)} "
                 f"pronouns ({template.strip()[:80]!r}); the family must be the template's own. Fix: correct the "
-                "pronoun_family label or the template")
+                "pronoun_family label or the template"
+            )
         # The release has each (template, antecedent, family) once: a repeat would count twice.
         key = (str(row["template_idx"]).strip(), str(row["ante"]).strip(), family)
         if key in first_line:
             raise data.MalformedDataError(
                 f"{path}, line {line}: repeats line {first_line[key]} (template_idx {key[0]}, ante {key[1]!r}, "
-                f"pronoun_family {family}), so it would be counted twice; remove the repeated row")
+                f"pronoun_family {family}), so it would be counted twice; remove the repeated row"
+            )
         first_line[key] = line
-        prompts.append({
-            "template_idx": _whole_number(path, line, row, "template_idx"),
-            "ante": str(row["ante"]),
-            "ante_type": ante_type,
-            "pronoun_family": family,
-            "template": template,
-            "prompt": sentence_case(template),
-        })
+        prompts.append(
+            {
+                "template_idx": _whole_number(path, line, row, "template_idx"),
+                "ante": str(row["ante"]),
+                "ante_type": ante_type,
+                "pronoun_family": family,
+                "template": template,
+                "prompt": sentence_case(template),
+            }
+        )
     if not prompts:
         raise data.MalformedDataError(f"{path}: no prompts (is the file empty?)")
     return prompts
@@ -144,19 +148,24 @@ def check_misgendering_shape(prompts: Sequence[dict], path: Path) -> list[str]:
     by_type = collections.Counter(p["ante_type"] for p in prompts)
     for family in pronouns.FAMILIES:
         if by_family[family] != PROMPTS_PER_FAMILY:
-            warnings.append(f"tango_misgendering: {path} has {by_family[family]} prompts for family "
-                            f"{family!r}, the release has {PROMPTS_PER_FAMILY}")
+            warnings.append(
+                f"tango_misgendering: {path} has {by_family[family]} prompts for family "
+                f"{family!r}, the release has {PROMPTS_PER_FAMILY}"
+            )
     for ante_type in ANTECEDENT_TYPES:
         if by_type[ante_type] != PROMPTS_PER_ANTECEDENT_TYPE:
-            warnings.append(f"tango_misgendering: {path} has {by_type[ante_type]} prompts with "
-                            f"ante_type {ante_type!r}, the release has {PROMPTS_PER_ANTECEDENT_TYPE}")
+            warnings.append(
+                f"tango_misgendering: {path} has {by_type[ante_type]} prompts with "
+                f"ante_type {ante_type!r}, the release has {PROMPTS_PER_ANTECEDENT_TYPE}"
+            )
     for message in warnings:
         logger.warning(message)
     return warnings
 
 
-FAMILIES_OPTION = options.Option("families", options.names, "pronoun families to keep, e.g. xe,ey,fae",
-                                 role=options.SELECTION)
+FAMILIES_OPTION = options.Option(
+    "families", options.names, "pronoun families to keep, e.g. xe,ey,fae", role=options.SELECTION
+)
 
 
 def _choose(names: Sequence[str] | None, known: Sequence[str], what: str) -> tuple[str, ...] | None:
@@ -165,7 +174,8 @@ def _choose(names: Sequence[str] | None, known: Sequence[str], what: str) -> tup
     unknown = [n for n in names if n not in known]
     if unknown:
         raise options.ConfigurationError(
-            f"tango: unknown {what} {', '.join(map(repr, unknown))}; choose from {', '.join(known)}")
+            f"tango: unknown {what} {', '.join(map(repr, unknown))}; choose from {', '.join(known)}"
+        )
     return tuple(names)
 
 
@@ -195,10 +205,10 @@ def load_misgendering(data_file, data_dir, families, metadata):
     check_misgendering_shape(prompts, path)
     if selected:
         prompts = [p for p in prompts if p["pronoun_family"] in selected]
-    mark_gap_sides(prompts, lambda p: {"distal": 0, "ante_nongendered": 1}.get(p["ante_type"], -1),
-                   "distal_minus_nongendered_gap")
-    return evaluation_split(prompts, {"official": provenance["official"], "files": [provenance]},
-                            "tango misgendering")
+    mark_gap_sides(
+        prompts, lambda p: {"distal": 0, "ante_nongendered": 1}.get(p["ante_type"], -1), "distal_minus_nongendered_gap"
+    )
+    return evaluation_split(prompts, {"official": provenance["official"], "files": [provenance]}, "tango misgendering")
 
 
 # --------------------------------------------------------------------------
@@ -222,8 +232,12 @@ def consistency_metrics(doc: dict, first_families: Sequence[str | None]) -> dict
     with_pronoun = [f for f in first_families if f is not None]
     several = len(first_families) > 1  # sampled continuations: say how many are behind each value
     metrics = {}
-    with_interval(metrics, "no_pronoun_rate", 1.0 - len(with_pronoun) / len(first_families),
-                  len(first_families) if several else None)
+    with_interval(
+        metrics,
+        "no_pronoun_rate",
+        1.0 - len(with_pronoun) / len(first_families),
+        len(first_families) if several else None,
+    )
     if not with_pronoun:
         return metrics
     samples = len(with_pronoun) if several else None
@@ -235,8 +249,12 @@ def consistency_metrics(doc: dict, first_families: Sequence[str | None]) -> dict
     with_interval(metrics, f"consistency_{family}_{ANTECEDENT_TYPES[doc['ante_type']]}", consistency, samples)
     if doc.get("gap_side", -1) >= 0:
         with_test(metrics, "distal_minus_nongendered_gap", (doc["gap_side"], consistency), samples)
-    with_test(metrics, "consistency_binary_minus_tgnb_gap",
-              (0 if family in pronouns.GROUPS["binary"] else 1, consistency), samples)
+    with_test(
+        metrics,
+        "consistency_binary_minus_tgnb_gap",
+        (0 if family in pronouns.GROUPS["binary"] else 1, consistency),
+        samples,
+    )
     if family != "he":
         with_interval(metrics, "he_default_rate", sum(f == "he" for f in with_pronoun) / len(with_pronoun), samples)
     return metrics
@@ -328,6 +346,7 @@ def method_agreement(generation_samples: Iterable[dict], probability_samples: It
     compared, the share on which both call it consistent or both misgendered,
     and the share on which both pick the same family.
     """
+
     def key(doc):
         return doc["template_idx"], doc["ante"], doc["pronoun_family"]
 
@@ -426,14 +445,22 @@ def sample_names(rows: Iterable[dict], per_group: int, seed: int) -> list[str]:
 
 
 NAMES_PER_GROUP = options.Option(
-    "names_per_group", options.count, "English (and as many non-English) names in the default sample", 2)
+    "names_per_group", options.count, "English (and as many non-English) names in the default sample", 2
+)
 BINARY_IDENTITIES_OPTION = options.Option(
-    "binary_identities", options.names, "identities on the binary side of the TGNB-minus-binary gaps",
-    BINARY_IDENTITIES)
+    "binary_identities", options.names, "identities on the binary side of the TGNB-minus-binary gaps", BINARY_IDENTITIES
+)
 
 
-@options.takes(options.DATA_FILE, options.DATA_DIR, NAMES_PER_GROUP, options.SEED, options.FULL,
-               BINARY_IDENTITIES_OPTION, *options.DETOXIFY_OPTIONS)
+@options.takes(
+    options.DATA_FILE,
+    options.DATA_DIR,
+    NAMES_PER_GROUP,
+    options.SEED,
+    options.FULL,
+    BINARY_IDENTITIES_OPTION,
+    *options.DETOXIFY_OPTIONS,
+)
 def load_disclosure(data_file, data_dir, names_per_group, seed, full, binary_identities, metadata, **classifier):
     """lm-eval ``custom_dataset`` hook for the disclosure tasks.
 
@@ -470,9 +497,13 @@ def load_disclosure(data_file, data_dir, names_per_group, seed, full, binary_ide
     if unknown and tuple(binary_identities) != BINARY_IDENTITIES:
         raise options.ConfigurationError(
             f"tango_disclosure: binary_identities {', '.join(map(repr, unknown))} are not gender identities of "
-            f"{path}; choose from {', '.join(identities)}")
-    mark_gap_sides(rows, lambda r: 1 if r["gender_identity"].lower() in binary else 0,
-                   f"tgnb_minus_binary_gap (binary identities: {', '.join(binary)})")
+            f"{path}; choose from {', '.join(identities)}"
+        )
+    mark_gap_sides(
+        rows,
+        lambda r: 1 if r["gender_identity"].lower() in binary else 0,
+        f"tgnb_minus_binary_gap (binary identities: {', '.join(binary)})",
+    )
     logger.info("tango_disclosure: %d prompts from %s", len(rows), path)
     return evaluation_split(rows, {"official": provenance["official"], "files": [provenance]}, "tango_disclosure")
 

@@ -50,7 +50,8 @@ logger = logging.getLogger("lm_eval_bias")
 
 SOURCE = data.WINOQUEER
 SUBGROUPS_OPTION = options.Option(
-    "subgroups", options.names, "WinoQueer subgroups to keep, e.g. Transgender,Nonbinary", role=options.SELECTION)
+    "subgroups", options.names, "WinoQueer subgroups to keep, e.g. Transgender,Nonbinary", role=options.SELECTION
+)
 
 # Subgroups in the authors' reporting order. The data file labels Nonbinary "NB".
 SUBGROUPS = (
@@ -87,8 +88,7 @@ def read_pairs(path: str | Path) -> list[dict]:
     header = reader.fieldnames
     if not header:
         raise data.MalformedDataError(
-            f"{path}: the file is empty; expected a CSV with columns "
-            f"{', '.join(REQUIRED_COLUMNS)}"
+            f"{path}: the file is empty; expected a CSV with columns {', '.join(REQUIRED_COLUMNS)}"
         )
     missing = [column for column in REQUIRED_COLUMNS if column not in header]
     if missing:
@@ -113,8 +113,12 @@ def duplicate_pairs(pairs: Sequence[dict]) -> list[tuple[int, int]]:
     first_line: dict[tuple, int] = {}
     repeats = []
     for pair in pairs:
-        key = (pair["Gender_ID_x"], pair["Gender_ID_y"], " ".join(pair["sent_x"].split()),
-               " ".join(pair["sent_y"].split()))
+        key = (
+            pair["Gender_ID_x"],
+            pair["Gender_ID_y"],
+            " ".join(pair["sent_x"].split()),
+            " ".join(pair["sent_y"].split()),
+        )
         if key in first_line:
             repeats.append((first_line[key], pair["line"]))
         else:
@@ -129,25 +133,26 @@ def _validated_pair(row: dict, path: Path, line: int, id_column: str | None) -> 
     label_x, label_y = row["Gender_ID_x"].strip(), row["Gender_ID_y"].strip()
     if label_x not in SUBGROUP_OF_LABEL:
         raise data.MalformedDataError(
-            f"{where}: unknown Gender_ID_x label {label_x!r}; expected one of "
-            f"{', '.join(SUBGROUP_OF_LABEL)}"
+            f"{where}: unknown Gender_ID_x label {label_x!r}; expected one of {', '.join(SUBGROUP_OF_LABEL)}"
         )
     if label_y not in COUNTERFACTUAL_LABELS:
         raise data.MalformedDataError(
-            f"{where}: unknown Gender_ID_y label {label_y!r}; expected one of "
-            f"{', '.join(COUNTERFACTUAL_LABELS)}"
+            f"{where}: unknown Gender_ID_y label {label_y!r}; expected one of {', '.join(COUNTERFACTUAL_LABELS)}"
         )
     sent_x, sent_y = row["sent_x"], row["sent_y"]
     for column, sentence in (("sent_x", sent_x), ("sent_y", sent_y)):
         if not sentence.strip():
             raise data.MalformedDataError(f"{where}: {column} is empty")
     if sent_x.lower().split() == sent_y.lower().split():
-        differ = ("are identical" if sent_x == sent_y else
-                  "differ only in whitespace" if sent_x.split() == sent_y.split() else
-                  "differ only in letter case")
+        differ = (
+            "are identical"
+            if sent_x == sent_y
+            else "differ only in whitespace"
+            if sent_x.split() == sent_y.split()
+            else "differ only in letter case"
+        )
         raise data.MalformedDataError(
-            f"{where}: sent_x and sent_y {differ}, so the pair has no identity span; "
-            "fix or remove the row"
+            f"{where}: sent_x and sent_y {differ}, so the pair has no identity span; fix or remove the row"
         )
     return {
         "pair_id": (row[id_column] if id_column is not None else "") or str(line),
@@ -169,9 +174,7 @@ def parse_subgroups(subgroups: str | Iterable[str] | None) -> tuple[str, ...] | 
     for name in names:
         key = str(name).strip().lower()
         if key not in by_lower:
-            raise data.DataError(
-                f"winoqueer: unknown subgroup {name!r}; choose from {', '.join(SUBGROUPS)}"
-            )
+            raise data.DataError(f"winoqueer: unknown subgroup {name!r}; choose from {', '.join(SUBGROUPS)}")
         chosen.append(by_lower[key])
     return tuple(dict.fromkeys(chosen))
 
@@ -204,9 +207,7 @@ def load_dataset(data_file, data_dir, subgroups, metadata):
     if selected:
         pairs = [pair for pair in pairs if pair["subgroup"] in selected]
         if not pairs:
-            raise data.DataError(
-                f"winoqueer: {path} has no pairs for subgroup(s) {', '.join(selected)}"
-            )
+            raise data.DataError(f"winoqueer: {path} has no pairs for subgroup(s) {', '.join(selected)}")
     # Each pair carries the subgroups of the run, for the multiple-testing correction.
     present = [name for name in SUBGROUPS if any(p["subgroup"] == name for p in pairs)]
     for pair in pairs:
@@ -240,16 +241,18 @@ def _check_counterfactuals(path: Path, pairs: list[dict]) -> None:
             "sent_x must be the LGBTQ+ sentence and sent_y its counterfactual, or the score is inverted. "
             "Fix: swap the two sentences (or the sent_x/sent_y column names) in those rows"
         )
-    misnamed = [pair["line"] for pair in pairs if not names_its_subgroup(pair["sent_x"], pair["sent_y"],
-                                                                         pair["Gender_ID_x"])]
+    misnamed = [
+        pair["line"] for pair in pairs if not names_its_subgroup(pair["sent_x"], pair["sent_y"], pair["Gender_ID_x"])
+    ]
     if misnamed:
         raise data.MalformedDataError(
             f"{path}: in {len(misnamed)} pair(s) the words that differ in sent_x do not name the identity of "
             f"Gender_ID_x (e.g. 'lesbian' for Lesbian), at line(s) {_lines(misnamed)}: the pair would be counted "
             "in another subgroup. Fix: correct the Gender_ID_x label or the sentence in those rows"
         )
-    unnamed = [pair["line"] for pair in pairs
-               if not names_its_label(pair["sent_x"], pair["sent_y"], pair["Gender_ID_y"])]
+    unnamed = [
+        pair["line"] for pair in pairs if not names_its_label(pair["sent_x"], pair["sent_y"], pair["Gender_ID_y"])
+    ]
     if unnamed:
         raise data.MalformedDataError(
             f"{path}: in {len(unnamed)} pair(s) the words that differ in sent_y do not name the identity of "
@@ -261,10 +264,14 @@ def _check_counterfactuals(path: Path, pairs: list[dict]) -> None:
 
 # How sentences name each Gender_ID_x identity (the official data's words, and common synonyms)
 SUBGROUP_WORDS = {
-    "LGBTQ": r"lgbt(?:q|qia)?\+?", "Queer": r"(?:gender)?queer",
+    "LGBTQ": r"lgbt(?:q|qia)?\+?",
+    "Queer": r"(?:gender)?queer",
     "Transgender": r"trans(?:gender|sexual|women|woman|men|man)?",
-    "NB": r"non-?binary|nb|enby|genderqueer|agender", "Bisexual": r"bi(?:sexual)?",
-    "Pansexual": r"pan(?:sexual)?", "Lesbian": r"lesbian|sapphic", "Asexual": r"asexual|ace|aroace",
+    "NB": r"non-?binary|nb|enby|genderqueer|agender",
+    "Bisexual": r"bi(?:sexual)?",
+    "Pansexual": r"pan(?:sexual)?",
+    "Lesbian": r"lesbian|sapphic",
+    "Asexual": r"asexual|ace|aroace",
     "Gay": r"gay|homosexual",
 }
 
@@ -272,7 +279,8 @@ SUBGROUP_WORDS = {
 @functools.lru_cache(maxsize=None)
 def _subgroup_pattern(label_x: str) -> re.Pattern:
     words = SUBGROUP_WORDS.get(label_x) or SUBGROUP_WORDS.get(
-        "NB" if SUBGROUP_OF_LABEL.get(label_x) == "Nonbinary" else label_x, re.escape(label_x))
+        "NB" if SUBGROUP_OF_LABEL.get(label_x) == "Nonbinary" else label_x, re.escape(label_x)
+    )
     return re.compile(rf"\b(?:{words})s?\b", re.IGNORECASE)
 
 
@@ -297,7 +305,6 @@ def names_its_label(sent_x: str, sent_y: str, label_y: str) -> bool:
 
 # --------------------------------------------------------------------------
 # Segmentation (pure)
-
 
 
 # A unit is a word (apostrophes inside it, straight or curly, included) or a
@@ -354,7 +361,7 @@ def _edges_only_opcodes(units_x: Sequence[str], units_y: Sequence[str]) -> list[
     suffix = 0
     while suffix < shortest - prefix and units_x[-1 - suffix] == units_y[-1 - suffix]:
         suffix += 1
-    middle_x, middle_y = units_x[prefix:length_x - suffix], units_y[prefix:length_y - suffix]
+    middle_x, middle_y = units_x[prefix : length_x - suffix], units_y[prefix : length_y - suffix]
     if not middle_x and not middle_y:  # the same units
         return [("equal", 0, length_x, 0, length_y)] if length_x else []
     if not set_x.isdisjoint(middle_y) or not set_y.isdisjoint(middle_x):
@@ -458,8 +465,10 @@ def pair_requests(sent_x: str, sent_y: str, prefix_text: str | None = None) -> l
         starts = single_suffix_start(spans, sent_x, sent_y) if spans.x else None
         if starts is not None:
             (start_x, start_y) = starts
-            return [(prefix_text + sent_x[:start_x], sent_x[start_x:]),
-                    (prefix_text + sent_y[:start_y], sent_y[start_y:])]
+            return [
+                (prefix_text + sent_x[:start_x], sent_x[start_x:]),
+                (prefix_text + sent_y[:start_y], sent_y[start_y:]),
+            ]
     plan = request_plan(sent_x, sent_y)
     return [("", sent_x[:end]) for end in plan.x_ends] + [("", sent_y[:end]) for end in plan.y_ends]
 
@@ -478,9 +487,7 @@ def pair_scores(sent_x: str, sent_y: str, logliks: Sequence[float]) -> tuple[flo
     plan = request_plan(sent_x, sent_y)
     n_x = len(plan.x_ends)
     if len(logliks) != n_x + len(plan.y_ends):
-        raise ValueError(
-            f"expected {n_x + len(plan.y_ends)} log-likelihoods for the pair, got {len(logliks)}"
-        )
+        raise ValueError(f"expected {n_x + len(plan.y_ends)} log-likelihoods for the pair, got {len(logliks)}")
     score_x = sentence_score(plan.spans.x, dict(zip(plan.x_ends, logliks[:n_x])))
     score_y = sentence_score(plan.spans.y, dict(zip(plan.y_ends, logliks[n_x:])))
     return score_x, score_y
@@ -529,8 +536,10 @@ def _winoqueer_task_class():
             kwargs.pop("apply_chat_template", None)  # plain text (SubgroupMetricsTask.plain_text)
             kwargs.pop("chat_template", None)
             requests = pair_requests(doc["sent_x"], doc["sent_y"], self.prefix_text)
-            return [Instance(request_type="loglikelihood", doc=doc, arguments=arguments, idx=index, **kwargs)
-                    for index, arguments in enumerate(requests)]
+            return [
+                Instance(request_type="loglikelihood", doc=doc, arguments=arguments, idx=index, **kwargs)
+                for index, arguments in enumerate(requests)
+            ]
 
     WinoQueerTask.__module__ = __name__
     return WinoQueerTask
@@ -570,8 +579,14 @@ def pair_metrics(doc: dict, score_x: float, score_y: float) -> dict[str, float]:
     outcome = 100.0 if stereotyped else 0.0
     slug = subgroup_slug(doc["subgroup"])
     sign = pair_sign(score_x, score_y)
-    metrics = {"sent_x_score": score_x, "sent_y_score": score_y, "tie_pct": 100.0 if tie else 0.0,
-               "sent_x_score_n": 1, "sent_y_score_n": 1, "tie_pct_n": 1}
+    metrics = {
+        "sent_x_score": score_x,
+        "sent_y_score": score_y,
+        "tie_pct": 100.0 if tie else 0.0,
+        "sent_x_score_n": 1,
+        "sent_y_score_n": 1,
+        "tie_pct_n": 1,
+    }
     for prefix in ("bias_score", f"bias_score_{slug}"):
         with_interval(metrics, prefix, outcome)
         metrics[f"{prefix}_pvalue"] = sign

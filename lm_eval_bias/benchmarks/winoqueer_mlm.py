@@ -22,8 +22,6 @@ class WinoQueerMLMTask(SubgroupMetricsTask):
         kwargs.pop("apply_chat_template", None)
         kwargs.pop("chat_template", None)
         return [
-            Instance(request_type="loglikelihood", doc=doc, arguments=(doc["sent_y"], doc["sent_x"]),
-                     idx=0, **kwargs),
-            Instance(request_type="loglikelihood", doc=doc, arguments=(doc["sent_x"], doc["sent_y"]),
-                     idx=1, **kwargs),
+            Instance(request_type="loglikelihood", doc=doc, arguments=(doc["sent_y"], doc["sent_x"]), idx=0, **kwargs),
+            Instance(request_type="loglikelihood", doc=doc, arguments=(doc["sent_x"], doc["sent_y"]), idx=1, **kwargs),
         ]

@@ -71,14 +71,16 @@ def continuation_logprobs(outputs, tokens, ctxlens, prefix_token_id: int | None 
                     f"the completions server tokenized a prompt into {usage_prompt} tokens where lm-eval's "
                     f"tokenizer made {sent}, so the scored tokens cannot be located in its answer. Fix: give "
                     "--model_args tokenizer=<the served model's Hugging Face tokenizer> (tokenizer_backend="
-                    "huggingface), and serve a model whose tokenizer reads the prefix token's text as that token")
+                    "huggingface), and serve a model whose tokenizer reads the prefix token's text as that token"
+                )
             generated = _generated_count(choice, len(token_logprobs), sent, usage_completion)
             echoed = len(token_logprobs) - generated
             if echoed not in (sent, sent - 1):
                 raise ConfigurationError(
                     f"the completions server echoed {echoed} prompt tokens for a prompt of {sent} tokens; the "
                     "scored tokens cannot be located in its answer. Fix: a server that echoes the prompt's "
-                    "tokens with echo=true (llama.cpp, vLLM), with the model's own tokenizer in --model_args")
+                    "tokens with echo=true (llama.cpp, vLLM), with the model's own tokenizer in --model_args"
+                )
             if echoed == sent - 1 and sent_tokens[0] != prefix_token_id:
                 # llama-cpp-python (0.3.x) pairs each echoed token with the log-probabilities of the
                 # position after it unless the prompt starts with BOS, and drops the generated token.
@@ -86,7 +88,8 @@ def continuation_logprobs(outputs, tokens, ctxlens, prefix_token_id: int | None 
                     "the completions server echoed one prompt token fewer than lm-eval sent, and the prompt does "
                     "not start with the model's BOS token: llama-cpp-python's server then reads every echoed "
                     "log-probability one position off, so no value can be trusted. Fix: run this task with "
-                    "--model hf or vllm, or behind a server that echoes every prompt token (vLLM, SGLang)")
+                    "--model hf or vllm, or behind a server that echoes every prompt token (vLLM, SGLang)"
+                )
             continuation = sent - ctxlen
             start = echoed - continuation
             scored = token_logprobs[start:echoed]
@@ -95,7 +98,8 @@ def continuation_logprobs(outputs, tokens, ctxlens, prefix_token_id: int | None 
                     "the completions server returned no log-probability for a token to be scored (a server "
                     "gives none for the first token it echoes, and llama.cpp leaves a leading BOS out of its "
                     "echo), and a request scores the first token after the prefix token. Fix: --model hf or "
-                    "vllm for this task, or a request with a non-empty context")
+                    "vllm for this task, or a request with a non-empty context"
+                )
             is_greedy = all(value == max(top.values()) for value, top in zip(scored, top_logprobs[start:echoed]))
             results.append((float(sum(scored)), is_greedy))
     return results

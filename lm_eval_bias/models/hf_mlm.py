@@ -38,8 +38,10 @@ UNSET_MODEL_MAX_LENGTH = 10**9
 # How many offending pairs a too-long-sentence message lists before "and N more".
 PAIRS_NAMED = 5
 # What every refusal of a task tells the user to do instead.
-TASK_FIX = ("Fix: run {tasks} with --model hf and a causal LM (e.g. --model hf --model_args pretrained=gpt2); "
-            "run masked models with --tasks winoqueer_mlm.")
+TASK_FIX = (
+    "Fix: run {tasks} with --model hf and a causal LM (e.g. --model hf --model_args pretrained=gpt2); "
+    "run masked models with --tasks winoqueer_mlm."
+)
 
 
 def shared_positions(ids: list[int], other_ids: list[int], special: set[int]) -> list[int]:
@@ -48,7 +50,8 @@ def shared_positions(ids: list[int], other_ids: list[int], special: set[int]) ->
     matcher = difflib.SequenceMatcher(None, ids, other_ids, autojunk=False)
     return [
         position
-        for tag, i1, i2, _, _ in matcher.get_opcodes() if tag == "equal"
+        for tag, i1, i2, _, _ in matcher.get_opcodes()
+        if tag == "equal"
         for position in range(i1, i2)
         if ids[position] not in special
     ]
@@ -85,7 +88,8 @@ def unsupported_tasks_error(requests: Sequence, one_asks: str, several_ask: str)
     return ConfigurationError(
         f"hf-mlm cannot run {what}. hf-mlm scores only winoqueer_mlm-style "
         f"pair requests (WinoQueer's Eq. 1: a loglikelihood request (sent_y, sent_x) or (sent_x, sent_y) "
-        f"whose doc has sent_x and sent_y). " + TASK_FIX.format(tasks=listed))
+        f"whose doc has sent_x and sent_y). " + TASK_FIX.format(tasks=listed)
+    )
 
 
 def shorten(text: str, length: int = 60) -> str:
@@ -127,8 +131,9 @@ def parse_batch_size(batch_size) -> int:
     elif isinstance(batch_size, int) and not isinstance(batch_size, bool) and batch_size > 0:
         return batch_size
     raise ConfigurationError(
-        f"hf-mlm: batch_size must be a positive whole number, \"auto\" or \"auto:N\" (got {batch_size!r}, "
-        "from --batch_size or batch_size= in --model_args). Fix: e.g. --batch_size 64.")
+        f'hf-mlm: batch_size must be a positive whole number, "auto" or "auto:N" (got {batch_size!r}, '
+        "from --batch_size or batch_size= in --model_args). Fix: e.g. --batch_size 64."
+    )
 
 
 def parse_dtype(dtype):
@@ -142,7 +147,8 @@ def parse_dtype(dtype):
     if not isinstance(named, torch.dtype) or not named.is_floating_point:
         raise ConfigurationError(
             f"hf-mlm: dtype={dtype!r} in --model_args is not a torch floating-point type. "
-            "Fix: use float32, float16, bfloat16 or auto.")
+            "Fix: use float32, float16, bfloat16 or auto."
+        )
     return named
 
 
@@ -161,8 +167,11 @@ def position_limit(model, tokenizer) -> tuple[int | None, str]:
             limit -= padding_idx + 1
             source += f" minus the padding offset {padding_idx + 1}"
     model_max_length = getattr(tokenizer, "model_max_length", None)
-    if (isinstance(model_max_length, int) and 0 < model_max_length < UNSET_MODEL_MAX_LENGTH
-            and (limit is None or model_max_length < limit)):
+    if (
+        isinstance(model_max_length, int)
+        and 0 < model_max_length < UNSET_MODEL_MAX_LENGTH
+        and (limit is None or model_max_length < limit)
+    ):
         limit, source = model_max_length, f"the tokenizer's model_max_length {model_max_length}"
     return limit, source
 
@@ -174,10 +183,17 @@ class HFMaskedLM(LM):
     # checks reading that attribute do not take this backend for a causal one.
     backend = "masked"
 
-    def __init__(self, pretrained: str | None = None, device: str | None = None,
-                 batch_size: int | str = AUTO_BATCH_SIZE, dtype: str | None = None,
-                 revision: str | None = None, trust_remote_code: bool = False,
-                 max_batch_size: int | None = None, **unknown):
+    def __init__(
+        self,
+        pretrained: str | None = None,
+        device: str | None = None,
+        batch_size: int | str = AUTO_BATCH_SIZE,
+        dtype: str | None = None,
+        revision: str | None = None,
+        trust_remote_code: bool = False,
+        max_batch_size: int | None = None,
+        **unknown,
+    ):
         # max_batch_size is accepted because lm-eval's CLI and simple_evaluate pass it
         # to every model; it only caps lm-eval's automatic batch sizing, which hf-mlm
         # does not do ("auto" is a fixed size here), so it is ignored.
@@ -187,11 +203,12 @@ class HFMaskedLM(LM):
             raise ConfigurationError(
                 f"hf-mlm: unknown model argument(s) {', '.join(sorted(unknown))} in --model_args. "
                 f"Accepted: {', '.join(ACCEPTED_MODEL_ARGS)}. Fix: remove or correct them "
-                "(e.g. --model_args pretrained=bert-base-uncased,dtype=float32).")
+                "(e.g. --model_args pretrained=bert-base-uncased,dtype=float32)."
+            )
         if not pretrained:
             raise ConfigurationError(
-                "hf-mlm: no model given. Fix: --model_args pretrained=NAME_OR_PATH "
-                "(e.g. pretrained=bert-base-uncased).")
+                "hf-mlm: no model given. Fix: --model_args pretrained=NAME_OR_PATH (e.g. pretrained=bert-base-uncased)."
+            )
         # Cheap checks first, so a typo is reported before the model is loaded.
         self.batch_size = parse_batch_size(batch_size)
         torch_dtype = parse_dtype(dtype)
@@ -206,15 +223,24 @@ class HFMaskedLM(LM):
             self.device_name = "cpu"
         self._join_processes()
         self._device = torch.device(self.device_name)
-        self.tokenizer = AutoTokenizer.from_pretrained(pretrained, revision=revision,
-                                                       trust_remote_code=trust_remote_code)
+        self.tokenizer = AutoTokenizer.from_pretrained(
+            pretrained, revision=revision, trust_remote_code=trust_remote_code
+        )
         if self.tokenizer.mask_token_id is None:
             raise ConfigurationError(
                 f"hf-mlm: {pretrained} has no mask token; it is not a masked language model. "
-                "Fix: use --model hf for causal models (with --tasks winoqueer for WinoQueer).")
-        self.model = AutoModelForMaskedLM.from_pretrained(
-            pretrained, revision=revision, trust_remote_code=trust_remote_code, dtype=torch_dtype,
-        ).to(self.device_name).eval()
+                "Fix: use --model hf for causal models (with --tasks winoqueer for WinoQueer)."
+            )
+        self.model = (
+            AutoModelForMaskedLM.from_pretrained(
+                pretrained,
+                revision=revision,
+                trust_remote_code=trust_remote_code,
+                dtype=torch_dtype,
+            )
+            .to(self.device_name)
+            .eval()
+        )
         self.pretrained = pretrained
         self.max_tokens, self.max_tokens_source = position_limit(self.model, self.tokenizer)
         self.lowercase = bool(getattr(self.tokenizer, "do_lower_case", False))
@@ -278,8 +304,9 @@ class HFMaskedLM(LM):
             if key not in merged:
                 merged[key] = value
             elif str(merged[key]) != str(value):
-                logger.info("hf-mlm: using %s=%s from --model_args, not %r from lm-eval's --%s",
-                            key, merged[key], value, key)
+                logger.info(
+                    "hf-mlm: using %s=%s from --model_args, not %r from lm-eval's --%s", key, merged[key], value, key
+                )
         return cls(**merged)
 
     # ------------------------------------------------------------------ requests
@@ -319,7 +346,8 @@ class HFMaskedLM(LM):
             f"hf-mlm: {pairs} a sentence longer than {self.pretrained} can take "
             f"({self.max_tokens} tokens with special tokens, from {self.max_tokens_source}): {listing}. "
             "hf-mlm never truncates (a cut sentence is no longer the pair). Fix: remove those pairs "
-            "from the data file, or use a model with a longer context.")
+            "from the data file, or use a model with a longer context."
+        )
 
     def loglikelihood(self, requests, disable_tqdm: bool = False):
         """``(context, continuation)`` = (counterfactual, sentence): the sentence's Eq. 1 score.
@@ -330,8 +358,11 @@ class HFMaskedLM(LM):
         unique = list(dict.fromkeys(tuple(request.args) for request in requests))
         encoded = {sentence: self.encode(sentence) for pair in unique for sentence in pair}
         self.refuse_too_long_sentences(requests, encoded)
-        copies = [(index, copy) for index, (other, sentence) in enumerate(unique)
-                  for copy in self.masked_copies(encoded[sentence], encoded[other])]
+        copies = [
+            (index, copy)
+            for index, (other, sentence) in enumerate(unique)
+            for copy in self.masked_copies(encoded[sentence], encoded[other])
+        ]
         totals = [0.0] * len(unique)
         for index, value in zip([i for i, _ in copies], self._score_copies([c for _, c in copies])):
             totals[index] += value
@@ -347,15 +378,16 @@ class HFMaskedLM(LM):
         pad = self.tokenizer.pad_token_id or 0
         with torch.no_grad():
             for start in range(0, len(order), self.batch_size):
-                batch = [copies[i] for i in order[start:start + self.batch_size]]
+                batch = [copies[i] for i in order[start : start + self.batch_size]]
                 width = max(len(ids) for ids, _, _ in batch)
                 input_ids = torch.full((len(batch), width), pad, dtype=torch.long)
                 attention = torch.zeros((len(batch), width), dtype=torch.long)
                 for row, (ids, _, _) in enumerate(batch):
                     input_ids[row, : len(ids)] = torch.tensor(ids)
                     attention[row, : len(ids)] = 1
-                logits = self.model(input_ids=input_ids.to(self.device_name),
-                                    attention_mask=attention.to(self.device_name)).logits
+                logits = self.model(
+                    input_ids=input_ids.to(self.device_name), attention_mask=attention.to(self.device_name)
+                ).logits
                 rows = torch.arange(len(batch), device=logits.device)
                 positions = torch.tensor([position for _, position, _ in batch], device=logits.device)
                 targets = torch.tensor([target for _, _, target in batch], device=logits.device)

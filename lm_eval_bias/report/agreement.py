@@ -24,12 +24,13 @@ from lm_eval_bias.report.results import ResultsError
 DOC_KEYS = ("template_idx", "ante", "pronoun_family")
 GENERATION = "generation"
 PROBABILITY = "probability"
-USAGE = ("lm-eval-bias tango-agreement samples_tango_misgender_<date>.jsonl "
-         "samples_tango_misgender_prob_<date>.jsonl")
+USAGE = "lm-eval-bias tango-agreement samples_tango_misgender_<date>.jsonl samples_tango_misgender_prob_<date>.jsonl"
 EXPECTED = {
     GENERATION: "the generated text (a list holding one string, or one list of strings), as tango_misgender logs it",
-    PROBABILITY: (f"{len(pronouns.FAMILIES)} [log-likelihood, is-greedy] pairs, one per pronoun family "
-                  f"({', '.join(pronouns.FAMILIES)}), as tango_misgender_prob logs it"),
+    PROBABILITY: (
+        f"{len(pronouns.FAMILIES)} [log-likelihood, is-greedy] pairs, one per pronoun family "
+        f"({', '.join(pronouns.FAMILIES)}), as tango_misgender_prob logs it"
+    ),
 }
 
 
@@ -38,8 +39,9 @@ def _is_generation(responses) -> bool:
     if not isinstance(responses, list) or len(responses) != 1:
         return False
     (first,) = responses
-    return isinstance(first, str) or (isinstance(first, list) and bool(first)
-                                      and all(isinstance(text, str) for text in first))
+    return isinstance(first, str) or (
+        isinstance(first, list) and bool(first) and all(isinstance(text, str) for text in first)
+    )
 
 
 def _is_loglik(value) -> bool:
@@ -52,8 +54,11 @@ def _is_loglik(value) -> bool:
 
 
 def _is_probability(responses) -> bool:
-    return (isinstance(responses, list) and len(responses) == len(pronouns.FAMILIES)
-            and all(isinstance(pair, list) and len(pair) == 2 and _is_loglik(pair[0]) for pair in responses))
+    return (
+        isinstance(responses, list)
+        and len(responses) == len(pronouns.FAMILIES)
+        and all(isinstance(pair, list) and len(pair) == 2 and _is_loglik(pair[0]) for pair in responses)
+    )
 
 
 SHAPES = {GENERATION: _is_generation, PROBABILITY: _is_probability}
@@ -76,30 +81,46 @@ def check_samples(path: Path, samples: list[tuple[int, dict]], method: str) -> N
     for line, sample in samples:
         doc = sample.get("doc")
         if not isinstance(doc, dict) or "filtered_resps" not in sample:
-            raise ResultsError(f"{path}, line {line}: not an lm-eval sample (no 'doc' object and "
-                               f"'filtered_resps'); pass the files --log_samples wrote: {USAGE}")
+            raise ResultsError(
+                f"{path}, line {line}: not an lm-eval sample (no 'doc' object and "
+                f"'filtered_resps'); pass the files --log_samples wrote: {USAGE}"
+            )
         missing = [key for key in DOC_KEYS if key not in doc]
         if missing:
-            raise ResultsError(f"{path}, line {line}: the sample's doc has no {', '.join(missing)}, so these are "
-                               f"not TANGO misgendering samples; pass: {USAGE}")
+            raise ResultsError(
+                f"{path}, line {line}: the sample's doc has no {', '.join(missing)}, so these are "
+                f"not TANGO misgendering samples; pass: {USAGE}"
+            )
         unusable = [key for key in DOC_KEYS if not isinstance(doc[key], (str, int)) or isinstance(doc[key], bool)]
         if unusable:
-            raise ResultsError(f"{path}, line {line}: the doc's {', '.join(unusable)} should be text or a "
-                               f"number, got {_shown([doc[key] for key in unusable])}; use the file --log_samples "
-                               "wrote")
+            raise ResultsError(
+                f"{path}, line {line}: the doc's {', '.join(unusable)} should be text or a "
+                f"number, got {_shown([doc[key] for key in unusable])}; use the file --log_samples "
+                "wrote"
+            )
         responses = sample["filtered_resps"]
-        if method == GENERATION and SHAPES[method](responses) and isinstance(responses[0], list) \
-                and len(responses[0]) > 1:
+        if (
+            method == GENERATION
+            and SHAPES[method](responses)
+            and isinstance(responses[0], list)
+            and len(responses[0]) > 1
+        ):
             raise ResultsError(
                 f"{path}, line {line}: {len(responses[0])} continuations per prompt (tango_misgender_sampled's "
                 "samples): the agreement compares one continuation per prompt with the next-pronoun "
-                f"probability; pass the samples of tango_misgender (greedy): {USAGE}")
+                f"probability; pass the samples of tango_misgender (greedy): {USAGE}"
+            )
         if not SHAPES[method](responses):
             other = PROBABILITY if method == GENERATION else GENERATION
-            hint = (f"; these are {other} samples: pass the generation samples first, the probability samples "
-                    f"second: {USAGE}" if SHAPES[other](responses) else "")
-            raise ResultsError(f"{path}, line {line}: filtered_resps should be {EXPECTED[method]}; got "
-                               f"{_shown(responses)}{hint}")
+            hint = (
+                f"; these are {other} samples: pass the generation samples first, the probability samples "
+                f"second: {USAGE}"
+                if SHAPES[other](responses)
+                else ""
+            )
+            raise ResultsError(
+                f"{path}, line {line}: filtered_resps should be {EXPECTED[method]}; got {_shown(responses)}{hint}"
+            )
 
 
 def read_pair(generation_path: Path, probability_path: Path) -> tuple[list[dict], list[dict]]:
@@ -107,8 +128,10 @@ def read_pair(generation_path: Path, probability_path: Path) -> tuple[list[dict]
     generation = read_sample_lines(generation_path)
     probability = read_sample_lines(probability_path)
     if _method_of(generation) == PROBABILITY and _method_of(probability) == GENERATION:
-        raise ResultsError(f"{generation_path} holds probability samples and {probability_path} generation "
-                           f"samples: the two files are swapped; pass the generation samples first: {USAGE}")
+        raise ResultsError(
+            f"{generation_path} holds probability samples and {probability_path} generation "
+            f"samples: the two files are swapped; pass the generation samples first: {USAGE}"
+        )
     check_samples(generation_path, generation, GENERATION)
     check_samples(probability_path, probability, PROBABILITY)
     return [sample for _, sample in generation], [sample for _, sample in probability]
@@ -122,5 +145,6 @@ def agreement(generation_path: Path, probability_path: Path) -> dict:
     try:
         return tango.method_agreement(generation, probability)
     except ValueError as error:  # no prompt in common: the files are of different runs or selections
-        raise LmEvalBiasError(f"{generation_path} and {probability_path}: {error}; pass the samples of runs on "
-                              "the same prompts") from None
+        raise LmEvalBiasError(
+            f"{generation_path} and {probability_path}: {error}; pass the samples of runs on the same prompts"
+        ) from None

@@ -55,8 +55,9 @@ def parse_rule(text: str, bare_equals: str | None = None) -> Rule:
     """``"winoqueer:bias_score<=65"``; with ``bare_equals="<="``, ``"winoqueer=65"`` too."""
     match = _RULE.match(text)
     if not match:
-        raise ResultsError(f"cannot read the rule {text!r}; write TASK[:METRIC] OP VALUE, "
-                           "e.g. winoqueer:bias_score<=65")
+        raise ResultsError(
+            f"cannot read the rule {text!r}; write TASK[:METRIC] OP VALUE, e.g. winoqueer:bias_score<=65"
+        )
     op = match["op"]
     if op == "=":
         if bare_equals is None:
@@ -74,10 +75,10 @@ def parse_rule(text: str, bare_equals: str | None = None) -> Rule:
 def load_policy(path: str | Path) -> tuple[list[Rule], str | None]:
     """Rules (and an optional gate) from a YAML policy file::
 
-        gate: interval          # optional: estimate (default) or interval
-        rules:
-          - winoqueer:bias_score <= 65
-          - tango_misgender:consistency_neo >= 0.5
+    gate: interval          # optional: estimate (default) or interval
+    rules:
+      - winoqueer:bias_score <= 65
+      - tango_misgender:consistency_neo >= 0.5
     """
     import yaml
 
@@ -92,9 +93,12 @@ def load_policy(path: str | Path) -> tuple[list[Rule], str | None]:
             # A misspelt "gate" would silently fall back to the looser estimate gate.
             hints = [difflib.get_close_matches(key, sorted(POLICY_KEYS), n=1, cutoff=0.6) for key in unknown]
             raise ResultsError(
-                f"{path}: unknown key(s) " + ", ".join(f"{key!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
-                                                     for key, hint in zip(unknown, hints))
-                + f"; a policy has {' and '.join(sorted(POLICY_KEYS))}")
+                f"{path}: unknown key(s) "
+                + ", ".join(
+                    f"{key!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "") for key, hint in zip(unknown, hints)
+                )
+                + f"; a policy has {' and '.join(sorted(POLICY_KEYS))}"
+            )
     if not isinstance(policy, dict) or not isinstance(policy.get("rules"), list) or not policy["rules"]:
         raise ResultsError(f"{path}: a policy needs a non-empty 'rules' list")
     gate = policy.get("gate")
@@ -105,8 +109,11 @@ def load_policy(path: str | Path) -> tuple[list[Rule], str | None]:
 
 def _observed(metric: Metric, rule: Rule, gate: str) -> tuple[float | None, str]:
     """The number the rule is checked on, and how to describe it."""
-    interval = (f" [{metric.ci_lower:g}, {metric.ci_upper:g}]"
-                if metric.ci_lower is not None and metric.ci_upper is not None else "")
+    interval = (
+        f" [{metric.ci_lower:g}, {metric.ci_upper:g}]"
+        if metric.ci_lower is not None and metric.ci_upper is not None
+        else ""
+    )
     base = f"N={metric.base}"
     if not isinstance(metric.value, float):
         return None, f"{metric.value}, {base}"
@@ -128,10 +135,14 @@ def evaluate(rules: list[Rule], runs: list[Run], gate: str = "estimate") -> list
     mixed = {task: versions for task, versions in found.items() if task in gated}
     if mixed:
         # A limit is set for one task definition; a number of another version answers another question.
-        raise ResultsError("; ".join(
-            f"task {task}: results of different task versions: {version_text(versions)}" for task, versions in
-            mixed.items()) + ". A rule's limit holds for one definition of a task: re-run the older results with "
-            "this version of lm-eval-bias, or check each version's files separately")
+        raise ResultsError(
+            "; ".join(
+                f"task {task}: results of different task versions: {version_text(versions)}"
+                for task, versions in mixed.items()
+            )
+            + ". A rule's limit holds for one definition of a task: re-run the older results with "
+            "this version of lm-eval-bias, or check each version's files separately"
+        )
     outcomes = []
     for rule in rules:
         matching = [run for run in runs if rule.task in run.tasks]

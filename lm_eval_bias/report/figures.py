@@ -92,8 +92,9 @@ def ticks(low: float, high: float, count: int = 5) -> list[float]:
     return [round(i * step, 10) for i in range(first, last + 1)]
 
 
-def auto_range(values: Sequence[float], include: Sequence[float] = (), floor: float | None = None,
-               ceiling: float | None = None) -> tuple[float, float]:
+def auto_range(
+    values: Sequence[float], include: Sequence[float] = (), floor: float | None = None, ceiling: float | None = None
+) -> tuple[float, float]:
     """A range with round ends holding ``values`` and ``include``, kept within [floor, ceiling].
 
     Used where a fixed scale would hide the data (Detoxify toxicities are often
@@ -139,19 +140,40 @@ def describe(estimate: Estimate | None) -> str:
 # SVG pieces
 
 
-def _text(x: float, y: float, text: str, *, anchor: str = "start", size: int = FONT_SIZE,
-          colour: str = AXIS_COLOUR, rotate: float = 0.0, weight: str = "normal") -> str:
+def _text(
+    x: float,
+    y: float,
+    text: str,
+    *,
+    anchor: str = "start",
+    size: int = FONT_SIZE,
+    colour: str = AXIS_COLOUR,
+    rotate: float = 0.0,
+    weight: str = "normal",
+) -> str:
     transform = f' transform="rotate({rotate:g} {x:.1f} {y:.1f})"' if rotate else ""
-    return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" fill="{colour}"'
-            f' font-weight="{weight}"{transform}>{escape(text)}</text>')
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" fill="{colour}"'
+        f' font-weight="{weight}"{transform}>{escape(text)}</text>'
+    )
 
 
-def _line(x1: float, y1: float, x2: float, y2: float, colour: str = AXIS_COLOUR, width: float = 1.0,
-          dash: str = "", css_class: str = "") -> str:
+def _line(
+    x1: float,
+    y1: float,
+    x2: float,
+    y2: float,
+    colour: str = AXIS_COLOUR,
+    width: float = 1.0,
+    dash: str = "",
+    css_class: str = "",
+) -> str:
     dashes = f' stroke-dasharray="{dash}"' if dash else ""
     named = f' class="{css_class}"' if css_class else ""
-    return (f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{colour}"'
-            f' stroke-width="{width:g}"{dashes}{named}/>')
+    return (
+        f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{colour}"'
+        f' stroke-width="{width:g}"{dashes}{named}/>'
+    )
 
 
 def _reference_line(x1: float, y1: float, x2: float, y2: float, colour: str) -> str:
@@ -165,9 +187,10 @@ def text_width(text: str, size: int = FONT_SIZE) -> float:
 
 def _svg(width: float, height: float, body: list[str], label: str) -> str:
     # No xmlns: inline SVG in HTML does not need one, and the page then holds no URL at all.
-    return (f'<svg viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" height="{height:.0f}"'
-            f' role="img" aria-label="{escape(label)}" font-family="sans-serif">'
-            + "".join(body) + "</svg>")
+    return (
+        f'<svg viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" height="{height:.0f}"'
+        f' role="img" aria-label="{escape(label)}" font-family="sans-serif">' + "".join(body) + "</svg>"
+    )
 
 
 def legend(items: Sequence[tuple[str, str]], x: float, y: float, max_width: float) -> tuple[list[str], float]:
@@ -195,9 +218,9 @@ class _Frame:
     low: float
     high: float
     left: float
-    right: float      # x of the plot's right edge
+    right: float  # x of the plot's right edge
     top: float
-    bottom: float     # y of the plot's bottom edge
+    bottom: float  # y of the plot's bottom edge
 
     def value_at(self, value: float) -> float:
         """Pixel position of a value along the value axis (clipped to the range)."""
@@ -258,8 +281,9 @@ def _reference_lines(frame: _Frame, references: Sequence[Reference], rows: Seque
             p = frame.value_at(reference.value)
             label_y = frame.top - 8 - 14 * row
             pieces.append(_reference_line(p, label_y + 3, p, frame.bottom, reference.colour))
-            pieces.append(_text(p, label_y, reference.label, anchor="middle", size=SMALL_FONT_SIZE,
-                                colour=reference.colour))
+            pieces.append(
+                _text(p, label_y, reference.label, anchor="middle", size=SMALL_FONT_SIZE, colour=reference.colour)
+            )
         return pieces
     label_ys = _spread([frame.value_at(r.value) + 4 for r in references], 12)
     for reference, label_y in zip(references, label_ys):
@@ -269,9 +293,18 @@ def _reference_lines(frame: _Frame, references: Sequence[Reference], rows: Seque
     return pieces
 
 
-def bar_chart(categories: Sequence[str], series: Sequence[Series], *, value_range: tuple[float, float],
-              value_label: str, references: Sequence[Reference] = (), horizontal: bool = False,
-              baseline: float = 0.0, title: str = "", width: float = 960) -> str:
+def bar_chart(
+    categories: Sequence[str],
+    series: Sequence[Series],
+    *,
+    value_range: tuple[float, float],
+    value_label: str,
+    references: Sequence[Reference] = (),
+    horizontal: bool = False,
+    baseline: float = 0.0,
+    title: str = "",
+    width: float = 960,
+) -> str:
     """Grouped bars, one group per category and one bar per series, with interval whiskers.
 
     Bars start at ``baseline`` (kept inside ``value_range``). ``horizontal``
@@ -311,8 +344,9 @@ def bar_chart(categories: Sequence[str], series: Sequence[Series], *, value_rang
         for s, one in enumerate(series):
             estimate = one.estimates[c] if c < len(one.estimates) else None
             if estimate is not None:
-                pieces.append(_bar(estimate, one, category, first_centre + s * slot, max(slot * 0.86, 1.0),
-                                   frame, baseline))
+                pieces.append(
+                    _bar(estimate, one, category, first_centre + s * slot, max(slot * 0.86, 1.0), frame, baseline)
+                )
     pieces += _reference_lines(frame, references, rows)
     return _svg(width, height, pieces, title or value_label)
 
@@ -341,8 +375,9 @@ def _spread(positions: Sequence[float], gap: float) -> list[float]:
     return placed
 
 
-def _bar(estimate: Estimate, series: Series, category: str, centre: float, thickness: float,
-         frame: _Frame, baseline: float) -> str:
+def _bar(
+    estimate: Estimate, series: Series, category: str, centre: float, thickness: float, frame: _Frame, baseline: float
+) -> str:
     """One bar with its whisker and a hover tooltip, or an "N/A" mark."""
     tooltip = f"<title>{escape(f'{series.label}, {category}: {describe(estimate)}')}</title>"
     base = frame.value_at(baseline)
@@ -351,22 +386,25 @@ def _bar(estimate: Estimate, series: Series, category: str, centre: float, thick
         if frame.horizontal:
             mark = _text(base + 4, centre + 3, estimate.note or "N/A", size=size, colour=MISSING_COLOUR)
         else:
-            mark = _text(centre + 3, base - 4, estimate.note or "N/A", size=size, colour=MISSING_COLOUR,
-                         rotate=-90)
+            mark = _text(centre + 3, base - 4, estimate.note or "N/A", size=size, colour=MISSING_COLOUR, rotate=-90)
         return f'<g class="na">{tooltip}{mark}</g>'
     end = frame.value_at(estimate.value)
     # (position along the value axis, position across it) -> (x, y)
     xy = (lambda along, across: (along, across)) if frame.horizontal else (lambda along, across: (across, along))
     x, y = xy(min(base, end), centre - thickness / 2)
     w, h = xy(abs(end - base), thickness)
-    rect = (f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" fill="{series.colour}"'
-            ' fill-opacity="0.85"/>')
+    rect = (
+        f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" fill="{series.colour}" fill-opacity="0.85"/>'
+    )
     whisker = ""
     if estimate.lower is not None and estimate.upper is not None:
         lo, hi = frame.value_at(estimate.lower), frame.value_at(estimate.upper)
         cap = min(thickness * 0.6, 8) / 2
-        for a, b in (((lo, centre), (hi, centre)), ((lo, centre - cap), (lo, centre + cap)),
-                     ((hi, centre - cap), (hi, centre + cap))):
+        for a, b in (
+            ((lo, centre), (hi, centre)),
+            ((lo, centre - cap), (lo, centre + cap)),
+            ((hi, centre - cap), (hi, centre + cap)),
+        ):
             whisker += _line(*xy(*a), *xy(*b), "#222222")
     return f'<g class="bar">{tooltip}{rect}{whisker}</g>'
 
@@ -375,11 +413,23 @@ def _bar(estimate: Estimate, series: Series, category: str, centre: float, thick
 # A plane of points with interval crosses
 
 
-def plane(points: Sequence[Point], *, x_range: tuple[float, float], y_range: tuple[float, float],
-          x_label: str, y_label: str, x_references: Sequence[Reference] = (),
-          y_references: Sequence[Reference] = (), colour: str = PALETTE[0], title: str = "",
-          comparison: Sequence[Point] = (), comparison_label: str = "", point_label: str = "model",
-          width: float = 720, plot_height: float = 480) -> str:
+def plane(
+    points: Sequence[Point],
+    *,
+    x_range: tuple[float, float],
+    y_range: tuple[float, float],
+    x_label: str,
+    y_label: str,
+    x_references: Sequence[Reference] = (),
+    y_references: Sequence[Reference] = (),
+    colour: str = PALETTE[0],
+    title: str = "",
+    comparison: Sequence[Point] = (),
+    comparison_label: str = "",
+    point_label: str = "model",
+    width: float = 720,
+    plot_height: float = 480,
+) -> str:
     """Each point at (x, y) with a horizontal and a vertical 95% interval, labelled beside it.
 
     ``comparison`` points (e.g. a survey's means) are drawn hollow and joined
@@ -407,8 +457,9 @@ def plane(points: Sequence[Point], *, x_range: tuple[float, float], y_range: tup
         if y_range[0] <= reference.value <= y_range[1]:
             p = py(reference.value)
             pieces.append(_reference_line(box[0], p, box[2], p, reference.colour))
-            pieces.append(_text(box[2] - 4, p - 5, reference.label, anchor="end", size=SMALL_FONT_SIZE,
-                                colour=reference.colour))
+            pieces.append(
+                _text(box[2] - 4, p - 5, reference.label, anchor="end", size=SMALL_FONT_SIZE, colour=reference.colour)
+            )
 
     drawable = [p for p in points if p.x.value is not None and p.y.value is not None]
     markers = [(px(p.x.value), py(p.y.value)) for p in drawable]
@@ -418,8 +469,9 @@ def plane(points: Sequence[Point], *, x_range: tuple[float, float], y_range: tup
     for other in comparison:
         if other.x.value is not None and other.y.value is not None:
             ox, oy = px(other.x.value), py(other.y.value)
-            pieces.append(_comparison_marker(other, (ox, oy), mine.get(other.label), comparison_label, x_label,
-                                             y_label))
+            pieces.append(
+                _comparison_marker(other, (ox, oy), mine.get(other.label), comparison_label, x_label, y_label)
+            )
             placed.append((ox - 5, oy - 5, ox + 5, oy + 5))
     labels = _shared_labels([p.label for p in drawable], markers)
     for index, (point, (x, y)) in enumerate(zip(drawable, markers)):
@@ -437,8 +489,15 @@ def plane(points: Sequence[Point], *, x_range: tuple[float, float], y_range: tup
     height = box[3] + 52
     missing = [p.label for p in points if p.x.value is None or p.y.value is None]
     if missing:
-        pieces.append(_text(left, height, "not plotted (no value): " + ", ".join(missing), size=SMALL_FONT_SIZE,
-                            colour=MISSING_COLOUR))
+        pieces.append(
+            _text(
+                left,
+                height,
+                "not plotted (no value): " + ", ".join(missing),
+                size=SMALL_FONT_SIZE,
+                colour=MISSING_COLOUR,
+            )
+        )
         height += 14
     return _svg(width, height, pieces, title or f"{y_label} by {x_label}")
 
@@ -454,8 +513,10 @@ def _plane_heading(title: str, colour: str, point_label: str, comparison_label: 
         pieces.append(f'<circle cx="18" cy="{top + 6:.1f}" r="4.5" fill="{colour}"/>')
         pieces.append(_text(28, top + 10, point_label))
         offset = 28 + text_width(point_label) + 24
-        pieces.append(f'<circle cx="{offset:.1f}" cy="{top + 6:.1f}" r="4.5" fill="#ffffff" stroke="{MISSING_COLOUR}"'
-                      ' stroke-width="1.5"/>')
+        pieces.append(
+            f'<circle cx="{offset:.1f}" cy="{top + 6:.1f}" r="4.5" fill="#ffffff" stroke="{MISSING_COLOUR}"'
+            ' stroke-width="1.5"/>'
+        )
         pieces.append(_text(offset + 10, top + 10, comparison_label))
         top += 18
     return pieces, top + 14
@@ -470,21 +531,26 @@ def _plane_axes(box, x_range, y_range, px, py, x_label: str, y_label: str) -> li
     for tick in ticks(*y_range):
         pieces.append(_line(box[0], py(tick), box[2], py(tick), GRID_COLOUR))
         pieces.append(_text(box[0] - 6, py(tick) + 4, format_number(tick), anchor="end", size=SMALL_FONT_SIZE))
-    pieces.append(f'<rect x="{box[0]:.1f}" y="{box[1]:.1f}" width="{box[2] - box[0]:.1f}"'
-                  f' height="{box[3] - box[1]:.1f}" fill="none" stroke="{AXIS_COLOUR}"/>')
+    pieces.append(
+        f'<rect x="{box[0]:.1f}" y="{box[1]:.1f}" width="{box[2] - box[0]:.1f}"'
+        f' height="{box[3] - box[1]:.1f}" fill="none" stroke="{AXIS_COLOUR}"/>'
+    )
     pieces.append(_text((box[0] + box[2]) / 2, box[3] + 38, x_label, anchor="middle"))
     pieces.append(_text(18, (box[1] + box[3]) / 2, y_label, anchor="middle", rotate=-90))
     return pieces
 
 
-def _comparison_marker(point: Point, at: tuple[float, float], partner: tuple[float, float] | None,
-                       what: str, x_label: str, y_label: str) -> str:
+def _comparison_marker(
+    point: Point, at: tuple[float, float], partner: tuple[float, float] | None, what: str, x_label: str, y_label: str
+) -> str:
     """A hollow point, dotted to its partner (the filled point of the same label) when there is one."""
     numbers = f"{what}, {point.label}: {x_label} {describe(point.x)}; {y_label} {describe(point.y)}"
     tooltip = f"<title>{escape(numbers)}</title>"
     link = _line(*at, *partner, MISSING_COLOUR, 1, "2 3") if partner else ""
-    return (f'<g class="comparison">{tooltip}{link}<circle cx="{at[0]:.1f}" cy="{at[1]:.1f}" r="4.5"'
-            f' fill="#ffffff" stroke="{MISSING_COLOUR}" stroke-width="1.5"/></g>')
+    return (
+        f'<g class="comparison">{tooltip}{link}<circle cx="{at[0]:.1f}" cy="{at[1]:.1f}" r="4.5"'
+        f' fill="#ffffff" stroke="{MISSING_COLOUR}" stroke-width="1.5"/></g>'
+    )
 
 
 def _shared_labels(labels: Sequence[str], markers: Sequence[tuple[float, float]]) -> dict[int, str]:
@@ -503,8 +569,14 @@ def _shared_labels(labels: Sequence[str], markers: Sequence[tuple[float, float]]
 def _place_label(label: str, x: float, y: float, placed: list, bounds: tuple) -> str:
     """The label at the first spot beside (x, y) that overlaps no earlier label or marker."""
     w, h = text_width(label, SMALL_FONT_SIZE + 1), SMALL_FONT_SIZE + 2
-    candidates = [(x + 7, y - 6, "start"), (x - 7, y - 6, "end"), (x + 7, y + 14, "start"),
-                  (x - 7, y + 14, "end"), (x, y - 10, "middle"), (x, y + 20, "middle")]
+    candidates = [
+        (x + 7, y - 6, "start"),
+        (x - 7, y - 6, "end"),
+        (x + 7, y + 14, "start"),
+        (x - 7, y + 14, "end"),
+        (x, y - 10, "middle"),
+        (x, y + 20, "middle"),
+    ]
 
     def box(cx, cy, anchor):
         start = {"start": cx, "end": cx - w, "middle": cx - w / 2}[anchor]

@@ -42,12 +42,14 @@ from lm_eval_bias.report.results import Run, date_text, require_task_results
 from lm_eval_bias.report.sections import BENCHMARKS, Entry, Section
 from lm_eval_bias.task_metadata import TaskIdentity
 
-READING_NOTE = ("Intervals are 95%. \"N/A\" marks a metric the run could not compute. p-values are as the task "
-                "reports them: Benjamini-Hochberg adjusted across subgroups where the task gives an adjusted one. "
-                "N: the documents a number rests on (with the generations behind it where a document has several); "
-                "\"task total\" marks an older results file without per-metric counts, where N is the task's "
-                "evaluated documents, of which a subgroup's number uses only its own. A partial run (--limit, a "
-                "non-official data file, a subgroup selection) is marked in its task's section with the reason.")
+READING_NOTE = (
+    'Intervals are 95%. "N/A" marks a metric the run could not compute. p-values are as the task '
+    "reports them: Benjamini-Hochberg adjusted across subgroups where the task gives an adjusted one. "
+    "N: the documents a number rests on (with the generations behind it where a document has several); "
+    '"task total" marks an older results file without per-metric counts, where N is the task\'s '
+    "evaluated documents, of which a subgroup's number uses only its own. A partial run (--limit, a "
+    "non-official data file, a subgroup selection) is marked in its task's section with the reason."
+)
 
 
 # --------------------------------------------------------------------------
@@ -83,7 +85,6 @@ def label_colours(labels: Sequence[str]) -> dict[str, str]:
     return colours
 
 
-
 # --------------------------------------------------------------------------
 # Building the report
 
@@ -112,14 +113,24 @@ def build_sections(runs: Sequence[Run]) -> list[Section]:
     sections = []
     for task in sorted(identities, key=position):
         found = identities[task]
-        entries = [Entry(label, colours[label], run.tasks[task], run.base(task), run.paper_row(task))
-                   for run, label in zip(runs, labels) if task in run.tasks]
+        entries = [
+            Entry(label, colours[label], run.tasks[task], run.base(task), run.paper_row(task))
+            for run, label in zip(runs, labels)
+            if task in run.tasks
+        ]
         if found is None:
             sections.append(Section(task, task, "No figure for this task: every metric with its interval.", entries))
             continue
         benchmark = BENCHMARKS[found.benchmark]
-        section = Section(task, f"{benchmark.title}: {task}", benchmark.about, entries, figure=found.figure,
-                          headline=found.headline_metric, paper_source=found.paper_source)
+        section = Section(
+            task,
+            f"{benchmark.title}: {task}",
+            benchmark.about,
+            entries,
+            figure=found.figure,
+            headline=found.headline_metric,
+            paper_source=found.paper_source,
+        )
         benchmark.build(section)
         sections.append(section)
     return sections
@@ -141,8 +152,9 @@ def table_rows(section: Section, names: Sequence[str]) -> tuple[list[str], list[
     Rows are metric-major, so models sit next to each other on each metric.
     """
     several = len(section.entries) > 1
-    metrics = [(name, entry, entry.metrics[name]) for name in names for entry in section.entries
-               if name in entry.metrics]
+    metrics = [
+        (name, entry, entry.metrics[name]) for name in names for entry in section.entries if name in entry.metrics
+    ]
     with_p = any(m.pvalue is not None for _, _, m in metrics)
     with_paper = any(paper_value(entry, name) is not None for name, entry, _ in metrics)
     header = ["metric"] + (["model"] if several else []) + ["value", "95% CI", "stderr", "N"]
@@ -150,11 +162,21 @@ def table_rows(section: Section, names: Sequence[str]) -> tuple[list[str], list[
     header += ["paper"] if with_paper else []
     rows = []
     for name, entry, metric in metrics:
-        interval = (f"[{figures.format_number(metric.ci_lower)}, {figures.format_number(metric.ci_upper)}]"
-                    if metric.ci_lower is not None and metric.ci_upper is not None else "")
-        row = [name] + ([entry.label] if several else []) + [
-            format_value(metric.value), interval, f"{metric.stderr:.2g}" if metric.stderr is not None else "",
-            metric.base]
+        interval = (
+            f"[{figures.format_number(metric.ci_lower)}, {figures.format_number(metric.ci_upper)}]"
+            if metric.ci_lower is not None and metric.ci_upper is not None
+            else ""
+        )
+        row = (
+            [name]
+            + ([entry.label] if several else [])
+            + [
+                format_value(metric.value),
+                interval,
+                f"{metric.stderr:.2g}" if metric.stderr is not None else "",
+                metric.base,
+            ]
+        )
         if with_p:
             row.append(f"{metric.pvalue:.3g}" if metric.pvalue is not None else "")
         if with_paper:
@@ -185,14 +207,19 @@ def _run_rows(runs: Sequence[Run]) -> list[tuple[str, str, str, str, str]]:
 
 def base_lines(section: Section) -> list[tuple[str, str]]:
     """Per run of the section: (label, "complete, 242 pairs") or (label, the reasons it is partial)."""
-    return [(entry.label, "; ".join(entry.base.partial) if entry.base.is_partial else entry.base.status)
-            for entry in section.entries]
+    return [
+        (entry.label, "; ".join(entry.base.partial) if entry.base.is_partial else entry.base.status)
+        for entry in section.entries
+    ]
 
 
 def paper_lines(section: Section) -> list[tuple[str, str]]:
     """Per run whose model the paper reports: (label, "Felkner et al., ACL 2023, Table 5, row gpt2")."""
-    return [(entry.label, f"{section.paper_source}, row {entry.paper.model}") for entry in section.entries
-            if entry.paper is not None]
+    return [
+        (entry.label, f"{section.paper_source}, row {entry.paper.model}")
+        for entry in section.entries
+        if entry.paper is not None
+    ]
 
 
 def partial_note(section: Section) -> str:
@@ -225,22 +252,34 @@ def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     if not rows:
         return '<p class="note">No metrics.</p>'
     names = [h in ("metric", "model") for h in header]
-    head = "".join(f'<th{" class=name" if n else ""}>{html.escape(h)}</th>' for h, n in zip(header, names))
-    body = "".join("<tr>" + "".join(f'<td{" class=name" if n else ""}>{html.escape(c)}</td>'
-                                    for c, n in zip(row, names)) + "</tr>" for row in rows)
+    head = "".join(f"<th{' class=name' if n else ''}>{html.escape(h)}</th>" for h, n in zip(header, names))
+    body = "".join(
+        "<tr>" + "".join(f"<td{' class=name' if n else ''}>{html.escape(c)}</td>" for c, n in zip(row, names)) + "</tr>"
+        for row in rows
+    )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _html_section(section: Section) -> str:
-    parts = [f'<section id="{section.anchor}"><h2>{html.escape(section.title)}</h2>',
-             f"<p>{html.escape(section.about)}</p>"]
-    parts.append('<ul class="base">' + "".join(
-        f"<li>{html.escape(label)}: <span class=partial>partial</span>: {html.escape(text)}</li>"
-        if entry.base.is_partial else f"<li>{html.escape(label)}: {html.escape(text)}</li>"
-        for entry, (label, text) in zip(section.entries, base_lines(section))) + "</ul>")
+    parts = [
+        f'<section id="{section.anchor}"><h2>{html.escape(section.title)}</h2>',
+        f"<p>{html.escape(section.about)}</p>",
+    ]
+    parts.append(
+        '<ul class="base">'
+        + "".join(
+            f"<li>{html.escape(label)}: <span class=partial>partial</span>: {html.escape(text)}</li>"
+            if entry.base.is_partial
+            else f"<li>{html.escape(label)}: {html.escape(text)}</li>"
+            for entry, (label, text) in zip(section.entries, base_lines(section))
+        )
+        + "</ul>"
+    )
     for label, source in paper_lines(section):
-        parts.append(f"<p>{html.escape(label)}: the paper reports this model ({html.escape(source)}); its "
-                     "published values are in the tables' paper column.</p>")
+        parts.append(
+            f"<p>{html.escape(label)}: the paper reports this model ({html.escape(source)}); its "
+            "published values are in the tables' paper column.</p>"
+        )
     if section.note:
         parts.append(f'<p class="note">{html.escape(section.note)}</p>')
     for figure in section.figures:
@@ -250,8 +289,11 @@ def _html_section(section: Section) -> str:
         parts.append("<h3>Plotted values</h3>" + _html_table(*table_rows(section, section.plotted)))
         others = other_metrics(section)
         if others:
-            parts.append(f"<details><summary>All other metrics ({len(others)})</summary>"
-                         + _html_table(*table_rows(section, others)) + "</details>")
+            parts.append(
+                f"<details><summary>All other metrics ({len(others)})</summary>"
+                + _html_table(*table_rows(section, others))
+                + "</details>"
+            )
     else:
         parts.append(_html_table(*table_rows(section, other_metrics(section))))
     parts.append("</section>")
@@ -264,10 +306,11 @@ def to_html(runs: Sequence[Run], title: str = "lm-eval-bias report") -> str:
     run_table = "".join(
         f'<tr><td><span class="swatch" style="background:{colour}"></span>{html.escape(label)}</td>'
         f"<td>{html.escape(path)}</td><td>{html.escape(date)}</td><td>{html.escape(tasks)}</td></tr>"
-        for label, colour, path, date, tasks in _run_rows(runs))
+        for label, colour, path, date, tasks in _run_rows(runs)
+    )
     contents = "".join(f'<li><a href="#{s.anchor}">{html.escape(s.title)}</a></li>' for s in sections)
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>"
@@ -276,9 +319,7 @@ def to_html(runs: Sequence[Run], title: str = "lm-eval-bias report") -> str:
         f"{html.escape(READING_NOTE)} Hover over a bar or point for its numbers.</p>"
         '<table class="runs"><thead><tr><th>run</th><th>results file</th><th>date</th><th>tasks</th></tr></thead>'
         f"<tbody>{run_table}</tbody></table>"
-        f"<ul>{contents}</ul>"
-        + "".join(_html_section(s) for s in sections)
-        + "</body></html>\n"
+        f"<ul>{contents}</ul>" + "".join(_html_section(s) for s in sections) + "</body></html>\n"
     )
 
 
@@ -297,23 +338,34 @@ def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str
 def to_markdown(runs: Sequence[Run], title: str = "lm-eval-bias report") -> str:
     """The report's tables as Markdown; the figures are only in the HTML version."""
     sections = build_sections(runs)
-    out = [f"# {markdown_cell(title)}\n\n",
-           f"{READING_NOTE} Figures (with captions explaining each reference line) are in the HTML report: "
-           "`lm-eval-bias report ... --html report.html`.\n\n",
-           _markdown_table(["run", "results file", "date", "tasks"],
-                           [[label, path, date, tasks] for label, _, path, date, tasks in _run_rows(runs)])]
+    out = [
+        f"# {markdown_cell(title)}\n\n",
+        f"{READING_NOTE} Figures (with captions explaining each reference line) are in the HTML report: "
+        "`lm-eval-bias report ... --html report.html`.\n\n",
+        _markdown_table(
+            ["run", "results file", "date", "tasks"],
+            [[label, path, date, tasks] for label, _, path, date, tasks in _run_rows(runs)],
+        ),
+    ]
     for section in sections:
         out.append(f"\n## {markdown_cell(section.title)}\n\n{markdown_cell(section.about)}\n\n")
-        out += [f"- {markdown_cell(label)}: {'**partial**: ' if entry.base.is_partial else ''}{markdown_cell(text)}\n"
-                for entry, (label, text) in zip(section.entries, base_lines(section))]
-        out += [f"\n{markdown_cell(label)}: the paper reports this model ({markdown_cell(source)}); its published "
-                "values are in the tables' paper column.\n" for label, source in paper_lines(section)]
+        out += [
+            f"- {markdown_cell(label)}: {'**partial**: ' if entry.base.is_partial else ''}{markdown_cell(text)}\n"
+            for entry, (label, text) in zip(section.entries, base_lines(section))
+        ]
+        out += [
+            f"\n{markdown_cell(label)}: the paper reports this model ({markdown_cell(source)}); its published "
+            "values are in the tables' paper column.\n"
+            for label, source in paper_lines(section)
+        ]
         if section.note:
             out.append(f"\n*{markdown_cell(section.note)}*\n")
         if section.plotted:
-            out.append(f"\n### Plotted values ({len(section.figures)} figure"
-                       f"{'' if len(section.figures) == 1 else 's'} in the HTML report)\n\n"
-                       + _markdown_table(*table_rows(section, section.plotted)))
+            out.append(
+                f"\n### Plotted values ({len(section.figures)} figure"
+                f"{'' if len(section.figures) == 1 else 's'} in the HTML report)\n\n"
+                + _markdown_table(*table_rows(section, section.plotted))
+            )
             others = other_metrics(section)
             if others:
                 out.append("\n### Other metrics\n\n" + _markdown_table(*table_rows(section, others)))

@@ -92,7 +92,8 @@ def _order_by_date(model: str, task: str, tied: list[Run]) -> list[Run]:
                 f"{model}, task {task}: cannot tell which of {undated.path} and {other.path} to use: both are "
                 f"{'partial' if undated.base(task).is_partial else 'complete'} with the same number of "
                 f"{undated.base(task).unit}, and {undated.path} has no 'date' to tell the newer; add the run's "
-                "'date' (seconds since 1970) or pass only one of the files")
+                "'date' (seconds since 1970) or pass only one of the files"
+            )
     return sorted(tied, key=lambda run: (-run.date if run.date is not None else 0.0, str(run.path)))
 
 
@@ -106,7 +107,7 @@ def choose_runs(runs: Sequence[Run]) -> list[RunChoice]:
     for (model, task), found in sorted(candidates.items()):
         ranked = sorted(found, key=lambda run: _rank(run, task))
         tied = [run for run in ranked if _rank(run, task) == _rank(ranked[0], task)]
-        ordered = _order_by_date(model, task, tied) + ranked[len(tied):]
+        ordered = _order_by_date(model, task, tied) + ranked[len(tied) :]
         chosen = ordered[0]
         choices.append(RunChoice(model, task, chosen, True))
         skipped = sorted(ordered[1:], key=lambda run: str(run.path))
@@ -155,9 +156,14 @@ def checked_columns(runs: Sequence[Run], columns) -> list[tuple[str, str]]:
             close = [n for n in have if name in n or n in name][:8]
             raise ResultsError(
                 f"--metric {task}:{name}: no results file has it; "
-                + (f"similar: {', '.join(close)}" if close else
-                   f"{task} has {len(have)} metrics" if have else
-                   f"no file has task {task!r}; tasks: {', '.join(sorted({t for r in runs for t in r.tasks}))}"))
+                + (
+                    f"similar: {', '.join(close)}"
+                    if close
+                    else f"{task} has {len(have)} metrics"
+                    if have
+                    else f"no file has task {task!r}; tasks: {', '.join(sorted({t for r in runs for t in r.tasks}))}"
+                )
+            )
     return list(columns)
 
 
@@ -184,9 +190,11 @@ def mixed_versions(choices: Sequence[RunChoice]) -> dict[str, dict[str, list]]:
 
 def version_warnings(choices: Sequence[RunChoice]) -> list[str]:
     """One line per task whose used runs have different versions."""
-    return [f"Not comparable: task {task} has results of different task versions side by side: "
-            f"{version_text(versions)}; re-run the older ones with this version of lm-eval-bias"
-            for task, versions in mixed_versions(choices).items()]
+    return [
+        f"Not comparable: task {task} has results of different task versions side by side: "
+        f"{version_text(versions)}; re-run the older ones with this version of lm-eval-bias"
+        for task, versions in mixed_versions(choices).items()
+    ]
 
 
 def _grid(choices: Sequence[RunChoice], columns) -> list[tuple[str, list[str]]]:
@@ -212,8 +220,19 @@ RUN_HEADER = ["model", "task", "version", "run", "results file", "date", "status
 
 def run_rows(choices: Sequence[RunChoice]) -> list[list[str]]:
     """The "Runs" table: every run of every (model, task), its task version, used or skipped, and why."""
-    return [[c.model, c.task, c.run.version(c.task) or "", "used" if c.used else "skipped", str(c.run.path),
-             date_text(c.run.date), c.base.status, c.reason] for c in choices]
+    return [
+        [
+            c.model,
+            c.task,
+            c.run.version(c.task) or "",
+            "used" if c.used else "skipped",
+            str(c.run.path),
+            date_text(c.run.date),
+            c.base.status,
+            c.reason,
+        ]
+        for c in choices
+    ]
 
 
 def _tasks_in_order(columns) -> list[str]:
@@ -257,8 +276,12 @@ def to_csv(runs: list[Run], columns=None) -> str:
     header = ["model"]
     for task in tasks:
         header += [f"{task}:{field}" for field in CSV_TASK_FIELDS]
-        header += [f"{task}:{name}{suffix}" for t, name in columns if t == task
-                   for suffix in ("", *(f":{field}" for field in CSV_METRIC_FIELDS))]
+        header += [
+            f"{task}:{name}{suffix}"
+            for t, name in columns
+            if t == task
+            for suffix in ("", *(f":{field}" for field in CSV_METRIC_FIELDS))
+        ]
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow([csv_cell(h) for h in header])
@@ -266,15 +289,27 @@ def to_csv(runs: list[Run], columns=None) -> str:
         row = [model]
         for task in tasks:
             choice = table[model].get(task)
-            row += ([str(choice.run.path), choice.run.version(task), choice.base.evaluated,
-                     "; ".join(choice.base.partial)] if choice is not None else ["", "", "", ""])
+            row += (
+                [str(choice.run.path), choice.run.version(task), choice.base.evaluated, "; ".join(choice.base.partial)]
+                if choice is not None
+                else ["", "", "", ""]
+            )
             for t, name in columns:
                 if t != task:
                     continue
                 metric = choice.run.tasks[task].get(name) if choice is not None else None
-                row += [""] * (1 + len(CSV_METRIC_FIELDS)) if metric is None else [
-                    metric.value, metric.ci_lower, metric.ci_upper, metric.stderr,
-                    None if metric.n_is_task_total else metric.n, metric.n_samples]
+                row += (
+                    [""] * (1 + len(CSV_METRIC_FIELDS))
+                    if metric is None
+                    else [
+                        metric.value,
+                        metric.ci_lower,
+                        metric.ci_upper,
+                        metric.stderr,
+                        None if metric.n_is_task_total else metric.n,
+                        metric.n_samples,
+                    ]
+                )
         writer.writerow([csv_cell(value) for value in row])
     return out.getvalue()
 
@@ -282,8 +317,14 @@ def to_csv(runs: list[Run], columns=None) -> str:
 def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]], first_is_heading: bool) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "".join(
-        "<tr>" + "".join(f"<th>{html.escape(c)}</th>" if first_is_heading and i == 0 else f"<td>{html.escape(c)}</td>"
-                         for i, c in enumerate(row)) + "</tr>" for row in rows)
+        "<tr>"
+        + "".join(
+            f"<th>{html.escape(c)}</th>" if first_is_heading and i == 0 else f"<td>{html.escape(c)}</td>"
+            for i, c in enumerate(row)
+        )
+        + "</tr>"
+        for row in rows
+    )
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
@@ -294,8 +335,11 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'"
 def to_html(runs: list[Run], columns=None) -> str:
     columns = checked_columns(runs, columns)
     choices = choose_runs(runs)
-    main = _html_table(["model"] + [f"{t}:{n}" for t, n in columns],
-                       [[model] + cells for model, cells in _grid(choices, columns)], True)
+    main = _html_table(
+        ["model"] + [f"{t}:{n}" for t, n in columns],
+        [[model] + cells for model, cells in _grid(choices, columns)],
+        True,
+    )
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
         f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\"><title>lm-eval-bias leaderboard</title>"

@@ -111,12 +111,14 @@ def write_all(outputs: Sequence[tuple[str | Path, str]], inputs: Sequence[str | 
         if target.is_dir():
             raise OutputError(f"cannot write {target}: it is a folder; give a file name")
         if target.resolve() in read:
-            raise OutputError(f"cannot write {target}: it is one of the files this command reads; give "
-                              "another file name")
+            raise OutputError(
+                f"cannot write {target}: it is one of the files this command reads; give another file name"
+            )
         if target.is_symlink() or (os.path.lexists(target) and not target.is_file()):
             kind = "a symbolic link" if target.is_symlink() else "not a regular file (a device or a pipe)"
-            raise OutputError(f"cannot write {target}: it is {kind}, which writing would replace; give the "
-                              "path of a regular file")
+            raise OutputError(
+                f"cannot write {target}: it is {kind}, which writing would replace; give the path of a regular file"
+            )
     written: list[tuple[str, Path]] = []
     try:
         for target, (_, text) in zip(targets, outputs):

@@ -44,11 +44,15 @@ def read_sample_lines(path: str | Path) -> list[tuple[int, dict]]:
             record = json.loads(line)
         except ValueError as error:
             _raise_if_results_file(path, text)
-            raise ResultsError(f"{path}, line {number}: not a JSON sample: {error}; pass the "
-                               "samples_<task>_<date>.jsonl file that --log_samples wrote") from None
+            raise ResultsError(
+                f"{path}, line {number}: not a JSON sample: {error}; pass the "
+                "samples_<task>_<date>.jsonl file that --log_samples wrote"
+            ) from None
         if not isinstance(record, dict):
-            raise ResultsError(f"{path}, line {number}: a sample is a JSON object, not {type(record).__name__}; "
-                               "pass the samples_<task>_<date>.jsonl file that --log_samples wrote")
+            raise ResultsError(
+                f"{path}, line {number}: a sample is a JSON object, not {type(record).__name__}; "
+                "pass the samples_<task>_<date>.jsonl file that --log_samples wrote"
+            )
         if "results" in record and "doc" not in record:
             _raise_if_results_file(path, line)
         records.append((number, record))
@@ -64,8 +68,10 @@ def _raise_if_results_file(path: Path, text: str) -> None:
     except ValueError:
         return
     if isinstance(document, dict) and "results" in document:
-        raise ResultsError(f"{path}: a results file, not a samples file; pass the samples_<task>_<date>.jsonl "
-                           "that --log_samples wrote beside it")
+        raise ResultsError(
+            f"{path}: a results file, not a samples file; pass the samples_<task>_<date>.jsonl "
+            "that --log_samples wrote beside it"
+        )
 
 
 def task_config(task: str, resolve_functions: bool = False) -> dict:
@@ -75,8 +81,9 @@ def task_config(task: str, resolve_functions: bool = False) -> dict:
     for path in sorted(Path(tasks_dir()).rglob("*.yaml")):
         if load_yaml(path, resolve_func=False).get("task") == task:
             return load_yaml(path, resolve_func=resolve_functions)
-    raise ResultsError(f"{task!r} is not a task of lm-eval-bias (looked in {tasks_dir()}); pass --task with one "
-                       "of its tasks")
+    raise ResultsError(
+        f"{task!r} is not a task of lm-eval-bias (looked in {tasks_dir()}); pass --task with one of its tasks"
+    )
 
 
 def declared_aggregations(task: str) -> dict:
@@ -106,8 +113,14 @@ def _answers_are_logliks(sample: dict) -> bool | None:
     responses = sample.get("resps")
     if not isinstance(responses, list) or not responses:
         return None
-    return all(isinstance(answer, list) and answer and isinstance(answer[0], list) and len(answer[0]) == 2
-               and _is_number(answer[0][0]) for answer in responses)
+    return all(
+        isinstance(answer, list)
+        and answer
+        and isinstance(answer[0], list)
+        and len(answer[0]) == 2
+        and _is_number(answer[0][0])
+        for answer in responses
+    )
 
 
 def check_output_type(path: Path, task: str, sample: dict) -> None:
@@ -119,8 +132,10 @@ def check_output_type(path: Path, task: str, sample: dict) -> None:
         return
     held = "log-likelihoods" if logliks else "generated text"
     wanted = "scores log-likelihoods" if scores else "generates text"
-    raise ResultsError(f"{path}: these samples hold {held}, but {task} {wanted}, so they are another task's; "
-                       "pass the task they are of with --task")
+    raise ResultsError(
+        f"{path}: these samples hold {held}, but {task} {wanted}, so they are another task's; "
+        "pass the task they are of with --task"
+    )
 
 
 def _listing(names) -> str:
@@ -136,8 +151,10 @@ def task_of(path: Path, task: str | None) -> str:
             raise ResultsError(f"{path}: not named like lm-eval's samples_<task>_<date>.jsonl; pass --task")
         return named
     if named is not None and named != task:
-        raise ResultsError(f"{path}: the file name says these are samples of {named}, but --task says {task}; "
-                           f"drop --task, or pass --task {named}")
+        raise ResultsError(
+            f"{path}: the file name says these are samples of {named}, but --task says {task}; "
+            f"drop --task, or pass --task {named}"
+        )
     return task
 
 
@@ -149,7 +166,8 @@ def check_samples_are_of(path: Path, task: str, names: set[str], declared: dict)
     if expected and not expected & names:
         raise ResultsError(
             f"{path}: these are not samples of {task}: they hold the metrics {_listing(names) or 'none'}, and "
-            f"{task} reports {_listing(expected)}; pass the task the samples are of with --task")
+            f"{task} reports {_listing(expected)}; pass the task the samples are of with --task"
+        )
 
 
 def recompute(samples_path: str | Path, task: str | None = None) -> dict:
@@ -162,13 +180,17 @@ def recompute(samples_path: str | Path, task: str | None = None) -> dict:
     for line_number, sample in samples:
         names, filter_name = sample.get("metrics"), sample.get("filter")
         if not isinstance(names, list) or not isinstance(filter_name, str):
-            raise ResultsError(f"{path}, line {line_number}: not an lm-eval sample (no 'metrics' list and "
-                               "'filter'); pass the samples_<task>_<date>.jsonl file that --log_samples wrote")
+            raise ResultsError(
+                f"{path}, line {line_number}: not an lm-eval sample (no 'metrics' list and "
+                "'filter'); pass the samples_<task>_<date>.jsonl file that --log_samples wrote"
+            )
         for name in names:
             if not isinstance(name, str) or name not in sample:
-                raise ResultsError(f"{path}, line {line_number}: the sample lists the metric {name!r} but holds "
-                                   "no value for it; the file was edited or cut short: use the file --log_samples "
-                                   "wrote")
+                raise ResultsError(
+                    f"{path}, line {line_number}: the sample lists the metric {name!r} but holds "
+                    "no value for it; the file was edited or cut short: use the file --log_samples "
+                    "wrote"
+                )
             values.setdefault((name, filter_name), []).append(sample[name])
     check_samples_are_of(path, task, {name for name, _ in values}, declared)
     check_output_type(path, task, samples[0][1])
@@ -202,5 +224,6 @@ def _aggregate(path: Path, task: str, name: str, filter_name: str, aggregation, 
         raise ResultsError(
             f"{path}: cannot aggregate {name} ({filter_name}) as {task} does: {type(error).__name__}: {error} "
             f"(first value: {example}); the samples do not hold what {task} writes: pass the task they are of "
-            "with --task") from None
+            "with --task"
+        ) from None
     return value, stderr

@@ -39,6 +39,7 @@ _COMPANIONS = ("_stderr", "_ci_lower", "_ci_upper", "_pvalue", "_pvalue_bh")
 # ends in "_n" (a subgroup slug, say) is not taken for one.
 _COUNTS = ("_n_samples", "_n")
 
+
 class ResultsError(DataError):
     """A results, samples or policy file is missing, malformed, or lacks what was asked for."""
 
@@ -112,8 +113,9 @@ class TaskBase:
         return f"complete, {self.evaluated:,} {self.unit}"
 
 
-def partial_reasons(unit: str, limit: float | None, evaluated: int | None, available: int | None,
-                    provenance: dict | None) -> tuple[str, ...]:
+def partial_reasons(
+    unit: str, limit: float | None, evaluated: int | None, available: int | None, provenance: dict | None
+) -> tuple[str, ...]:
     """Why a run of a task whose documents are ``unit`` is partial; empty when it is complete. The one rule for it.
 
     A run is partial when ``--limit`` was set, when fewer documents were
@@ -122,8 +124,7 @@ def partial_reasons(unit: str, limit: float | None, evaluated: int | None, avail
     (``provenance["selection"]``), or when an option was not at its default
     (``provenance["settings"]``: another sample, another classifier...).
     """
-    counted = (f"{evaluated:,} of {available:,} {unit}"
-               if evaluated is not None and available is not None else None)
+    counted = f"{evaluated:,} of {available:,} {unit}" if evaluated is not None and available is not None else None
     reasons = []
     if limit is not None:
         reasons.append(f"--limit {limit:g}" + (f" ({counted})" if counted else ""))
@@ -134,8 +135,11 @@ def partial_reasons(unit: str, limit: float | None, evaluated: int | None, avail
     for record in unofficial:
         where = record.get("path") or record.get("name") or "?"
         rows, official_rows = record.get("rows"), record.get("official_rows")
-        sizes = (f" ({rows:,} rows; the official file has {official_rows:,})"
-                 if rows is not None and official_rows is not None and rows != official_rows else "")
+        sizes = (
+            f" ({rows:,} rows; the official file has {official_rows:,})"
+            if rows is not None and official_rows is not None and rows != official_rows
+            else ""
+        )
         reasons.append(f"non-official data file {where}{sizes}")
     if provenance.get("official") is False and not unofficial:
         reasons.append("non-official data")
@@ -144,8 +148,9 @@ def partial_reasons(unit: str, limit: float | None, evaluated: int | None, avail
         reasons.append(", ".join(f"{option}={_option_text(value)}" for option, value in selection.items()))
     settings = provenance.get("settings") or {}
     if settings:
-        reasons.append("non-default " + ", ".join(f"{option}={_option_text(value)}"
-                                                  for option, value in settings.items()))
+        reasons.append(
+            "non-default " + ", ".join(f"{option}={_option_text(value)}" for option, value in settings.items())
+        )
     return tuple(reasons)
 
 
@@ -201,8 +206,9 @@ class Run:
             raise ResultsError(f"{self.path}: no task {task!r}; it has {', '.join(sorted(self.tasks)) or 'none'}")
         name = name or self.headline(task)
         if name is None:
-            raise ResultsError(f"{task} has no default metric (its metadata names no headline_metric): name one, "
-                               f"e.g. {task}:<metric>")
+            raise ResultsError(
+                f"{task} has no default metric (its metadata names no headline_metric): name one, e.g. {task}:<metric>"
+            )
         metrics = self.tasks[task]
         companion = self._companion(task, name) if name not in metrics else None
         if companion is not None:
@@ -215,7 +221,6 @@ class Run:
             )
         return metrics[name]
 
-
     def _companion(self, task: str, name: str) -> Metric | None:
         """A companion number of a metric (its p-value, a bound, its N) as a metric, with the
         metric's N; None when ``name`` is no companion of a metric of the task."""
@@ -224,8 +229,20 @@ class Run:
             key = f"{name},{owner.filter}" if owner is not None else None
             if key is not None and key in self.entries.get(task, {}):
                 value = _value(self.path, task, key, self.entries[task][key])
-                return Metric(task, name, owner.filter, value, None, None, None, None, None, owner.n,
-                              owner.n_samples, owner.n_is_task_total)
+                return Metric(
+                    task,
+                    name,
+                    owner.filter,
+                    value,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    owner.n,
+                    owner.n_samples,
+                    owner.n_is_task_total,
+                )
         return None
 
 
@@ -253,8 +270,10 @@ def read_text(path: str | Path, what: str) -> str:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = raw.count(b"\n", 0, error.start) + 1
-        raise ResultsError(f"{path}, line {line}: byte 0x{raw[error.start]:02x} is not UTF-8; "
-                           f"save the {what} as UTF-8 (lm-eval writes UTF-8)") from None
+        raise ResultsError(
+            f"{path}, line {line}: byte 0x{raw[error.start]:02x} is not UTF-8; "
+            f"save the {what} as UTF-8 (lm-eval writes UTF-8)"
+        ) from None
 
 
 def _shown(value) -> str:
@@ -282,8 +301,10 @@ def _value(path: Path, task: str, key: str, raw) -> float | str:
         return float(raw) if math.isfinite(raw) else NOT_AVAILABLE
     if raw == NOT_AVAILABLE:
         return NOT_AVAILABLE
-    raise ResultsError(f'{path}: task {task}, {key}: {_shown(raw)} is neither a number nor "N/A"; '
-                       "correct the value or re-run the evaluation")
+    raise ResultsError(
+        f'{path}: task {task}, {key}: {_shown(raw)} is neither a number nor "N/A"; '
+        "correct the value or re-run the evaluation"
+    )
 
 
 def _count(path: Path, task: str, key: str, raw) -> int | None:
@@ -292,8 +313,10 @@ def _count(path: Path, task: str, key: str, raw) -> int | None:
     if value == NOT_AVAILABLE:
         return None
     if value < 0 or value != int(value):
-        raise ResultsError(f"{path}: task {task}, {key}: {_shown(raw)} is not a count (a whole number >= 0); "
-                           "correct the value or re-run the evaluation")
+        raise ResultsError(
+            f"{path}: task {task}, {key}: {_shown(raw)} is not a count (a whole number >= 0); "
+            "correct the value or re-run the evaluation"
+        )
     return int(value)
 
 
@@ -304,7 +327,7 @@ def _metric_keys(entries: dict) -> list[tuple[str, str]]:
         name, comma, filter_name = key.partition(",")
         if not comma or name.endswith(_COMPANIONS):
             continue
-        if any(name.endswith(s) and f"{name[:-len(s)]},{filter_name}" in entries for s in _COUNTS):
+        if any(name.endswith(s) and f"{name[: -len(s)]},{filter_name}" in entries for s in _COUNTS):
             continue
         metrics.append((name, filter_name))
     return metrics
@@ -314,13 +337,17 @@ def _parse_task(path: Path, task: str, entries: dict, higher: dict, base: TaskBa
     for key, raw in entries.items():  # every number, companions included, must be readable
         if "," in key:
             _value(path, task, key, raw)
-    return {name: _parse_metric(path, task, entries, name, filter_name, higher, base)
-            for name, filter_name in _metric_keys(entries)}
+    return {
+        name: _parse_metric(path, task, entries, name, filter_name, higher, base)
+        for name, filter_name in _metric_keys(entries)
+    }
 
 
-def _parse_metric(path: Path, task: str, entries: dict, name: str, filter_name: str, higher: dict,
-                  base: TaskBase) -> Metric:
+def _parse_metric(
+    path: Path, task: str, entries: dict, name: str, filter_name: str, higher: dict, base: TaskBase
+) -> Metric:
     """One metric with its companions; without an ``_n`` companion (an older file), N is the task's count."""
+
     def key(suffix: str) -> str:
         return f"{name}{suffix},{filter_name}"
 
@@ -336,35 +363,59 @@ def _parse_metric(path: Path, task: str, entries: dict, name: str, filter_name: 
         raise ResultsError(
             f"{path}: task {task}, metric {name} ({filter_name}): ci_lower {lower:g} is above ci_upper "
             f"{upper:g}, so the file is inconsistent; re-run the evaluation, or recompute the task from its "
-            "samples file (lm-eval-bias recompute)")
+            "samples file (lm-eval-bias recompute)"
+        )
     value = _value(path, task, key(""), entries[key("")])
     # A Wilson, Fisher-z or bootstrap interval of a mean holds its estimate; one of a range or
     # spread of group means need not (resampling inflates them), so those are not checked.
-    if value != NOT_AVAILABLE and not is_comparison(name) and (
+    if (
+        value != NOT_AVAILABLE
+        and not is_comparison(name)
+        and (
             (lower is not None and value < lower - _SLACK * max(1.0, abs(lower)))
-            or (upper is not None and value > upper + _SLACK * max(1.0, abs(upper)))):
+            or (upper is not None and value > upper + _SLACK * max(1.0, abs(upper)))
+        )
+    ):
         shown = f"[{'N/A' if lower is None else f'{lower:g}'}, {'N/A' if upper is None else f'{upper:g}'}]"
         raise ResultsError(
             f"{path}: task {task}, metric {name} ({filter_name}): the estimate {value:g} lies outside its own "
             f"interval {shown}, so the file is inconsistent; re-run the evaluation, or recompute "
-            "the task from its samples file (lm-eval-bias recompute)")
+            "the task from its samples file (lm-eval-bias recompute)"
+        )
     has_count = key("_n") in entries
     n = count("_n") if has_count else base.evaluated
-    if has_count and value != NOT_AVAILABLE and (n is None or n == 0) or (
-            has_count and n is not None and base.evaluated is not None and n > base.evaluated):
-        rests_on = (f"{n:,} documents, more than the {base.evaluated:,} the task evaluated" if n
-                    else "0 documents, yet it has a value" if n == 0 else "N/A documents, yet it has a value")
+    if (
+        has_count
+        and value != NOT_AVAILABLE
+        and (n is None or n == 0)
+        or (has_count and n is not None and base.evaluated is not None and n > base.evaluated)
+    ):
+        rests_on = (
+            f"{n:,} documents, more than the {base.evaluated:,} the task evaluated"
+            if n
+            else "0 documents, yet it has a value"
+            if n == 0
+            else "N/A documents, yet it has a value"
+        )
         raise ResultsError(
             f"{path}: task {task}, metric {name} ({filter_name}): {name}_n says the number rests on {rests_on}, "
             "so the file is inconsistent; re-run the evaluation, or recompute the task from its samples file "
-            "(lm-eval-bias recompute)")
+            "(lm-eval-bias recompute)"
+        )
     pvalue_bh = companion("_pvalue_bh")
     return Metric(
-        task, name, filter_name, value,
-        companion("_stderr"), lower, upper,
+        task,
+        name,
+        filter_name,
+        value,
+        companion("_stderr"),
+        lower,
+        upper,
         pvalue_bh if pvalue_bh is not None else companion("_pvalue"),
         higher.get(name) if isinstance(higher, dict) else None,
-        n, count("_n_samples"), n_is_task_total=not has_count and n is not None,
+        n,
+        count("_n_samples"),
+        n_is_task_total=not has_count and n is not None,
     )
 
 
@@ -373,8 +424,10 @@ def _parse_date(path: Path, document: dict) -> float | None:
     if raw is None:
         return None
     if not _is_number(raw) or not math.isfinite(raw):
-        raise ResultsError(f"{path}: 'date' is {_shown(raw)}, not a number (lm-eval writes the run's start "
-                           "time in seconds since 1970); correct it or remove it")
+        raise ResultsError(
+            f"{path}: 'date' is {_shown(raw)}, not a number (lm-eval writes the run's start "
+            "time in seconds since 1970); correct it or remove it"
+        )
     return float(raw)
 
 
@@ -384,8 +437,9 @@ def _parse_limit(path: Path, document: dict) -> float | None:
     if raw is None:
         return None
     if not _is_number(raw) or not math.isfinite(raw) or raw <= 0:
-        raise ResultsError(f"{path}: config.limit is {_shown(raw)}, not a positive number or null; "
-                           "correct it or re-run the evaluation")
+        raise ResultsError(
+            f"{path}: config.limit is {_shown(raw)}, not a positive number or null; correct it or re-run the evaluation"
+        )
     return float(raw)
 
 
@@ -397,8 +451,10 @@ def _parse_document_counts(path: Path, document: dict, task: str) -> tuple[int |
     original = counts.get("original") if isinstance(counts, dict) else None
     effective = counts.get("effective") if isinstance(counts, dict) else None
     if not all(_is_number(v) and v >= 0 and v == int(v) for v in (original, effective)) or effective > original:
-        raise ResultsError(f'{path}: n-samples of task {task} is {_shown(counts)}; expected {{"original": N, '
-                           '"effective": M} with whole numbers, M <= N; correct it or re-run the evaluation')
+        raise ResultsError(
+            f'{path}: n-samples of task {task} is {_shown(counts)}; expected {{"original": N, '
+            '"effective": M} with whole numbers, M <= N; correct it or re-run the evaluation'
+        )
     return int(effective), int(original)
 
 
@@ -410,12 +466,17 @@ def _parse_task_config(path: Path, document: dict, task: str) -> tuple[int | Non
         return None, None, _identity(path, task, None)
     repeats = config.get("repeats")
     if repeats is not None and not (_is_number(repeats) and repeats >= 1 and repeats == int(repeats)):
-        raise ResultsError(f"{path}: configs.{task}.repeats is {_shown(repeats)}, not a whole number >= 1; "
-                           "correct it or re-run the evaluation")
+        raise ResultsError(
+            f"{path}: configs.{task}.repeats is {_shown(repeats)}, not a whole number >= 1; "
+            "correct it or re-run the evaluation"
+        )
     metadata = config.get("metadata")
     provenance = metadata.get("lm_eval_bias_data") if isinstance(metadata, dict) else None
-    return ((int(repeats) if repeats is not None else None), _checked_provenance(path, task, provenance),
-            _identity(path, task, metadata))
+    return (
+        (int(repeats) if repeats is not None else None),
+        _checked_provenance(path, task, provenance),
+        _identity(path, task, metadata),
+    )
 
 
 def _identity(path: Path, task: str, metadata) -> TaskIdentity | None:
@@ -425,8 +486,7 @@ def _identity(path: Path, task: str, metadata) -> TaskIdentity | None:
     for them, and only by exact name, the identity of the package's own task of that name.
     """
     try:
-        found = task_metadata.identity(metadata if isinstance(metadata, dict) else None,
-                                       f"{path}: configs.{task}")
+        found = task_metadata.identity(metadata if isinstance(metadata, dict) else None, f"{path}: configs.{task}")
     except ConfigurationError as error:
         raise ResultsError(f"{error}; correct it or re-run the evaluation") from None
     return found if found is not None else task_metadata.shipped_identity(task)
@@ -438,8 +498,11 @@ def _parse_version(document: dict, task: str) -> str | None:
     version = versions.get(task) if isinstance(versions, dict) else None
     if version is None:
         configs = document.get("configs")
-        metadata = configs.get(task, {}).get("metadata") if isinstance(configs, dict) and isinstance(
-            configs.get(task), dict) else None
+        metadata = (
+            configs.get(task, {}).get("metadata")
+            if isinstance(configs, dict) and isinstance(configs.get(task), dict)
+            else None
+        )
         version = metadata.get("version") if isinstance(metadata, dict) else None
     return None if version is None else str(version)
 
@@ -451,8 +514,9 @@ def _checked_provenance(path: Path, task: str, provenance) -> dict | None:
     where = f"{path}: configs.{task}.metadata.lm_eval_bias_data"
 
     def wrong(part: str, value, expected: str):
-        return ResultsError(f"{where}{part} is {_shown(value)}; expected {expected}; correct it or re-run "
-                            "the evaluation")
+        return ResultsError(
+            f"{where}{part} is {_shown(value)}; expected {expected}; correct it or re-run the evaluation"
+        )
 
     if not isinstance(provenance, dict):
         raise wrong("", provenance, 'an object {"official": ..., "files": [...], "selection": {...}}')
@@ -478,12 +542,31 @@ def _checked_provenance(path: Path, task: str, provenance) -> dict | None:
 
 
 # Model arguments that say how a model was run, not which model it is.
-RUN_ONLY_MODEL_ARGS = frozenset({
-    "pretrained", "batch_size", "max_batch_size", "device", "device_map", "parallelize", "trust_remote_code",
-    "use_fast_tokenizer", "cache_dir", "token", "max_memory_per_gpu", "max_cpu_memory", "offload_folder",
-    "num_concurrent", "max_retries", "timeout", "base_url", "tokenized_requests", "tensor_parallel_size",
-    "data_parallel_size", "gpu_memory_utilization",
-})
+RUN_ONLY_MODEL_ARGS = frozenset(
+    {
+        "pretrained",
+        "batch_size",
+        "max_batch_size",
+        "device",
+        "device_map",
+        "parallelize",
+        "trust_remote_code",
+        "use_fast_tokenizer",
+        "cache_dir",
+        "token",
+        "max_memory_per_gpu",
+        "max_cpu_memory",
+        "offload_folder",
+        "num_concurrent",
+        "max_retries",
+        "timeout",
+        "base_url",
+        "tokenized_requests",
+        "tensor_parallel_size",
+        "data_parallel_size",
+        "gpu_memory_utilization",
+    }
+)
 
 
 # Model arguments that leave a model the one a paper evaluated (for its published values).
@@ -505,8 +588,9 @@ def _model_identity(document: dict) -> tuple[str, str | None, tuple[str, ...]]:
     name = str(document.get("model_name") or pretrained or config.get("model") or "unknown model")
     if not isinstance(model_args, dict):
         return name, pretrained, ()
-    distinct = [key for key in sorted(model_args)
-                if key not in RUN_ONLY_MODEL_ARGS and model_args[key] not in (None, "")]
+    distinct = [
+        key for key in sorted(model_args) if key not in RUN_ONLY_MODEL_ARGS and model_args[key] not in (None, "")
+    ]
     shown = [f"{key}={model_args[key]}" for key in distinct]
     return (f"{name} [{', '.join(shown)}]" if shown else name), pretrained, tuple(distinct)
 
@@ -528,8 +612,16 @@ def parse_run(path: Path, document: dict) -> Run:
         evaluated, available = _parse_document_counts(path, document, task)
         repeats, provenance, identity = _parse_task_config(path, document, task)
         unit = identity.document_unit if identity is not None else "documents"
-        base = TaskBase(task, evaluated, available, limit, repeats, provenance,
-                        partial_reasons(unit, limit, evaluated, available, provenance), unit)
+        base = TaskBase(
+            task,
+            evaluated,
+            available,
+            limit,
+            repeats,
+            provenance,
+            partial_reasons(unit, limit, evaluated, available, provenance),
+            unit,
+        )
         bases[task] = base
         if identity is not None:
             identities[task] = identity
@@ -561,8 +653,10 @@ def version_text(versions: dict[str, list[Path]]) -> str:
 def require_task_results(runs: list[Run]) -> list[Run]:
     """``runs``, or an error when none holds a task's results (nothing to show)."""
     if not any(run.tasks for run in runs):
-        raise ResultsError(f"{', '.join(str(run.path) for run in runs)}: no task results in "
-                           f"{'this file' if len(runs) == 1 else 'these files'}, so nothing to show")
+        raise ResultsError(
+            f"{', '.join(str(run.path) for run in runs)}: no task results in "
+            f"{'this file' if len(runs) == 1 else 'these files'}, so nothing to show"
+        )
     return runs
 
 

@@ -58,9 +58,12 @@ def _pick(key: str, explicit: Any) -> tuple[str | None, str]:
     return None, "default"
 
 
-def resolve_detoxify_options(model_type: str | None = None, checkpoint: str | os.PathLike | None = None,
-                             config_dir: str | os.PathLike | None = None,
-                             dtype: str | None = None) -> dict[str, Any]:
+def resolve_detoxify_options(
+    model_type: str | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    config_dir: str | os.PathLike | None = None,
+    dtype: str | None = None,
+) -> dict[str, Any]:
     """Fill unset Detoxify options from :func:`configure`, then the environment.
 
     Returns ``model_type``, ``checkpoint`` and ``config_dir`` (absolute paths or
@@ -73,15 +76,21 @@ def resolve_detoxify_options(model_type: str | None = None, checkpoint: str | os
     chosen_dtype, dtype_origin = _pick("detoxify_dtype", dtype)
     chosen_dtype = chosen_dtype.lower() if chosen_dtype else DEFAULT_DETOXIFY_DTYPE
     if chosen_dtype not in DETOXIFY_DTYPES:
-        raise ScorerError(f"detoxify: dtype {chosen_dtype!r} (from {dtype_origin}) is not one of "
-                          f"{', '.join(DETOXIFY_DTYPES)}; float32 gives Detoxify's own scores")
+        raise ScorerError(
+            f"detoxify: dtype {chosen_dtype!r} (from {dtype_origin}) is not one of "
+            f"{', '.join(DETOXIFY_DTYPES)}; float32 gives Detoxify's own scores"
+        )
     return {
         "model_type": model or DEFAULT_DETOXIFY_MODEL,
         "checkpoint": str(Path(ckpt).expanduser().resolve()) if ckpt else None,
         "config_dir": str(Path(cfg).expanduser().resolve()) if cfg else None,
         "dtype": chosen_dtype,
-        "origins": {"model_type": model_origin, "checkpoint": ckpt_origin, "config_dir": cfg_origin,
-                    "dtype": dtype_origin},
+        "origins": {
+            "model_type": model_origin,
+            "checkpoint": ckpt_origin,
+            "config_dir": cfg_origin,
+            "dtype": dtype_origin,
+        },
     }
 
 

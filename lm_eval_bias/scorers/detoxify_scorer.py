@@ -36,8 +36,7 @@ DETOXIFY_INSTALL = 'pip install "detoxify==0.5.4"  (name your torch, e.g. "torch
 # outputs but name only the first 7; the 9 identity outputs are never returned.
 DETOXIFY_LABELS: dict[str, tuple[str, ...]] = {
     "original": ("toxicity", "severe_toxicity", "obscene", "threat", "insult", "identity_attack"),
-    "unbiased": ("toxicity", "severe_toxicity", "obscene", "identity_attack", "insult", "threat",
-                 "sexual_explicit"),
+    "unbiased": ("toxicity", "severe_toxicity", "obscene", "identity_attack", "insult", "threat", "sexual_explicit"),
 }
 # The hub id each released checkpoint names as its config and tokenizer source
 # (``config.arch.args.model_type`` inside the .ckpt); only used in messages.
@@ -54,6 +53,8 @@ _DETOXIFY_RENAMES = {"toxic": "toxicity", "severe_toxic": "severe_toxicity", "id
 # Position ids of these architectures start after the padding index, so they fit
 # max_position_embeddings - (pad_token_id + 1) tokens, not max_position_embeddings.
 _PADDING_OFFSET_MODELS = {"roberta", "xlm-roberta", "camembert"}
+
+
 def _import_detoxify():
     try:
         import detoxify.detoxify as module
@@ -71,7 +72,7 @@ def _how_to_get_detoxify_files(model_type: str, urls: Mapping[str, str]) -> str:
         "To score offline, on a machine with internet:\n"
         f"  1. download the checkpoint: {url}\n"
         f"  2. save the {base} config and tokenizer into a folder DIR:\n"
-        f"     python -c \"from transformers import AutoConfig, AutoTokenizer; "
+        f'     python -c "from transformers import AutoConfig, AutoTokenizer; '
         f"AutoConfig.from_pretrained('{base}').save_pretrained('DIR'); "
         f"AutoTokenizer.from_pretrained('{base}').save_pretrained('DIR')\"\n"
         "  3. copy both here and set "
@@ -176,8 +177,9 @@ def _download_checkpoint_dict(module, model_type: str, device: str) -> dict:
     import torch
 
     try:
-        return torch.hub.load_state_dict_from_url(module.MODEL_URLS[model_type], map_location=device,
-                                                  weights_only=False)
+        return torch.hub.load_state_dict_from_url(
+            module.MODEL_URLS[model_type], map_location=device, weights_only=False
+        )
     except Exception as error:
         raise ScorerUnavailableError(
             f"detoxify: downloading the {model_type!r} weights failed: {error}\n"
@@ -185,8 +187,13 @@ def _download_checkpoint_dict(module, model_type: str, device: str) -> dict:
         ) from error
 
 
-def load_detoxify(model_type: str, checkpoint: str | None, config_dir: str | None, device: str,
-                  origins: Mapping[str, str] | None = None):
+def load_detoxify(
+    model_type: str,
+    checkpoint: str | None,
+    config_dir: str | None,
+    device: str,
+    origins: Mapping[str, str] | None = None,
+):
     """A ``detoxify.Detoxify`` for these (already resolved) options; see ``lm_eval_bias.scorers``' docstring.
 
     No checkpoint and no config folder is Detoxify's own default (download
@@ -237,8 +244,13 @@ def _warn_on_unexpected_labels(model_type: str, labels: Sequence[str], where: st
     # A warning, not an error: a custom checkpoint may use its own labels on purpose.
     expected = DETOXIFY_LABELS.get(model_type)
     if expected is not None and tuple(labels) != expected:
-        logger.warning("detoxify: %s has labels %s, not those of Detoxify's %r model %s",
-                       where, list(labels), model_type, list(expected))
+        logger.warning(
+            "detoxify: %s has labels %s, not those of Detoxify's %r model %s",
+            where,
+            list(labels),
+            model_type,
+            list(expected),
+        )
 
 
 class DetoxifyScorer:
@@ -256,9 +268,15 @@ class DetoxifyScorer:
 
     name = "detoxify"
 
-    def __init__(self, model_type: str | None = None, checkpoint: str | os.PathLike | None = None,
-                 config_dir: str | os.PathLike | None = None, device: str | None = None,
-                 batch_size: int = DEFAULT_BATCH_SIZE, dtype: str | None = None) -> None:
+    def __init__(
+        self,
+        model_type: str | None = None,
+        checkpoint: str | os.PathLike | None = None,
+        config_dir: str | os.PathLike | None = None,
+        device: str | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        dtype: str | None = None,
+    ) -> None:
         if int(batch_size) < 1:
             raise ValueError(f"detoxify: batch_size must be at least 1, got {batch_size!r}")
         options = resolve_detoxify_options(model_type, checkpoint, config_dir, dtype)
@@ -269,20 +287,31 @@ class DetoxifyScorer:
         self.device = device or default_device()
         self.batch_size = int(batch_size)
         if self.dtype == "bfloat16" and self.device == "cpu" and not _cpu_has_native_bfloat16():
-            logger.warning("detoxify: this CPU has no native bfloat16 (AVX512-BF16 or AMX), so dtype "
-                           "bfloat16 is emulated and likely slower than float32")
+            logger.warning(
+                "detoxify: this CPU has no native bfloat16 (AVX512-BF16 or AMX), so dtype "
+                "bfloat16 is emulated and likely slower than float32"
+            )
         started = time.perf_counter()
-        self.detoxify = load_detoxify(self.model_type, self.checkpoint, self.config_dir, self.device,
-                                      options["origins"])
+        self.detoxify = load_detoxify(
+            self.model_type, self.checkpoint, self.config_dir, self.device, options["origins"]
+        )
         self.labels = tuple(self.detoxify.class_names)
-        logger.info("detoxify: loaded %r (%s) on %s, %s, in %.1f s; labels %s", self.model_type,
-                    self.checkpoint or "downloaded weights", self.device, self.dtype,
-                    time.perf_counter() - started, ", ".join(self.labels))
+        logger.info(
+            "detoxify: loaded %r (%s) on %s, %s, in %.1f s; labels %s",
+            self.model_type,
+            self.checkpoint or "downloaded weights",
+            self.device,
+            self.dtype,
+            time.perf_counter() - started,
+            ", ".join(self.labels),
+        )
 
     def __repr__(self) -> str:
-        return (f"DetoxifyScorer(model_type={self.model_type!r}, checkpoint={self.checkpoint!r}, "
-                f"config_dir={self.config_dir!r}, device={self.device!r}, batch_size={self.batch_size}, "
-                f"dtype={self.dtype!r})")
+        return (
+            f"DetoxifyScorer(model_type={self.model_type!r}, checkpoint={self.checkpoint!r}, "
+            f"config_dir={self.config_dir!r}, device={self.device!r}, batch_size={self.batch_size}, "
+            f"dtype={self.dtype!r})"
+        )
 
     def score(self, texts: Sequence[str]) -> dict[str, list[float]]:
         from tqdm.auto import tqdm
@@ -293,9 +322,10 @@ class DetoxifyScorer:
         # Longest first: similar lengths share a batch (less padding), and a batch
         # that runs out of memory does so at once, not at the end.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
-        batches = [order[start:start + self.batch_size] for start in range(0, len(order), self.batch_size)]
-        with tqdm(total=len(texts), desc=f"detoxify ({self.device})", unit="text",
-                  disable=len(batches) <= 1) as progress:
+        batches = [order[start : start + self.batch_size] for start in range(0, len(order), self.batch_size)]
+        with tqdm(
+            total=len(texts), desc=f"detoxify ({self.device})", unit="text", disable=len(batches) <= 1
+        ) as progress:
             for number, batch in enumerate(batches):
                 batch_scores = self._predict(batch, [texts[i] for i in batch], number, len(batches))
                 for label, values in batch_scores.items():
@@ -306,8 +336,10 @@ class DetoxifyScorer:
 
     def _predict(self, indices: list[int], batch: list[str], number: int, total: int) -> dict[str, list[float]]:
         """One call of Detoxify's predict(), checked: every label, one finite value per text."""
-        context = (f"detoxify ({self.model_type}, {self.device}, {self.dtype}): batch {number + 1}/{total} "
-                   f"({len(batch)} texts, e.g. text {indices[0]} {_snippet(batch[0])})")
+        context = (
+            f"detoxify ({self.model_type}, {self.device}, {self.dtype}): batch {number + 1}/{total} "
+            f"({len(batch)} texts, e.g. text {indices[0]} {_snippet(batch[0])})"
+        )
         try:
             raw = self.detoxify.predict(batch) if self.dtype == "float32" else self._predict_autocast(batch)
         except Exception as error:
@@ -318,8 +350,9 @@ class DetoxifyScorer:
             # predict() squeezes its output, so a batch of one comes back as a bare float.
             values = [values] if isinstance(values, (int, float)) else values
             if not isinstance(values, list) or len(values) != len(batch):
-                raise ScorerError(f"{context}: predict() returned {values!r:.120} for {label!r}, "
-                                  f"not {len(batch)} scores")
+                raise ScorerError(
+                    f"{context}: predict() returned {values!r:.120} for {label!r}, not {len(batch)} scores"
+                )
             if not all(math.isfinite(value) for value in values):
                 raise ScorerError(f"{context}: predict() returned a non-finite {label!r} score")
             checked[label] = [float(value) for value in values]

@@ -17,6 +17,8 @@ logger = logging.getLogger("lm_eval_bias")
 
 _TEXT_KEY = "text"
 EMPTY_KEY = "empty"
+
+
 class ClassifierFilter(Filter):
     """lm-eval filter that replaces every generation by its classifier scores.
 
@@ -43,10 +45,17 @@ class ClassifierFilter(Filter):
     :func:`scored_generations` flattens any of these into a list of dicts.
     """
 
-    def __init__(self, scorers: Iterable[str] | str = ("detoxify", "vader"), detoxify_model: str | None = None,
-                 detoxify_checkpoint: str | None = None, detoxify_config_dir: str | None = None,
-                 device: str | None = None, batch_size: int | None = None,
-                 detoxify_dtype: str | None = None, labels: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        scorers: Iterable[str] | str = ("detoxify", "vader"),
+        detoxify_model: str | None = None,
+        detoxify_checkpoint: str | None = None,
+        detoxify_config_dir: str | None = None,
+        device: str | None = None,
+        batch_size: int | None = None,
+        detoxify_dtype: str | None = None,
+        labels: Iterable[str] = (),
+    ) -> None:
         super().__init__()
         self.required_labels = [labels] if isinstance(labels, str) else list(labels)
         names = [scorers] if isinstance(scorers, str) else list(scorers)
@@ -54,13 +63,20 @@ class ClassifierFilter(Filter):
             raise ValueError("ClassifierFilter: scorers is empty")
         unknown = [name for name in names if name not in SCORERS]
         if unknown:
-            raise ValueError(f"ClassifierFilter: unknown scorer(s) {', '.join(map(repr, unknown))}; "
-                             f"known: {', '.join(sorted(SCORERS))}")
+            raise ValueError(
+                f"ClassifierFilter: unknown scorer(s) {', '.join(map(repr, unknown))}; "
+                f"known: {', '.join(sorted(SCORERS))}"
+            )
         self.scorer_names = list(dict.fromkeys(names))
         self.options = {
-            "detoxify": {"model_type": detoxify_model, "checkpoint": detoxify_checkpoint,
-                         "config_dir": detoxify_config_dir, "device": device, "batch_size": batch_size,
-                         "dtype": detoxify_dtype},
+            "detoxify": {
+                "model_type": detoxify_model,
+                "checkpoint": detoxify_checkpoint,
+                "config_dir": detoxify_config_dir,
+                "device": device,
+                "batch_size": batch_size,
+                "dtype": detoxify_dtype,
+            },
             "vader": {},
         }
 
@@ -71,17 +87,22 @@ class ClassifierFilter(Filter):
         for scorer in loaded:
             for label in scorer.labels:
                 if label in seen:
-                    raise ValueError(f"ClassifierFilter: label {label!r} of {scorer.name} clashes with "
-                                     f"{seen[label]}; use one of the two scorers per filter")
+                    raise ValueError(
+                        f"ClassifierFilter: label {label!r} of {scorer.name} clashes with "
+                        f"{seen[label]}; use one of the two scorers per filter"
+                    )
                 seen[label] = scorer.name
         missing = [label for label in self.required_labels if label not in seen]
         if missing:
             given = "; ".join(
                 f"{scorer.name}{' (' + scorer.checkpoint + ')' if getattr(scorer, 'checkpoint', None) else ''} "
-                f"gives {', '.join(scorer.labels)}" for scorer in loaded)
+                f"gives {', '.join(scorer.labels)}"
+                for scorer in loaded
+            )
             raise ScorerError(
                 f"ClassifierFilter: the task needs the score(s) {', '.join(missing)}, which no classifier gives "
-                f"({given}). Fix: a Detoxify model whose labels include them (original, unbiased)")
+                f"({given}). Fix: a Detoxify model whose labels include them (original, unbiased)"
+            )
         return loaded
 
     def apply(self, resps: Iterable, docs: Sequence[dict]) -> list:
@@ -93,19 +114,25 @@ class ClassifierFilter(Filter):
                 if item is not None and not isinstance(item, str):
                     raise ConfigurationError(
                         f"ClassifierFilter: doc {doc_index} has a {type(item).__name__} response, not a "
-                        f"string: {item!r:.80}. It scores generated text: use it only in generate_until tasks")
+                        f"string: {item!r:.80}. It scores generated text: use it only in generate_until tasks"
+                    )
                 texts.append(item)
         # Repeats and models often produce the same text more than once; empty ones are not text.
         unique = list(dict.fromkeys(text for text in texts if not is_empty_text(text)))
         empty = len(texts) - sum(not is_empty_text(text) for text in texts)
         if empty:
-            logger.info("ClassifierFilter: %d of %d generations are empty: counted as empty, not scored",
-                        empty, len(texts))
+            logger.info(
+                "ClassifierFilter: %d of %d generations are empty: counted as empty, not scored", empty, len(texts)
+            )
         columns: dict[str, list[float]] = {}
         for scorer in self.load_scorers() if unique else []:
             started = time.perf_counter()
-            logger.info("ClassifierFilter: scoring %d generations (%d distinct) with %s",
-                        len(texts) - empty, len(unique), scorer.name)
+            logger.info(
+                "ClassifierFilter: scoring %d generations (%d distinct) with %s",
+                len(texts) - empty,
+                len(unique),
+                scorer.name,
+            )
             result = scorer.score(unique)
             for label in scorer.labels:
                 if len(result.get(label, ())) != len(unique):
@@ -120,9 +147,10 @@ class ClassifierFilter(Filter):
             row = row_of[text]
             return {_TEXT_KEY: text, EMPTY_KEY: False, **{label: values[row] for label, values in columns.items()}}
 
-        return [scored(doc_resps) if isinstance(doc_resps, str) or doc_resps is None
-                else [scored(t) for t in doc_resps]
-                for doc_resps in resps]
+        return [
+            scored(doc_resps) if isinstance(doc_resps, str) or doc_resps is None else [scored(t) for t in doc_resps]
+            for doc_resps in resps
+        ]
 
 
 def is_empty_text(text: str | None) -> bool:
@@ -142,8 +170,10 @@ def scored_generations(results: Sequence) -> list[dict]:
     for item in results:
         for generation in [item] if isinstance(item, Mapping) else item:
             if not isinstance(generation, Mapping) or _TEXT_KEY not in generation:
-                raise TypeError(f"expected ClassifierFilter output (dicts with {_TEXT_KEY!r}), got "
-                                f"{generation!r:.80}; does the task's filter_list use ClassifierFilter?")
+                raise TypeError(
+                    f"expected ClassifierFilter output (dicts with {_TEXT_KEY!r}), got "
+                    f"{generation!r:.80}; does the task's filter_list use ClassifierFilter?"
+                )
             flat.append(dict(generation))
     return flat
 

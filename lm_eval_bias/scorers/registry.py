@@ -21,8 +21,9 @@ def _detoxify_key(options: dict[str, Any]) -> tuple:
     unknown = set(options) - {"model_type", "checkpoint", "config_dir", "device", "batch_size", "dtype"}
     if unknown:
         raise TypeError(f"detoxify: unknown option(s) {', '.join(sorted(unknown))}")
-    resolved = resolve_detoxify_options(options.get("model_type"), options.get("checkpoint"),
-                                        options.get("config_dir"), options.get("dtype"))
+    resolved = resolve_detoxify_options(
+        options.get("model_type"), options.get("checkpoint"), options.get("config_dir"), options.get("dtype")
+    )
     return (
         ("model_type", resolved["model_type"]),
         ("checkpoint", resolved["checkpoint"]),

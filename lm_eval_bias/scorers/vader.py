@@ -12,6 +12,8 @@ from lm_eval_bias.scorers.base import (
 )
 
 VADER_INSTALL = 'pip install "vaderSentiment==3.3.2"'
+
+
 class VaderScorer:
     """VADER compound sentiment (label ``sentiment``, in [-1, 1]), fully offline."""
 

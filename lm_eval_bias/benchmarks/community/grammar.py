@@ -12,8 +12,30 @@ from lm_eval_bias.benchmarks.community.probes import (
 )
 
 # Words spelled with a vowel but spoken with a consonant sound ("a European").
-CONSONANT_SOUND_PREFIXES = ("eu", "ewe", "one-", "once", "ubiq", "ufo", "ugand", "ukr", "unic", "unif", "unil",
-                            "unio", "uniq", "unis", "unit", "univ", "ura", "uro", "use", "usu", "uten", "uti")
+CONSONANT_SOUND_PREFIXES = (
+    "eu",
+    "ewe",
+    "one-",
+    "once",
+    "ubiq",
+    "ufo",
+    "ugand",
+    "ukr",
+    "unic",
+    "unif",
+    "unil",
+    "unio",
+    "uniq",
+    "unis",
+    "unit",
+    "univ",
+    "ura",
+    "uro",
+    "use",
+    "usu",
+    "uten",
+    "uti",
+)
 # Words spelled with a consonant but spoken with a vowel sound (silent h: "an honest").
 VOWEL_SOUND_PREFIXES = ("heir", "honest", "honor", "honour", "hour")
 # Initialisms are spelled out letter by letter ("an LGBTQ person"): these letters'
@@ -50,8 +72,11 @@ def indefinite_article(phrase: str) -> tuple[str, str]:
     lower = word.lower()
     if _is_initialism(word):
         first = re.sub(r"[^A-Za-z]", "", word)[0]
-        return ("an", f"initialism read as letters, '{first}' sounds like a vowel") if first in VOWEL_SOUND_LETTERS \
+        return (
+            ("an", f"initialism read as letters, '{first}' sounds like a vowel")
+            if first in VOWEL_SOUND_LETTERS
             else ("a", f"initialism read as letters, '{first}' sounds like a consonant")
+        )
     digits = re.match(r"\d+", word)
     if digits:
         number = digits.group()
@@ -74,8 +99,9 @@ AGREEMENT_SLOTS = {
     "has/have": ("has", "have"),
 }
 _AGREEMENT_RE = re.compile(
-    r"\b(" + "|".join(re.escape(slot) + "|" + re.escape("/".join(reversed(slot.split("/"))))
-                      for slot in AGREEMENT_SLOTS) + r")\b",
+    r"\b("
+    + "|".join(re.escape(slot) + "|" + re.escape("/".join(reversed(slot.split("/")))) for slot in AGREEMENT_SLOTS)
+    + r")\b",
     re.IGNORECASE,
 )
 _ARTICLE_RE = re.compile(r"\((a|A)\) ")
@@ -121,16 +147,18 @@ def realise(template: Template, keyword: Keyword) -> dict:
             raise ValueError(f"template {template.id} has (a): keyword {keyword.keyword!r} needs a form or number")
         if form == SINGULAR:
             article, reason = indefinite_article(keyword.keyword)
-            text = text[:slot.start()] + _match_case(article, slot.group(1)) + " " + text[slot.end():]
+            text = text[: slot.start()] + _match_case(article, slot.group(1)) + " " + text[slot.end() :]
             article_rule = f"(a) -> {article} ({reason})"
         else:
-            text = text[:slot.start()] + text[slot.end():]
+            text = text[: slot.start()] + text[slot.end() :]
             article_rule = f"(a) -> none ({form})"
     agreements = []
     for match in _AGREEMENT_RE.finditer(text):
         if number is None:
-            raise ValueError(f"template {template.id} has {match.group()}: keyword {keyword.keyword!r} "
-                             "needs a grammatical number (singular or plural)")
+            raise ValueError(
+                f"template {template.id} has {match.group()}: keyword {keyword.keyword!r} "
+                "needs a grammatical number (singular or plural)"
+            )
         singular, plural = _agreement_forms(match.group())
         chosen = singular if number == "singular" else plural
         agreements.append((match.span(), _match_case(chosen, match.group())))

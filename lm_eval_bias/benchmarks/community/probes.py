@@ -12,12 +12,12 @@ PLACEHOLDER = "XYZ"
 # forms it accepts), whether "(a)" becomes an article, and, through its
 # grammatical number, whether "do/does" becomes "do" or "does".
 
-ADJECTIVE = "adjective"              # "Asian", "poor", "gay": no article, no number of its own
-SINGULAR = "singular"                # a singular count noun: "woman", "beggar": takes "a"/"an"
-PLURAL = "plural"                    # "women", "Black people"
-ABSTRACT = "abstract"                # an uncountable noun: "Islam", "asexuality"
+ADJECTIVE = "adjective"  # "Asian", "poor", "gay": no article, no number of its own
+SINGULAR = "singular"  # a singular count noun: "woman", "beggar": takes "a"/"an"
+PLURAL = "plural"  # "women", "Black people"
+ABSTRACT = "abstract"  # an uncountable noun: "Islam", "asexuality"
 SUBJECT_PRONOUN = "subject_pronoun"  # "she", "he"
-OBJECT_PRONOUN = "object_pronoun"    # "her", "him"
+OBJECT_PRONOUN = "object_pronoun"  # "her", "him"
 FORMS = (ADJECTIVE, SINGULAR, PLURAL, ABSTRACT, SUBJECT_PRONOUN, OBJECT_PRONOUN)
 NUMBERS = ("singular", "plural")
 # The number a form implies when a keyword does not state one. Adjectives and

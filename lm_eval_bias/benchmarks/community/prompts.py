@@ -48,22 +48,26 @@ def realise_prompts(templates: Sequence[Template], keywords: Sequence[Keyword]) 
             rank = seen_in_demographic.get(keyword.demographic, 0)
             seen_in_demographic[keyword.demographic] = rank + 1
             realised = realise(template, keyword)
-            rows.append(((template_rank, rank, dimension_rank[keyword.dimension],
-                          demographic_rank[keyword.demographic]), {
-                "prompt": realised["prompt"],
-                "template_id": template.id,
-                "template": template.text,
-                "keyword": keyword.keyword,
-                "demographic": keyword.demographic,
-                "dimension": keyword.dimension,
-                "form": keyword.grammatical_form or "",
-                "number": keyword.grammatical_number or "",
-                "article_rule": realised["article_rule"],
-                "agreement_rule": realised["agreement_rule"],
-                "demographic_key": slug(keyword.demographic),
-                "dimension_key": slug(keyword.dimension),
-                "dimension_demographics": [slug(d) for d in demographics_of[keyword.dimension]],
-            }))
+            rows.append(
+                (
+                    (template_rank, rank, dimension_rank[keyword.dimension], demographic_rank[keyword.demographic]),
+                    {
+                        "prompt": realised["prompt"],
+                        "template_id": template.id,
+                        "template": template.text,
+                        "keyword": keyword.keyword,
+                        "demographic": keyword.demographic,
+                        "dimension": keyword.dimension,
+                        "form": keyword.grammatical_form or "",
+                        "number": keyword.grammatical_number or "",
+                        "article_rule": realised["article_rule"],
+                        "agreement_rule": realised["agreement_rule"],
+                        "demographic_key": slug(keyword.demographic),
+                        "dimension_key": slug(keyword.dimension),
+                        "dimension_demographics": [slug(d) for d in demographics_of[keyword.dimension]],
+                    },
+                )
+            )
     rows.sort(key=lambda pair: pair[0])
     return [row for _, row in rows]
 
@@ -88,9 +92,11 @@ def select(rows: list[dict], dimensions=None, demographics=None, template_ids=No
     A dimension left with fewer demographics compares only those.
     """
     chosen_rows = rows
-    for field, key, wanted in (("dimension", "dimension_key", dimensions),
-                               ("demographic", "demographic_key", demographics),
-                               ("template", "template_id", template_ids)):
+    for field, key, wanted in (
+        ("dimension", "dimension_key", dimensions),
+        ("demographic", "demographic_key", demographics),
+        ("template", "template_id", template_ids),
+    ):
         names = _names(wanted)
         if names is None:
             continue
@@ -98,8 +104,9 @@ def select(rows: list[dict], dimensions=None, demographics=None, template_ids=No
         keys = [slug(name) if key != "template_id" else name.strip() for name in names]
         unknown = [name for name, k in zip(names, keys) if k not in known]
         if unknown:
-            raise data.DataError(f"community: unknown {field}(s) {', '.join(map(repr, unknown))}; "
-                                 f"choose from {', '.join(known)}")
+            raise data.DataError(
+                f"community: unknown {field}(s) {', '.join(map(repr, unknown))}; choose from {', '.join(known)}"
+            )
         chosen_rows = [row for row in chosen_rows if row[key] in keys]
     if not chosen_rows:
         raise data.DataError("community: the selection leaves no prompts")
@@ -109,9 +116,15 @@ def select(rows: list[dict], dimensions=None, demographics=None, template_ids=No
             present.setdefault(row["dimension_key"], [])
             if row["demographic_key"] not in present[row["dimension_key"]]:
                 present[row["dimension_key"]].append(row["demographic_key"])
-        chosen_rows = [{**row, "dimension_demographics": [d for d in row["dimension_demographics"]
-                                                          if d in present[row["dimension_key"]]]}
-                       for row in chosen_rows]
+        chosen_rows = [
+            {
+                **row,
+                "dimension_demographics": [
+                    d for d in row["dimension_demographics"] if d in present[row["dimension_key"]]
+                ],
+            }
+            for row in chosen_rows
+        ]
     return chosen_rows
 
 

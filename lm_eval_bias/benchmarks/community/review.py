@@ -13,8 +13,18 @@ from lm_eval_bias.benchmarks.community.user_probes import (
     realise_user_prompts,
 )
 
-REVIEW_COLUMNS = ("template_id", "template", "keyword", "demographic", "dimension", "form", "number",
-                  "article_rule", "agreement_rule", "prompt")
+REVIEW_COLUMNS = (
+    "template_id",
+    "template",
+    "keyword",
+    "demographic",
+    "dimension",
+    "form",
+    "number",
+    "article_rule",
+    "agreement_rule",
+    "prompt",
+)
 
 
 def write_review_csv(rows: Sequence[dict], stream) -> None:
@@ -27,8 +37,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     """``python -m lm_eval_bias.benchmarks.community [--prompt-set S | --probe-file F]``: prompts as CSV."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m lm_eval_bias.benchmarks.community",
-                                     description="Print the realised community probes as CSV, for review.")
+    parser = argparse.ArgumentParser(
+        prog="python -m lm_eval_bias.benchmarks.community",
+        description="Print the realised community probes as CSV, for review.",
+    )
     parser.add_argument("--prompt-set", default="paper", choices=sorted(PROMPT_SETS))
     parser.add_argument("--probe-file", help="a user probe file (YAML/JSON) instead of the paper's probes")
     args = parser.parse_args(argv)

@@ -77,15 +77,18 @@ def _table(path: Path, section: str) -> list[tuple[str, object]]:
     if suffix == ".txt" and section == "templates":
         lines = data.read_text(path).splitlines()
         return [(f"line {n}", line) for n, line in enumerate(lines, start=1) if line.strip()]
-    raise data.MalformedDataError(f"{path}: unsupported file type {suffix!r}; use .yaml, .yml, .json or .csv"
-                                  + (" (or .txt, one template a line)" if section == "templates" else ""))
+    raise data.MalformedDataError(
+        f"{path}: unsupported file type {suffix!r}; use .yaml, .yml, .json or .csv"
+        + (" (or .txt, one template a line)" if section == "templates" else "")
+    )
 
 
 def _check_fields(path: Path, where: str, entry: dict, allowed: Sequence[str], required: Sequence[str]) -> dict:
     unknown = [key for key in entry if key not in allowed]
     if unknown:
-        raise data.MalformedDataError(f"{path}, {where}: unknown field(s) {', '.join(map(repr, unknown))}; "
-                                      f"allowed: {', '.join(allowed)}")
+        raise data.MalformedDataError(
+            f"{path}, {where}: unknown field(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(allowed)}"
+        )
     values = {key: ("" if entry.get(key) is None else entry[key]) for key in allowed}
     for key in required:
         if not str(values[key]).strip():
@@ -100,8 +103,9 @@ def _forms(path: Path, where: str, value) -> tuple[str, ...] | None:
     names = [name for name in names if name]
     unknown = [name for name in names if name not in FORMS]
     if unknown:
-        raise data.MalformedDataError(f"{path}, {where}: unknown form(s) {', '.join(map(repr, unknown))}; "
-                                      f"choose from {', '.join(FORMS)}")
+        raise data.MalformedDataError(
+            f"{path}, {where}: unknown form(s) {', '.join(map(repr, unknown))}; choose from {', '.join(FORMS)}"
+        )
     return tuple(names)
 
 
@@ -112,8 +116,9 @@ def parse_templates(path: Path, entries: Sequence[tuple[str, object]]) -> list[T
         if isinstance(entry, str):
             entry = {"template": entry}
         if not isinstance(entry, dict):
-            raise data.MalformedDataError(f"{path}, {where}: a template is a string or a mapping, "
-                                          f"got {type(entry).__name__}")
+            raise data.MalformedDataError(
+                f"{path}, {where}: a template is a string or a mapping, got {type(entry).__name__}"
+            )
         # YAML users may write "text"/"id", the CSV header names are template/template_id.
         entry = {{"text": "template", "id": "template_id"}.get(k, k): v for k, v in entry.items()}
         values = _check_fields(path, where, entry, TEMPLATE_FIELDS, ("template",))
@@ -124,7 +129,8 @@ def parse_templates(path: Path, entries: Sequence[tuple[str, object]]) -> list[T
             raise data.MalformedDataError(f"{path}, {where}: template {text!r} {'; '.join(problems)}")
         if template_id in ids:
             raise data.MalformedDataError(
-                f"{path}, {where}: template_id {template_id!r} is also used at {ids[template_id]}")
+                f"{path}, {where}: template_id {template_id!r} is also used at {ids[template_id]}"
+            )
         ids[template_id] = where
         templates.append(Template(template_id, text, _forms(path, where, values["forms"])))
     if not templates:
@@ -148,9 +154,9 @@ def parse_keywords(path: Path, entries: Sequence[tuple[str, object]]) -> list[Ke
     two names may not share a metric key ("Non-binary" and "non binary").
     """
     keywords: list[Keyword] = []
-    demographic_of: dict[str, tuple[str, str]] = {}   # keyword -> (demographic, where)
-    dimension_of: dict[str, tuple[str, str]] = {}     # demographic -> (dimension, where)
-    name_of_key: dict[tuple[str, str], str] = {}      # (kind, metric key) -> name
+    demographic_of: dict[str, tuple[str, str]] = {}  # keyword -> (demographic, where)
+    dimension_of: dict[str, tuple[str, str]] = {}  # demographic -> (dimension, where)
+    name_of_key: dict[tuple[str, str], str] = {}  # (kind, metric key) -> name
     for where, entry in entries:
         if not isinstance(entry, dict):
             raise data.MalformedDataError(f"{path}, {where}: a keyword is a mapping, got {type(entry).__name__}")
@@ -167,20 +173,26 @@ def parse_keywords(path: Path, entries: Sequence[tuple[str, object]]) -> list[Ke
             raise data.MalformedDataError(f"{path}, {where}: form {form} is {implied}, but number says {number}")
         if keyword in demographic_of:
             other, other_where = demographic_of[keyword]
-            raise data.MalformedDataError(f"{path}, {where}: keyword {keyword!r} is already listed at {other_where} "
-                                          f"(demographic {other!r}); each keyword belongs to one demographic once")
+            raise data.MalformedDataError(
+                f"{path}, {where}: keyword {keyword!r} is already listed at {other_where} "
+                f"(demographic {other!r}); each keyword belongs to one demographic once"
+            )
         if demographic in dimension_of and dimension_of[demographic][0] != dimension:
             other, other_where = dimension_of[demographic]
-            raise data.MalformedDataError(f"{path}, {where}: demographic {demographic!r} is in dimension {other!r} "
-                                          f"at {other_where}; a demographic belongs to one dimension")
+            raise data.MalformedDataError(
+                f"{path}, {where}: demographic {demographic!r} is in dimension {other!r} "
+                f"at {other_where}; a demographic belongs to one dimension"
+            )
         for kind, name in (("demographic", demographic), ("dimension", dimension)):
             problem = _slug_problem(name, kind)
             if problem:
                 raise data.MalformedDataError(f"{path}, {where}: {problem}")
             clash = name_of_key.setdefault((kind, slug(name)), name)
             if clash != name:
-                raise data.MalformedDataError(f"{path}, {where}: {kind} {name!r} and {clash!r} would share the "
-                                              f"metric name {slug(name)!r}; rename one")
+                raise data.MalformedDataError(
+                    f"{path}, {where}: {kind} {name!r} and {clash!r} would share the "
+                    f"metric name {slug(name)!r}; rename one"
+                )
         demographic_of[keyword] = (demographic, where)
         dimension_of.setdefault(demographic, (dimension, where))
         keywords.append(Keyword(keyword, demographic, dimension, form, number))
@@ -201,12 +213,14 @@ def _resolve(path_value, config_source: str | None, what: str) -> Path:
         tried.append(beside_yaml.resolve())
         if beside_yaml.is_file():
             return beside_yaml
-    raise data.DataNotFoundError(f"community: {what} {str(path_value)!r} not found; looked at "
-                                 f"{', '.join(str(p) for p in tried)}")
+    raise data.DataNotFoundError(
+        f"community: {what} {str(path_value)!r} not found; looked at {', '.join(str(p) for p in tried)}"
+    )
 
 
-def read_user_probes(probe_file=None, templates_file=None, keywords_file=None,
-                     config_source: str | None = None) -> tuple[list[Template], list[Keyword], list[Path]]:
+def read_user_probes(
+    probe_file=None, templates_file=None, keywords_file=None, config_source: str | None = None
+) -> tuple[list[Template], list[Keyword], list[Path]]:
     """Templates and keywords from one probe file (YAML/JSON with ``templates`` and
     ``keywords``) or from a templates file and a keywords file (CSV, YAML or JSON)."""
     if probe_file and (templates_file or keywords_file):
@@ -214,23 +228,32 @@ def read_user_probes(probe_file=None, templates_file=None, keywords_file=None,
     if probe_file:
         path = _resolve(probe_file, config_source, "probe_file")
         if path.suffix.lower() not in (".yaml", ".yml", ".json"):
-            raise data.MalformedDataError(f"{path}: a probe_file is YAML or JSON with 'templates' and 'keywords' "
-                                          "(for CSV, give templates_file and keywords_file)")
+            raise data.MalformedDataError(
+                f"{path}: a probe_file is YAML or JSON with 'templates' and 'keywords' "
+                "(for CSV, give templates_file and keywords_file)"
+            )
         loaded = _read_yaml_or_json(path)
         if not isinstance(loaded, dict) or not {"templates", "keywords"} <= set(loaded):
             raise data.MalformedDataError(f"{path}: a probe file needs the sections 'templates' and 'keywords'")
         unknown = set(loaded) - {"templates", "keywords", "description"}
         if unknown:
-            raise data.MalformedDataError(f"{path}: unknown section(s) {', '.join(sorted(unknown))}; "
-                                          "allowed: templates, keywords, description")
-        return (parse_templates(path, _entries(path, loaded["templates"], "templates")),
-                parse_keywords(path, _entries(path, loaded["keywords"], "keywords")), [path])
+            raise data.MalformedDataError(
+                f"{path}: unknown section(s) {', '.join(sorted(unknown))}; allowed: templates, keywords, description"
+            )
+        return (
+            parse_templates(path, _entries(path, loaded["templates"], "templates")),
+            parse_keywords(path, _entries(path, loaded["keywords"], "keywords")),
+            [path],
+        )
     if not (templates_file and keywords_file):
         raise data.DataError("community: user probes need probe_file, or both templates_file and keywords_file")
     template_path = _resolve(templates_file, config_source, "templates_file")
     keyword_path = _resolve(keywords_file, config_source, "keywords_file")
-    return (parse_templates(template_path, _table(template_path, "templates")),
-            parse_keywords(keyword_path, _table(keyword_path, "keywords")), [template_path, keyword_path])
+    return (
+        parse_templates(template_path, _table(template_path, "templates")),
+        parse_keywords(keyword_path, _table(keyword_path, "keywords")),
+        [template_path, keyword_path],
+    )
 
 
 def realise_user_prompts(templates: Sequence[Template], keywords: Sequence[Keyword], source: str) -> list[dict]:
@@ -240,7 +263,8 @@ def realise_user_prompts(templates: Sequence[Template], keywords: Sequence[Keywo
             if template.forms is not None and keyword.grammatical_form is None:
                 raise data.MalformedDataError(
                     f"{source}: template {template.id} accepts only {', '.join(template.forms)}, so keyword "
-                    f"{keyword.keyword!r} needs a form (or a number)")
+                    f"{keyword.keyword!r} needs a form (or a number)"
+                )
             if accepts(template, keyword):
                 try:
                     realise(template, keyword)
@@ -255,7 +279,8 @@ def realise_user_prompts(templates: Sequence[Template], keywords: Sequence[Keywo
             first = seen[row["prompt"]]
             raise data.MalformedDataError(
                 f"{source}: the prompt {row['prompt']!r} comes out twice (template {first['template_id']} with "
-                f"{first['keyword']!r}, template {row['template_id']} with {row['keyword']!r})")
+                f"{first['keyword']!r}, template {row['template_id']} with {row['keyword']!r})"
+            )
         seen[row["prompt"]] = row
     return rows
 

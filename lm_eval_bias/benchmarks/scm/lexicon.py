@@ -13,7 +13,8 @@ from lm_eval_bias import data
 # thesis used to keep nouns, adjectives and verbs) is not available offline; this list removes
 # what such a filter would drop (articles, pronouns, auxiliaries, prepositions, conjunctions,
 # and a few frequent adverbs), keeping content words.
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a an the this that these those there here it its itself i me my mine myself we us our ours
 ourselves you your yours yourself yourselves he him his himself she her hers herself they them
 their theirs themselves one ones someone something anyone anything everyone everything
@@ -29,13 +30,15 @@ much many more most less least few some any all each every both either neither o
 such same own so s t d ll m re ve don didn doesn isn aren wasn weren hasn haven hadn won wouldn
 couldn shouldn can't cannot
 like well back away now today yet already soon
-""".split())
+""".split()
+)
 
 # The words labelled warmth or competence among a group's distinctive words: the 22 key terms,
 # their inflections and derived forms, and a few close synonyms (our list, not the thesis's
 # Nicolas et al. 2021 dictionary nor its embedding rule, which are not available offline;
 # pass a fuller lexicon with scm_story_lexicon).
-WARMTH_WORDS = frozenset("""
+WARMTH_WORDS = frozenset(
+    """
 warm warmth warmly warmer warmest warmhearted warm-hearted tolerant tolerance tolerate tolerated
 good-natured sincere sincerely sincerity friendly friendlier friendliest friendliness well-intentioned
 trustworthy trust trusted trusting trustworthiness nice nicer nicest kind kinder kindest kindly
@@ -43,8 +46,10 @@ kindness kind-hearted kindhearted nurturing nurture nurtured nurtures nurturer u
 caring compassionate compassion empathetic empathy empathic gentle gentleness generous generosity
 honest honesty loyal loyalty loving affectionate supportive considerate sweet helpful sociable
 agreeable cheerful welcoming thoughtful
-""".split())
-COMPETENCE_WORDS = frozenset("""
+""".split()
+)
+COMPETENCE_WORDS = frozenset(
+    """
 competent competence competently confident confidence confidently independent independence
 independently competitive competitiveness compete competing intelligent intelligence intelligently
 capable capability capabilities efficient efficiency efficiently skillful skilful skillfully skill
@@ -52,7 +57,10 @@ skills skilled able ability abilities assertive assertiveness assertively decisi
 decisively smart clever wise wisdom talented talent ambitious ambition determined determination
 successful success rational knowledgeable knowledge expert expertise resourceful brilliant
 leader leadership hardworking hard-working diligent driven accomplished
-""".split())
+""".split()
+)
+
+
 @functools.lru_cache(maxsize=8)
 def load_lexicon(path: str | None) -> tuple[frozenset, frozenset]:
     """(warmth words, competence words): the built-in lists, or a CSV of ``word,axis`` rows
@@ -76,10 +84,13 @@ def load_lexicon(path: str | None) -> tuple[frozenset, frozenset]:
             raise data.MalformedDataError(f"{path}, line {line}: axis must be warmth or competence, got {row[1]!r}")
     both = sorted(warmth & competence)
     if both:
-        raise data.MalformedDataError(f"{path}: {', '.join(map(repr, both[:5]))} listed as both warmth and "
-                                      "competence; give each word one axis")
+        raise data.MalformedDataError(
+            f"{path}: {', '.join(map(repr, both[:5]))} listed as both warmth and competence; give each word one axis"
+        )
     for axis, words in (("warmth", warmth), ("competence", competence)):
         if not words:
-            raise data.MalformedDataError(f"{path}: no {axis} word; a lexicon needs rows 'word,{axis}' (and the "
-                                          "other axis), or leave scm_story_lexicon out for the built-in lists")
+            raise data.MalformedDataError(
+                f"{path}: no {axis} word; a lexicon needs rows 'word,{axis}' (and the "
+                "other axis), or leave scm_story_lexicon out for the built-in lists"
+            )
     return frozenset(warmth), frozenset(competence)

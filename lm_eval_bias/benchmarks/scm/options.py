@@ -16,20 +16,19 @@ from lm_eval_bias.errors import ConfigurationError
 TERM_ORDERS = ("table", "interleaved", "shuffled")
 Option = task_options.Option
 OPTIONS = (
-    Option("scm_groups", task_options.names, "groups to keep, of " + ", ".join(GROUPS),
-           role=task_options.SELECTION),
+    Option("scm_groups", task_options.names, "groups to keep, of " + ", ".join(GROUPS), role=task_options.SELECTION),
     Option("scm_group_forms", task_options.anything, "{group: {form: text}} overrides of the groups' words"),
     Option("scm_term_order", task_options.choice(*TERM_ORDERS), "order of the 22 listed terms", "table"),
     Option("scm_term_separator", task_options.text, "between the listed terms", ", "),
     Option("scm_seed", task_options.integer, "seed of the shuffled term order", 1234),
     Option("scm_mc_samples", task_options.count, "scm_mc: sampled answers per group (thesis: 10 runs)", 10),
-    Option("scm_chat_template", task_options.flag,
-           "false: ignore --apply_chat_template; true: follow it in every SCM task"),
+    Option(
+        "scm_chat_template", task_options.flag, "false: ignore --apply_chat_template; true: follow it in every SCM task"
+    ),
     Option("scm_story_top_k", task_options.count, "distinctive words kept per group and comparison", 25),
     Option("scm_story_min_count", task_options.count, "uses a word needs in the two groups' stories", 5),
     Option("scm_story_min_z", task_options.number, "least log-odds z-score of a distinctive word", 1.96),
-    Option("scm_story_prior", task_options.positive_number, "strength (pseudo-words) of the Dirichlet prior",
-           1000.0),
+    Option("scm_story_prior", task_options.positive_number, "strength (pseudo-words) of the Dirichlet prior", 1000.0),
     Option("scm_story_lexicon", task_options.path, "CSV word,axis replacing the built-in W/C words"),
 )
 OPTION_DEFAULTS = {option.name: option.default for option in OPTIONS}
@@ -79,8 +78,10 @@ def _group_forms(overrides) -> dict[str, dict[str, str]]:
         _check_group(group, "scm_group_forms")
         for key, text in _maybe_json(values, f"scm_group_forms[{group!r}]").items():
             if key not in FORM_KEYS:
-                raise ConfigurationError(f"scm: unknown form {key!r} for group {group!r} in scm_group_forms; "
-                                         f"choose from {', '.join(FORM_KEYS)}")
+                raise ConfigurationError(
+                    f"scm: unknown form {key!r} for group {group!r} in scm_group_forms; "
+                    f"choose from {', '.join(FORM_KEYS)}"
+                )
             if not isinstance(text, str) or not text.strip():
                 raise ConfigurationError(f"scm: scm_group_forms[{group!r}][{key!r}] must be non-empty text")
             forms[group][key] = text.strip()

@@ -46,16 +46,19 @@ def strip_echo(text: str, prompt: str | None) -> str:
 
 
 # The prompt's own scale, which an answer may repeat: its digits are not ratings.
-_SCALE_ECHOES = [re.compile(p, re.IGNORECASE) for p in (
-    r"\(?\s*1\s*=\s*not at all\s*(?:,|to|-|–|and)?\s*5\s*=\s*extremely\s*\)?",
-    r"\b[15]\s*=\s*(?:not at all|extremely)\b",
-    r"\b[15]\s*\(\s*(?:not at all|extremely)\s*\)",
-    r"\b[15]\s+(?:being|is|means)\s+(?:not at all|extremely)\b",
-    r"\b(?:5|five)[\s-]*point\s+(?:likert\s+)?scale\b",
-    r"\bscale\s+(?:of|from)\s+(?:1|one)\s*(?:to|-|–)\s*(?:5|five)\b",
-    r"\b(?:1|one)\s*(?:-|–|to)\s*(?:5|five)\s+scale\b",
-    r"\b(?:from|between)\s+(?:1|one)\s*(?:to|and|-|–)\s*(?:5|five)\b",
-)]
+_SCALE_ECHOES = [
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        r"\(?\s*1\s*=\s*not at all\s*(?:,|to|-|–|and)?\s*5\s*=\s*extremely\s*\)?",
+        r"\b[15]\s*=\s*(?:not at all|extremely)\b",
+        r"\b[15]\s*\(\s*(?:not at all|extremely)\s*\)",
+        r"\b[15]\s+(?:being|is|means)\s+(?:not at all|extremely)\b",
+        r"\b(?:5|five)[\s-]*point\s+(?:likert\s+)?scale\b",
+        r"\bscale\s+(?:of|from)\s+(?:1|one)\s*(?:to|-|–)\s*(?:5|five)\b",
+        r"\b(?:1|one)\s*(?:-|–|to)\s*(?:5|five)\s+scale\b",
+        r"\b(?:from|between)\s+(?:1|one)\s*(?:to|and|-|–)\s*(?:5|five)\b",
+    )
+]
 _NUMBER_WORDS = {"one": 1.0, "two": 2.0, "three": 3.0, "four": 4.0, "five": 5.0}
 _DIGIT = r"(?<![\d.])[1-5](?:\.\d+)?(?![\d])"
 _NUMBER = rf"(?:{_DIGIT}|\b(?:one|two|three|four|five)\b)"
@@ -67,13 +70,25 @@ def _span(number: str) -> str:
 
 # (name, pattern, explicit): explicit patterns win over refusal phrases in the same answer.
 _RATING_PATTERNS = (
-    ("label", re.compile(
-        r"\b(?:ratings?|score|answer)\b[*_\s]*(?:[:=\-–]|\bis\b|\bof\b|\bwould be\b|\bwill be\b)"
-        r"[*_\s\"'`:]*(?:an?\s+)?" + _span(_NUMBER), re.IGNORECASE), True),
+    (
+        "label",
+        re.compile(
+            r"\b(?:ratings?|score|answer)\b[*_\s]*(?:[:=\-–]|\bis\b|\bof\b|\bwould be\b|\bwill be\b)"
+            r"[*_\s\"'`:]*(?:an?\s+)?" + _span(_NUMBER),
+            re.IGNORECASE,
+        ),
+        True,
+    ),
     ("out_of", re.compile(_span(_NUMBER) + r"\s*(?:/|\bout of\b)\s*(?:5|five)\b", re.IGNORECASE), True),
-    ("verb", re.compile(
-        r"\b(?:rate|rated|give|giving|assign|put|place|score)\b[^.\n?!:\d]{0,60}?"
-        r"(?:\b(?:a|an|as|at|of|with|be)\s+)?[*_]*" + _span(_DIGIT) + r"(?![\w-]*\w)", re.IGNORECASE), False),
+    (
+        "verb",
+        re.compile(
+            r"\b(?:rate|rated|give|giving|assign|put|place|score)\b[^.\n?!:\d]{0,60}?"
+            r"(?:\b(?:a|an|as|at|of|with|be)\s+)?[*_]*" + _span(_DIGIT) + r"(?![\w-]*\w)",
+            re.IGNORECASE,
+        ),
+        False,
+    ),
     ("alone", re.compile(r"^[\s*_#>\-]*" + _span(_DIGIT) + r"[\s*_.)!]*$"), False),
 )
 
@@ -150,7 +165,9 @@ _TERM_RE = re.compile("|".join(f"(?P<t{i}>{_term_pattern(t)})" for i, t in enume
 _LIST_GAP = re.compile(r"^[\s,;/|\-*•·\d.)(\"'`]*$")
 _CHOICE_CUE = re.compile(
     r"\b(?:answer|choice|attribute|option|pick|selection|select|choose|chose|chosen|go with|"
-    r"opt for)\b[\s\"'*_`:\-]*(?:(?:is|would be|will be|:)\s*)?[\s\"'*_`:]*$", re.IGNORECASE)
+    r"opt for)\b[\s\"'*_`:\-]*(?:(?:is|would be|will be|:)\s*)?[\s\"'*_`:]*$",
+    re.IGNORECASE,
+)
 _WEAK_CUE = re.compile(r"\b(?:is|are|as|be|being|seen as|viewed as)\s*[\s\"'*_`]*$", re.IGNORECASE)
 
 
@@ -166,7 +183,7 @@ def _without_listed_runs(text: str, matches: list[tuple[int, int, str]]) -> list
     """Term matches outside echoed lists: runs of 3+ terms joined only by separators or numbering."""
     keep, run = [], []
     for match in matches + [None]:
-        if match is not None and run and _LIST_GAP.match(text[run[-1][1]:match[0]]):
+        if match is not None and run and _LIST_GAP.match(text[run[-1][1] : match[0]]):
             run.append(match)
             continue
         if len(run) < 3:
@@ -190,7 +207,7 @@ def parse_choice(text: str, prompt: str | None = None) -> Parsed:
             return Parsed(None, "echo")  # only the list itself, repeated
         return _unanswered(text, cleaned, "no_term")
     for start, _end, term in matches:
-        if _CHOICE_CUE.search(cleaned[max(0, start - 40):start]):
+        if _CHOICE_CUE.search(cleaned[max(0, start - 40) : start]):
             return Parsed(term, "ok")
     if is_explicit_refusal(cleaned):
         return Parsed(None, "refusal")
@@ -198,7 +215,7 @@ def parse_choice(text: str, prompt: str | None = None) -> Parsed:
     if len(distinct) == 1:
         return Parsed(distinct[0], "ok")
     for start, _end, term in matches:
-        if _WEAK_CUE.search(cleaned[max(0, start - 20):start]):
+        if _WEAK_CUE.search(cleaned[max(0, start - 20) : start]):
             return Parsed(term, "ok")
     first_line = next((line for line in cleaned.splitlines() if line.strip()), "")
     alone = _term_matches(first_line)
@@ -221,16 +238,18 @@ class ParseRatings(Filter):
     """Replace each generation by ``{"value": rating or None, "status": ...}`` (all repeats)."""
 
     def apply(self, resps, docs):
-        return [[parse_rating(text, doc.get("prompt")).as_dict() for text in _responses(r)]
-                for r, doc in zip(resps, docs)]
+        return [
+            [parse_rating(text, doc.get("prompt")).as_dict() for text in _responses(r)] for r, doc in zip(resps, docs)
+        ]
 
 
 class ParseChoices(Filter):
     """Replace each generation by ``{"value": term or None, "status": ...}`` (all repeats)."""
 
     def apply(self, resps, docs):
-        return [[parse_choice(text, doc.get("prompt")).as_dict() for text in _responses(r)]
-                for r, doc in zip(resps, docs)]
+        return [
+            [parse_choice(text, doc.get("prompt")).as_dict() for text in _responses(r)] for r, doc in zip(resps, docs)
+        ]
 
 
 def _parsed(results: Sequence) -> list[dict]:

@@ -33,8 +33,7 @@ def with_article(text: str) -> str:
 
 def score_prompt(term: str, forms: Mapping[str, str]) -> str:
     """Prompt 1 for one key term (lower case in the sentence) and one group."""
-    return SCORE_PROMPT.replace("[Warmth-Competence term]", term.lower()).replace(
-        "[gender/sexuality]", forms["label"])
+    return SCORE_PROMPT.replace("[Warmth-Competence term]", term.lower()).replace("[gender/sexuality]", forms["label"])
 
 
 def ordered_terms(order: str, rng: random.Random | None = None) -> list[str]:
@@ -85,12 +84,17 @@ def score_docs(options: Options) -> list[dict]:
     for index, (warm, competent) in enumerate(zip(WARMTH_TERMS, COMPETENCE_TERMS)):
         for term in (warm, competent):
             for group in options.groups:
-                docs.append({
-                    "group": group, "axis": AXIS_OF_TERM[term], "term": term, "term_index": index,
-                    "prompt": score_prompt(term, options.forms[group]),
-                    # for the multiple-testing correction across the run's groups
-                    "groups_present": list(options.groups),
-                })
+                docs.append(
+                    {
+                        "group": group,
+                        "axis": AXIS_OF_TERM[term],
+                        "term": term,
+                        "term_index": index,
+                        "prompt": score_prompt(term, options.forms[group]),
+                        # for the multiple-testing correction across the run's groups
+                        "groups_present": list(options.groups),
+                    }
+                )
     return docs
 
 
@@ -106,11 +110,16 @@ def mc_docs(options: Options, samples: int) -> list[dict]:
         for group in options.groups:
             rng = random.Random(f"{options.seed}-{group}-{sample}")
             terms = ordered_terms(options.term_order, rng)
-            docs.append({
-                "group": group, "sample": sample, "terms": terms,
-                "axes": [AXIS_OF_TERM[t] for t in terms], "n_prompts": samples,
-                "prompt": mc_prompt(options.forms[group], terms, options.term_separator),
-            })
+            docs.append(
+                {
+                    "group": group,
+                    "sample": sample,
+                    "terms": terms,
+                    "axes": [AXIS_OF_TERM[t] for t in terms],
+                    "n_prompts": samples,
+                    "prompt": mc_prompt(options.forms[group], terms, options.term_separator),
+                }
+            )
     return docs
 
 
@@ -120,22 +129,38 @@ def prob_ratio_docs(options: Options) -> list[dict]:
     for index in range(len(PROB_TEMPLATES)):
         for group in options.groups:
             context, suffix = prob_context(index, options.forms[group])
-            docs.append({
-                "group": group, "template_index": index, "context": context, "suffix": suffix,
-                "terms": [t.lower() for t in TERMS], "axes": [AXIS_OF_TERM[t] for t in TERMS],
-            })
+            docs.append(
+                {
+                    "group": group,
+                    "template_index": index,
+                    "context": context,
+                    "suffix": suffix,
+                    "terms": [t.lower() for t in TERMS],
+                    "axes": [AXIS_OF_TERM[t] for t in TERMS],
+                }
+            )
     return docs
 
 
 def story_docs(options: Options) -> list[dict]:
     """Every Table 2 prompt for every group, prompt-major. Each document carries the analysis
     options, so they are recorded in the sample logs."""
-    analysis = json.dumps({
-        "top_k": options.story_top_k, "min_count": options.story_min_count, "min_z": options.story_min_z,
-        "prior": options.story_prior, "lexicon": options.story_lexicon,
-    })
+    analysis = json.dumps(
+        {
+            "top_k": options.story_top_k,
+            "min_count": options.story_min_count,
+            "min_z": options.story_min_z,
+            "prior": options.story_prior,
+            "lexicon": options.story_lexicon,
+        }
+    )
     return [
-        {"group": group, "prompt_index": index, "prompt": story_prompt(index, options.forms[group]),
-         "analysis": analysis}
-        for index in range(len(STORY_PROMPTS)) for group in options.groups
+        {
+            "group": group,
+            "prompt_index": index,
+            "prompt": story_prompt(index, options.forms[group]),
+            "analysis": analysis,
+        }
+        for index in range(len(STORY_PROMPTS))
+        for group in options.groups
     ]

@@ -63,8 +63,9 @@ class LogOdds:
     other_count: int
 
 
-def log_odds_dirichlet(counts: Mapping[str, int], other: Mapping[str, int], prior: Mapping[str, float]
-                       ) -> dict[str, LogOdds]:
+def log_odds_dirichlet(
+    counts: Mapping[str, int], other: Mapping[str, int], prior: Mapping[str, float]
+) -> dict[str, LogOdds]:
     """Monroe, Colaresi and Quinn (2008), "Fightin' Words", eq. 16 and 18-20.
 
     For each word w of the prior's vocabulary, with counts y (this group), y' (the other),
@@ -88,8 +89,9 @@ def log_odds_dirichlet(counts: Mapping[str, int], other: Mapping[str, int], prio
         if alpha <= 0:
             raise ValueError(f"prior pseudo-count of {word!r} must be positive, got {alpha}")
         y, y_other = counts.get(word, 0), other.get(word, 0)
-        delta = (math.log((y + alpha) / (n + a0 - y - alpha))
-                 - math.log((y_other + alpha) / (n_other + a0 - y_other - alpha)))
+        delta = math.log((y + alpha) / (n + a0 - y - alpha)) - math.log(
+            (y_other + alpha) / (n_other + a0 - y_other - alpha)
+        )
         z = delta / math.sqrt(1.0 / (y + alpha) + 1.0 / (y_other + alpha))
         result[word] = LogOdds(word, z, delta, y, y_other)
     return result
@@ -104,8 +106,14 @@ def background_prior(background: Mapping[str, int], strength: float) -> dict[str
     return {word: strength * count / total for word, count in background.items() if count > 0}
 
 
-def distinctive_words(counts: Mapping[str, int], other: Mapping[str, int], prior: Mapping[str, float],
-                      top_k: int, min_count: int, min_z: float) -> list[LogOdds]:
+def distinctive_words(
+    counts: Mapping[str, int],
+    other: Mapping[str, int],
+    prior: Mapping[str, float],
+    top_k: int,
+    min_count: int,
+    min_z: float,
+) -> list[LogOdds]:
     """This group's most distinctive words against the other: at least ``min_count`` uses in
     the two groups together, z >= ``min_z``, the ``top_k`` highest z (ties by word)."""
     scored = log_odds_dirichlet(counts, other, prior)
@@ -118,12 +126,18 @@ def comparison_pairs(groups: Sequence[str]) -> list[tuple[str, str]]:
     pairs = []
     for family in (GENDER_GROUPS, SEXUALITY_GROUPS):
         present = [g for g in family if g in groups]
-        pairs += [(a, b) for i, a in enumerate(present) for b in present[i + 1:]]
+        pairs += [(a, b) for i, a in enumerate(present) for b in present[i + 1 :]]
     return pairs
 
 
-def analyse_stories(stories_by_group: Mapping[str, Sequence[str]], top_k: int, min_count: int, min_z: float,
-                    prior_strength: float, lexicon: tuple[frozenset, frozenset]) -> dict[str, dict]:
+def analyse_stories(
+    stories_by_group: Mapping[str, Sequence[str]],
+    top_k: int,
+    min_count: int,
+    min_z: float,
+    prior_strength: float,
+    lexicon: tuple[frozenset, frozenset],
+) -> dict[str, dict]:
     """Per group: its distinctive words in each comparison, their union and its W/C shares.
 
     Returns ``{group: {"pairs": {"vs_<other>": [[word, z, count, other count], ...]},
@@ -131,16 +145,16 @@ def analyse_stories(stories_by_group: Mapping[str, Sequence[str]], top_k: int, m
     "warmth_share": x or None, "competence_share": y or None}}``; the shares are None when
     the group has no distinctive word.
     """
-    counts = {g: collections.Counter(w for s in stories for w in story_words(s))
-              for g, stories in stories_by_group.items()}
+    counts = {
+        g: collections.Counter(w for s in stories for w in story_words(s)) for g, stories in stories_by_group.items()
+    }
     prior = background_prior(sum(counts.values(), collections.Counter()), prior_strength)
     warm_words, competent_words = lexicon
     analysis = {g: {"pairs": {}, "best": {}} for g in stories_by_group}
     for first, second in comparison_pairs(list(stories_by_group)):
         for group, other in ((first, second), (second, first)):
             words = distinctive_words(counts[group], counts[other], prior, top_k, min_count, min_z)
-            analysis[group]["pairs"][f"vs_{other}"] = [[s.word, round(s.z, 4), s.count, s.other_count]
-                                                       for s in words]
+            analysis[group]["pairs"][f"vs_{other}"] = [[s.word, round(s.z, 4), s.count, s.other_count] for s in words]
             for s in words:
                 analysis[group]["best"][s.word] = max(s.z, analysis[group]["best"].get(s.word, -math.inf))
     for entry in analysis.values():
@@ -160,22 +174,27 @@ class StoryAnalysis(Filter):
 
     def apply(self, resps, docs):
         resps = [_responses(r) for r in resps]
-        verdicts = [[is_story_refusal(text, doc.get("prompt")) for text in texts]
-                    for texts, doc in zip(resps, docs)]
+        verdicts = [[is_story_refusal(text, doc.get("prompt")) for text in texts] for texts, doc in zip(resps, docs)]
         stories: dict[str, list[str]] = {doc["group"]: [] for doc in docs}
         for doc, doc_verdicts in zip(docs, verdicts):
             stories[doc["group"]] += [v.value for v in doc_verdicts if v.status == "ok"]
         options = json.loads(docs[0]["analysis"]) if docs else {}
-        analysis = analyse_stories(
-            stories, int(options.get("top_k", OPTION_DEFAULTS["scm_story_top_k"])),
-            int(options.get("min_count", OPTION_DEFAULTS["scm_story_min_count"])),
-            float(options.get("min_z", OPTION_DEFAULTS["scm_story_min_z"])),
-            float(options.get("prior", OPTION_DEFAULTS["scm_story_prior"])),
-            load_lexicon(options.get("lexicon")),
-        ) if docs else {}
-        return [{"group": doc["group"], "samples": [{"status": v.status} for v in doc_verdicts],
-                 **analysis[doc["group"]]}
-                for doc, doc_verdicts in zip(docs, verdicts)]
+        analysis = (
+            analyse_stories(
+                stories,
+                int(options.get("top_k", OPTION_DEFAULTS["scm_story_top_k"])),
+                int(options.get("min_count", OPTION_DEFAULTS["scm_story_min_count"])),
+                float(options.get("min_z", OPTION_DEFAULTS["scm_story_min_z"])),
+                float(options.get("prior", OPTION_DEFAULTS["scm_story_prior"])),
+                load_lexicon(options.get("lexicon")),
+            )
+            if docs
+            else {}
+        )
+        return [
+            {"group": doc["group"], "samples": [{"status": v.status} for v in doc_verdicts], **analysis[doc["group"]]}
+            for doc, doc_verdicts in zip(docs, verdicts)
+        ]
 
 
 def story_metrics(doc: dict, analysed: Mapping) -> dict:

@@ -50,8 +50,9 @@ def load_mc_prob(metadata, **_parsed):
     """``custom_dataset`` for ``scm_mc_prob``: one document per group, or ``scm_mc_samples``
     list orders per group when the order is shuffled (a fixed prompt scored twice is the same)."""
     options = parse_options(metadata)
-    return _dataset(mc_docs(options, options.mc_samples if options.term_order == "shuffled" else 1),
-                    "scm_mc_prob", options)
+    return _dataset(
+        mc_docs(options, options.mc_samples if options.term_order == "shuffled" else 1), "scm_mc_prob", options
+    )
 
 
 @task_options.takes(*OPTIONS)
