@@ -1027,16 +1027,18 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
         f"it with --metadata '{{\"{key}\": ...}}'"
         for key in misplaced
     ]
+    # lm-eval's CLI merges --model_args into --metadata; what remains is what the user wrote there.
+    user_keys = set(task_manager.metadata or {}) - _model_arg_keys(model_args)
+    # A key only a task's YAML may set would change every task of the run: refused before any is
+    # built (each of ours would refuse it again as it is built).
+    yaml_only = [f"--metadata: {problem}" for problem in options.yaml_only(sorted(user_keys))]
+    if yaml_only:
+        raise PreflightError(problems + yaml_only)
     specs = list(tasks or [])
     built, leaves, build_problems = build_tasks(task_manager, specs)
     problems = build_problems + problems
-    # lm-eval's CLI merges --model_args into --metadata; what remains is what the user wrote there.
     # Each of our tasks has reported the keys that look misspelt; when every task is ours, a key
     # none of them reads is a mistake too (it could be another harness task's option otherwise).
-    user_keys = set(task_manager.metadata or {}) - _model_arg_keys(model_args)
-    if any(is_ours(task) for task in leaves):
-        problems += [f"--metadata: {problem}" for problem in options.yaml_only(sorted(user_keys))]
-        user_keys -= options.YAML_ONLY_KEYS
     if leaves and all(is_ours(task) for task in leaves):
         reported = {key for key in user_keys if options.misspelt([key], ())}
         problems += [f"--metadata: {problem}" for problem in options.unknown_keys(sorted(user_keys - reported))]

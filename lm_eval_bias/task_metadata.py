@@ -19,8 +19,10 @@ the paper prints it), ``hf_ids`` (the Hugging Face ids that are that model) and 
 (metric name -> the published number, verbatim).
 
 lm-eval merges an ``include:`` shallowly: a ``metadata:`` block in one's own YAML replaces ours
-whole, so a copy that sets its own metadata must repeat these keys (a task of ours built
-without ``benchmark`` logs a warning saying so).
+whole, so a copy that sets its own metadata must repeat every key of ours (these, and
+``plain_text`` and ``full`` where we set them; a task of ours built without ``benchmark`` logs a
+warning saying so). The keys of YAML_ONLY_KEYS describe one task: the run's ``--metadata`` may not
+change them (refused by preflight, and by :func:`check_task_config` on the stock lm-eval route).
 """
 
 from __future__ import annotations
@@ -47,8 +49,9 @@ BENCHMARKS: dict[str, tuple[str, ...]] = {
 }
 IDENTITY_KEYS = ("benchmark", "headline_metric", "figure", "document_unit", "paper_values")
 # Keys a task's YAML sets for that task alone; in --metadata (which lm-eval merges into every task
-# of the run, over the YAML's) they would relabel or re-version every task at once.
-YAML_ONLY_KEYS = frozenset({"version", *IDENTITY_KEYS})
+# of the run, over the YAML's) they would relabel or re-version every task at once, or (plain_text)
+# let a chat template into the plain-text probes.
+YAML_ONLY_KEYS = frozenset({"version", "plain_text", *IDENTITY_KEYS})
 
 
 @dataclass(frozen=True)
@@ -153,18 +156,44 @@ def identity(metadata: Mapping | None, where: str, metrics: tuple[str, ...] | No
 
 
 def check_task_config(config: Mapping) -> None:
-    """At task build time: the identity keys of one of our tasks, or a warning when it has none."""
+    """At task build time: the identity keys of one of our tasks, or a warning when it has none;
+    and none of the keys that only its YAML may set changed by the run's metadata."""
     task = config.get("task", "this task")
     metadata = config.get("metadata")
     source = metadata.get("config_source") if isinstance(metadata, Mapping) else None
     where = f"{task} ({source})" if source else str(task)
+    _raise_if_overridden(metadata, source, where)
     metrics = tuple(m["metric"] for m in config.get("metric_list") or [] if isinstance(m, Mapping) and "metric" in m)
     if identity(config.get("metadata"), where, metrics or None) is None:
         logger.warning(
             "%s: its YAML metadata has no 'benchmark', so reports will show its numbers without a figure or a "
             "headline metric. A 'metadata:' block in a YAML that includes one of ours replaces ours whole: copy "
-            "benchmark, headline_metric, figure and document_unit from the included YAML into it",
+            "every key of the included YAML's metadata block into it (version, benchmark, headline_metric, "
+            "figure, document_unit, and plain_text, full and paper_values where it has them)",
             where,
+        )
+
+
+def _raise_if_overridden(metadata, source: str | None, where: str) -> None:
+    """lm-eval merges the run's metadata into each task's over its YAML's own. lm-eval-bias's
+    entry points refuse these keys before anything is built; this catches the stock ``lm_eval
+    --include_path`` route, by comparing the task's metadata with its YAML file's."""
+    if not isinstance(metadata, Mapping) or not source or not Path(source).is_file():
+        return  # an inline config, or a task built from a dict: no YAML to compare with
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    own = load_yaml(source, resolve_func=False).get("metadata")
+    own = own if isinstance(own, Mapping) else {}
+    changed = sorted(key for key in YAML_ONLY_KEYS & set(metadata) if own.get(key) != metadata[key])
+    if changed:
+        raise ConfigurationError(
+            f"{where}: "
+            + "; ".join(
+                f"metadata {key!r} is {metadata[key]!r}, not {own.get(key)!r} as its YAML says" for key in changed
+            )
+            + ": the run's --metadata (or a group's override) changed what the task is. Fix: remove "
+            + ", ".join(changed)
+            + " there; to change it, copy the task's YAML and set it under its metadata:"
         )
 
 

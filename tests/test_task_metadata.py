@@ -104,7 +104,7 @@ def test_a_wrong_identity_is_one_message_naming_the_fix(metadata, message):
     assert str(error.value) == message
 
 
-@pytest.mark.parametrize("key", ["benchmark", "headline_metric", "version"])
+@pytest.mark.parametrize("key", ["benchmark", "headline_metric", "version", "plain_text"])
 def test_a_task_s_own_keys_are_refused_in_metadata_for_the_run(key):
     """--metadata is merged into every task of the run over the YAML's own keys."""
     with pytest.raises(ConfigurationError) as error:
@@ -327,6 +327,29 @@ def test_the_cli_s_task_manager_gets_the_same_refusal_before_the_model_is_asked(
         "under its metadata:"
     ]
     assert model.requests == 0
+
+
+def test_the_stock_lm_eval_route_refuses_the_keys_when_the_task_is_built():
+    """``lm_eval --include_path`` has no preflight: each of our tasks compares its YAML's keys."""
+    from lm_eval.tasks import TaskManager
+
+    yaml_path = Path(lm_eval_bias.tasks_dir()) / "scm" / "scm_mc.yaml"
+    manager = TaskManager(
+        include_path=lm_eval_bias.tasks_dir(),
+        include_defaults=False,
+        metadata={"version": 9, "headline_metric": "refusal_rate"},
+    )
+    with pytest.raises(ConfigurationError) as error:
+        manager.load(["scm_mc"])
+    assert str(error.value) == (
+        f"scm_mc ({yaml_path}): metadata 'headline_metric' is 'refusal_rate', not 'warmth_pick' as its YAML says; "
+        "metadata 'version' is 9, not 1.3 as its YAML says: the run's --metadata (or a group's override) changed "
+        "what the task is. Fix: remove headline_metric, version there; to change it, copy the task's YAML and set it "
+        "under its metadata:"
+    )
+    # the same keys, unchanged, are no problem (lm-eval copies them into every task's config)
+    same = TaskManager(include_path=lm_eval_bias.tasks_dir(), include_defaults=False, metadata={"version": 1.3})
+    assert list(same.load(["scm_mc"])["tasks"]) == ["scm_mc"]
 
 
 def test_genderpair_s_paper_values_are_per_group_for_the_ids_of_its_appendix():

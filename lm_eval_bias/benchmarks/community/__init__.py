@@ -52,7 +52,6 @@ from lm_eval_bias.benchmarks.community.metrics import (
     NEGATIVE_THRESHOLD,
     POSITIVE_THRESHOLD,
     SCORES,
-    metric_names,
     pair_metric,
     probe_metrics,
     process_probes,

@@ -80,12 +80,3 @@ def process_probes(doc: dict, results: Sequence) -> dict:
     from lm_eval_bias import scorers
 
     return probe_metrics(doc, scorers.scored_generations(results))
-
-
-def metric_names(rows: Sequence[dict]) -> list[str]:
-    """Every metric a run over these prompt rows reports (without the ``,<filter>`` suffix)."""
-    names: dict[str, None] = {}
-    fake = [{"text": "", "empty": False, "sentiment": 0.0, "toxicity": 0.0, "identity_attack": 0.0}]
-    for row in rows:
-        names.update(dict.fromkeys(probe_metrics(row, fake)))
-    return list(names)
