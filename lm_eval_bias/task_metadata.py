@@ -202,8 +202,9 @@ def _raise_if_overridden(metadata, source: str | None, where: str) -> None:
 
 
 @functools.lru_cache(maxsize=1)
-def shipped_metadata() -> dict[str, dict]:
-    """Task name -> the YAML ``metadata`` of every task this package ships (includes resolved)."""
+def shipped_configs() -> dict[str, tuple[Path, dict]]:
+    """Task name -> (YAML file, its config as lm-eval loads it: includes resolved, ``!function``
+    left as text) of every task this package ships. Read once per process; do not modify."""
     from lm_eval.tasks._yaml_loader import load_yaml
 
     from lm_eval_bias import tasks_dir
@@ -212,8 +213,13 @@ def shipped_metadata() -> dict[str, dict]:
     for path in sorted(Path(tasks_dir()).glob("*/*.yaml")):
         config = load_yaml(path, resolve_func=False)
         if isinstance(config.get("task"), str):
-            found[config["task"]] = dict(config.get("metadata") or {})
+            found[config["task"]] = (path, config)
     return found
+
+
+def shipped_metadata() -> dict[str, dict]:
+    """Task name -> the YAML ``metadata`` of every task this package ships."""
+    return {task: dict(config.get("metadata") or {}) for task, (_, config) in shipped_configs().items()}
 
 
 def shipped_identity(task: str) -> TaskIdentity | None:

@@ -12,6 +12,7 @@ file's name; a value an aggregation cannot take is an error naming the metric.
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import re
@@ -78,9 +79,9 @@ def task_config(task: str, resolve_functions: bool = False) -> dict:
     """The task's YAML in this package, as lm-eval loads it (``include`` resolved)."""
     from lm_eval.tasks._yaml_loader import load_yaml
 
-    for path in sorted(Path(tasks_dir()).rglob("*.yaml")):
-        if load_yaml(path, resolve_func=False).get("task") == task:
-            return load_yaml(path, resolve_func=resolve_functions)
+    if task in task_metadata.shipped_configs():
+        path, config = task_metadata.shipped_configs()[task]
+        return load_yaml(path, resolve_func=True) if resolve_functions else copy.deepcopy(config)
     raise ResultsError(
         f"{task!r} is not a task of lm-eval-bias (looked in {tasks_dir()}); pass --task with one of its tasks"
     )
