@@ -217,21 +217,16 @@ def shipped_configs() -> dict[str, tuple[Path, dict]]:
     return found
 
 
-def shipped_metadata() -> dict[str, dict]:
-    """Task name -> the YAML ``metadata`` of every task this package ships."""
-    return {task: dict(config.get("metadata") or {}) for task, (_, config) in shipped_configs().items()}
-
-
 def shipped_identity(task: str) -> TaskIdentity | None:
     """The identity of one of the package's own tasks by its name; None for any other name.
 
     For results files written before tasks declared their identity in metadata (there, the
     report knew our tasks by name), and for samples files, which carry no metadata.
     """
-    metadata = shipped_metadata().get(task)
-    return identity(metadata, task) if metadata is not None else None
+    found = shipped_configs().get(task)
+    return identity(found[1].get("metadata") or {}, task) if found is not None else None
 
 
 def headline_metrics() -> dict[str, str]:
     """Task name -> headline metric, for the package's own tasks (e.g. for help texts)."""
-    return {task: found.headline_metric for task in shipped_metadata() if (found := shipped_identity(task)) is not None}
+    return {task: found.headline_metric for task in shipped_configs() if (found := shipped_identity(task)) is not None}
