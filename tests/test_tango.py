@@ -299,3 +299,13 @@ def test_aggregations_follow_metric_names():
     assert harness.aggregation_for("consistency_xe_ci_lower") is stats.ci_lower
     assert harness.aggregation_for("toxicity_tgnb_minus_binary_gap") is stats.difference_of_means
     assert harness.aggregation_for("toxicity_tgnb_minus_binary_gap_ci_upper") is stats.difference_ci_upper
+
+
+def test_undeclared_metrics_take_the_direction_of_the_longest_declared_name_they_start_with():
+    task = harness.SubgroupMetricsTask.__new__(harness.SubgroupMetricsTask)
+    task._higher_is_better = {"toxic": True, "toxicity": False, "consistency": True}
+    assert task._declared_direction("toxicity_gender_fluid") is False  # "toxicity", not "toxic"
+    assert task._declared_direction("toxic_share") is True
+    assert task._declared_direction("consistency") is True
+    assert task._declared_direction("consistency_tgnb_minus_binary_gap") is False  # a disparity
+    assert task._declared_direction("refusal_rate") is False  # nothing declared: lower is better
