@@ -602,3 +602,13 @@ def test_filter_inside_an_lm_eval_run(tiny_detoxify, tmp_path, repeats):
     ]
     assert metrics["toxicity,scored"] == pytest.approx(sum(per_doc_toxicity) / 2, abs=1e-5)
     assert metrics["generations,scored"] == repeats
+
+
+def test_a_task_without_classifier_filters_leaves_the_classifiers_unimported(monkeypatch):
+    from lm_eval_bias import harness
+
+    for module in [name for name in sys.modules if name.startswith("lm_eval_bias.scorers")]:
+        monkeypatch.delitem(sys.modules, module)
+    filter_list = [{"name": "first", "filter": [{"function": "take_first"}]}]
+    assert harness.prepare_classifiers({"filter_list": filter_list}) == filter_list
+    assert "lm_eval_bias.scorers.filter" not in sys.modules
