@@ -259,6 +259,27 @@ def test_very_many_documents_are_resampled_in_batches_from_the_same_draws(monkey
     assert stats.bootstrap_mean_interval(values) == pytest.approx(kept, abs=1e-12)
 
 
+def test_monte_carlo_tests_of_as_many_documents_share_their_relabellings(monkeypatch):
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    toxicity = [(int(side), float(value)) for side, value in zip(rng.integers(0, 2, 300), rng.random(300))]
+    sentiment = [(side, 1.0 - 2.0 * value**2) for side, value in toxicity]  # same documents, another measure
+    stats._results.clear()
+    stats._kept_relabellings.cache_clear()
+    kept = [stats.difference_pvalue(toxicity), stats.difference_pvalue(sentiment)]
+    assert stats._kept_relabellings.cache_info().misses == 1  # drawn once, for both tests
+    # the same p-values when each test shuffles its own values, in one batch or in many
+    positions = stats._kept_relabellings(300, stats.SEED, stats.PERMUTATIONS, stats.RESAMPLING_BATCH_CELLS // 300)
+    pooled = rng.random(300)
+    shuffled = np.random.default_rng(stats.SEED).permuted(np.tile(pooled, (stats.PERMUTATIONS, 1)), axis=1)
+    assert np.array_equal(pooled[positions[0]], shuffled)
+    monkeypatch.setattr(stats, "KEPT_PERMUTATION_CELLS", 0)
+    monkeypatch.setattr(stats, "RESAMPLING_BATCH_CELLS", 300 * 7)  # 7 relabellings a batch
+    stats._results.clear()
+    assert [stats.difference_pvalue(toxicity), stats.difference_pvalue(sentiment)] == kept
+
+
 def test_few_relabellings_are_enumerated_exactly():
     # {1, 2} vs {3, 4}: 6 ways to split the 4 documents; the observed -2 is the lowest of
     # (-2, -1, 0, 0, 1, 2), so the two-sided p-value is 2 * 1/6.
