@@ -747,6 +747,82 @@ def profile_summary(stats: dict, plugin_dir: Path, model_keys: set, top: int) ->
     }
 
 
+SAMPLE_INTERVAL_S = 0.001
+# Each task runs once per mode in a fresh process per tree: timed (nothing watching), sampled
+# (WallSampler), profiled (cProfile, for the shares and the top functions).
+MODES = ("timed", "sampled", "profiled")
+_UNSEEN = object()
+
+
+class WallSampler:
+    """The wall time of a call charged to owners by sampling its stack, a check on cProfile.
+
+    cProfile adds a fixed cost to every function call it records, so code made of many small
+    calls looks slower beside code that spends its time in few calls or in C (a subprocess
+    wait, a regex); a sampler does not change what it measures (one look at the stack per
+    millisecond). Every ``SAMPLE_INTERVAL_S`` of wall time (``ITIMER_REAL``) the main thread's
+    stack is walked from the running frame outwards to the nearest owned frame (the owner rule
+    of the cProfile share), which is charged the wall time since the previous sample: time in
+    C code (numpy, regexes, a subprocess wait) goes to the Python frame that called it, and a
+    long C call that delays the next sample is still charged in full.
+    """
+
+    def __init__(self, owner):
+        self.owner = owner
+        self.seconds = dict.fromkeys(OWNERS, 0.0)
+        self.samples = 0
+        self._owner_of_code: dict = {}
+        self.by_function: dict = {}  # code object -> seconds, for the plugin's frames
+        self._last = 0.0
+
+    def _charge(self, _signum, frame) -> None:
+        now = time.perf_counter()
+        elapsed, self._last = now - self._last, now
+        who = OTHER
+        while frame is not None:
+            code = frame.f_code
+            found = self._owner_of_code.get(code, _UNSEEN)
+            if found is _UNSEEN:
+                found = self._owner_of_code[code] = self.owner((code.co_filename, code.co_firstlineno, code.co_name))
+            if found is not None:
+                who = found
+                break
+            frame = frame.f_back
+        self.seconds[who] += elapsed
+        self.samples += 1
+        if who == PLUGIN:
+            self.by_function[code] = self.by_function.get(code, 0.0) + elapsed
+
+    def run(self, function):
+        previous = signal.signal(signal.SIGALRM, self._charge)
+        self._last = time.perf_counter()
+        signal.setitimer(signal.ITIMER_REAL, SAMPLE_INTERVAL_S, SAMPLE_INTERVAL_S)
+        try:
+            return function()
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+    def summary(self, plugin_dir: Path, top: int) -> dict:
+        total = sum(self.seconds.values())
+        ranked = sorted(self.by_function.items(), key=lambda item: item[1], reverse=True)[:top]
+        return {
+            "total_s": total,
+            "samples": self.samples,
+            "seconds": dict(self.seconds),
+            "shares": {who: seconds / total if total else 0.0 for who, seconds in self.seconds.items()},
+            "top": [
+                {
+                    "function": function_label(
+                        (code.co_filename, code.co_firstlineno, code.co_name), plugin_dir.parent
+                    ),
+                    "charged_s": seconds,
+                }
+                for code, seconds in ranked
+            ],
+        }
+
+
 # --------------------------------------------------------------------------
 # One measurement (in a process forked from its tree's worker)
 
@@ -759,7 +835,7 @@ def measure(job: dict) -> dict:
 
     tree = Path(job["tree"])
     plugin_dir, tasks_dir = imported_plugin(tree)
-    task, profiled = job["task"], job["mode"] == "profiled"
+    task, profiled, sampled = job["task"], job["mode"] == "profiled", job["mode"] == "sampled"
     record = job["task"] == "winoqueer" and not profiled
     lm = instant_lm(job["tokenizer_dir"], record_loglikelihood=record)
     manager = lm_eval_bias.task_manager(metadata=job["metadata"], include_defaults=False)
@@ -789,6 +865,12 @@ def measure(job: dict) -> dict:
         if job.get("profile_file"):
             profiler.dump_stats(job["profile_file"])
         result["profile"] = profile_summary(pstats.Stats(profiler).stats, plugin_dir, model_functions(lm), job["top"])
+    elif sampled:
+        sampler = WallSampler(owner_rule(plugin_dir, model_functions(lm)))
+        start, cpu_start = time.perf_counter(), time.process_time()
+        output = sampler.run(evaluate)
+        result["wall_s"], result["cpu_s"] = time.perf_counter() - start, time.process_time() - cpu_start
+        result["sampled"] = sampler.summary(plugin_dir, job["top"])
     else:
         start, cpu_start = time.perf_counter(), time.process_time()
         output = evaluate()
@@ -952,10 +1034,15 @@ def summary_table(tasks: list[str], trees: list[dict], results: dict) -> str:
     header = ["task", f"requests {pair(names)}", f"wall s {pair(names)}"]
     if len(trees) == 2:
         header.append(f"{names[1]}/{names[0]}")
-    header += [f"plugin share {pair(names)}", f"lm-eval share {pair(names)}"]
+    header += [
+        f"plugin share sampled {pair(names)}",
+        f"plugin share cProfile {pair(names)}",
+        f"lm-eval share {pair(names)}",
+    ]
     rows = [header]
     for task in tasks:
         timed = [results[tree["name"]][task]["timed"] for tree in trees]
+        sampled = [results[tree["name"]][task]["sampled"] for tree in trees]
         profiled = [results[tree["name"]][task]["profiled"] for tree in trees]
         walls = [None if "error" in r else r["wall_s"] for r in timed]
         row = [
@@ -965,6 +1052,9 @@ def summary_table(tasks: list[str], trees: list[dict], results: dict) -> str:
         ]
         if len(trees) == 2:
             row.append(f"{walls[1] / walls[0]:.2f}x" if None not in walls and walls[0] else "n/a")
+        row.append(
+            pair(["failed" if "error" in r else f"{100 * r['sampled']['shares'][PLUGIN]:.1f}%" for r in sampled])
+        )
         for who in (PLUGIN, LM_EVAL):
             row.append(
                 pair(["failed" if "error" in r else f"{100 * r['profile']['shares'][who]:.1f}%" for r in profiled])
@@ -986,19 +1076,26 @@ def task_details(task: str, note: str, trees: list[dict], results: dict) -> list
     """A task's data, and per tree its requests, times, shares and top functions."""
     lines = [f"{task} (data: {note})"]
     for tree in trees:
-        timed, profiled = results[tree["name"]][task]["timed"], results[tree["name"]][task]["profiled"]
+        timed, sampled, profiled = (results[tree["name"]][task][mode] for mode in MODES)
         label = f"  {tree['name']}:"
-        if "error" in timed or "error" in profiled:
-            lines.append(f"{label} FAILED: {timed.get('error') or profiled.get('error')}")
+        failed = next((run["error"] for run in (timed, sampled, profiled) if "error" in run), None)
+        if failed:
+            lines.append(f"{label} FAILED: {failed}")
             continue
         profile = profiled["profile"]
         shares = ", ".join(f"{who} {100 * profile['shares'][who]:.1f}%" for who in OWNERS)
+        sampled_shares = ", ".join(f"{who} {100 * sampled['sampled']['shares'][who]:.1f}%" for who in OWNERS)
         lines.append(
             f"{label} {timed['documents']:,} documents; requests {requests_text(timed)}; "
-            f"wall {timed['wall_s']:.2f} s (cpu {timed['cpu_s']:.2f} s); under cProfile "
-            f"{profiled['wall_s']:.2f} s: {shares}"
+            f"wall {timed['wall_s']:.2f} s (cpu {timed['cpu_s']:.2f} s); sampled "
+            f"{sampled['wall_s']:.2f} s ({sampled['sampled']['samples']:,} samples): {sampled_shares}; "
+            f"under cProfile {profiled['wall_s']:.2f} s: {shares}"
         )
         lines += function_lines(profile["top"], "      ")
+        lines.append(
+            "      sampled top: "
+            + "; ".join(f"{entry['charged_s']:.3f} s {entry['function']}" for entry in sampled["sampled"]["top"])
+        )
         lines.append(
             "      lm-eval's own top: "
             + "; ".join(
@@ -1097,10 +1194,12 @@ def report(args, trees, tasks, notes, results, fixtures, load_before, load_after
         "",
         (
             "requests: as the backend received them (ll: loglikelihood, gen: generate_until). wall s: the timed run "
-            "(model and TaskManager built before the clock). shares: of the task run again under cProfile, each "
-            "moment charged to the nearest enclosing lm_eval_bias / lm-eval / model / classifier frame (definition: "
-            f"this script's docstring). Per task, the top {args.top} lm_eval_bias functions by time charged to them "
-            "alone (cum: cProfile's inclusive time), and lm-eval's own top 3:"
+            "(model and TaskManager built before the clock). shares: each moment charged to the nearest enclosing "
+            "lm_eval_bias / lm-eval / model / classifier frame (definition: this script's docstring), in the task "
+            "run again with its stack sampled each millisecond (sampled), and again under cProfile (cProfile: its "
+            "per-call cost inflates code made of many small calls). Per task, the top "
+            f"{args.top} lm_eval_bias functions by time charged to them alone under cProfile (cum: cProfile's "
+            "inclusive time), and lm-eval's own top 3:"
         ),
         "",
     ]
@@ -1128,7 +1227,7 @@ def report(args, trees, tasks, notes, results, fixtures, load_before, load_after
 def plugin_folders(result_sets: dict) -> tuple[str, str]:
     """Where a tree's measurements imported ``lm_eval_bias`` and its tasks from."""
     for result in result_sets.values():
-        for mode in ("timed", "profiled"):
+        for mode in MODES:
             if "plugin_dir" in result.get(mode, {}):
                 return result[mode]["plugin_dir"], result[mode]["tasks_dir"]
     return "n/a (every measurement failed)", "n/a"
@@ -1167,7 +1266,7 @@ def measure_all(args, tasks: list[str], trees: list[dict], workers: dict, fixtur
         metadata, note = task_inputs(task, fixtures)
         # Trees alternate, and so does which goes first, so that a change of load hits both.
         order = trees if number % 2 == 0 else trees[::-1]
-        for mode in ("timed", "profiled"):
+        for mode in MODES:
             for tree in order:
                 stem = log_dir / f"{tree['name']}-{task}-{mode}"
                 job = {
