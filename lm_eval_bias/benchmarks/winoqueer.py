@@ -532,6 +532,11 @@ def _winoqueer_task_class():
         """``winoqueer``: sends ``pair_requests`` for each pair, one request per sentence where the
         model's tokenizer allows it (``prefix_text``, decided once per run by ``SubgroupMetricsTask``)."""
 
+        def fewshot_context(self, doc, num_fewshot, **kwargs) -> str:
+            """No prompt (zero-shot, no description, plain text): the requests carry the sentences.
+            lm-eval's own would render each pair's choices into a context that is never sent."""
+            return ""
+
         def construct_requests(self, doc, ctx, **kwargs):
             kwargs.pop("apply_chat_template", None)  # plain text (SubgroupMetricsTask.plain_text)
             kwargs.pop("chat_template", None)

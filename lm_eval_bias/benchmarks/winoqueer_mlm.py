@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from lm_eval.api.instance import Instance
 
-from lm_eval_bias.harness import SubgroupMetricsTask
+from lm_eval_bias.benchmarks.winoqueer import WinoQueerTask
 
 
-class WinoQueerMLMTask(SubgroupMetricsTask):
+class WinoQueerMLMTask(WinoQueerTask):
+    """``winoqueer``'s task (no prompt: ``fewshot_context``) with the masked-LM requests."""
+
     # Its requests mean something only to the hf-mlm backend (preflight.check_backend).
     MASKED_LM_PAIRS = True
 
