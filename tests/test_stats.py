@@ -14,6 +14,18 @@ def test_wilson_interval_matches_scipy(k, n):
     assert upper == pytest.approx(expected.high, abs=1e-12)
 
 
+def test_wilson_interval_is_scipys_to_the_last_bit():
+    # _wilson writes out scipy's formula rather than calling binomtest (which first computes a p-value)
+    for n in [*range(1, 60), 997, 2880, 16004]:
+        for k in range(0, n + 1, max(1, n // 40)):
+            for confidence in (0.9, 0.95, 0.99):
+                expected = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
+                assert stats.wilson_interval(k, n, confidence) == (
+                    0.0 if k == 0 else float(expected.low),
+                    1.0 if k == n else float(expected.high),
+                )
+
+
 def test_wilson_interval_textbook_value():
     lower, upper = stats.wilson_interval(8, 10)
     assert (round(lower, 4), round(upper, 4)) == (0.4902, 0.9433)
