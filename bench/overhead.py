@@ -12,8 +12,11 @@ the commit before issue 13's work, and the current checkout):
   defaults (``log_samples=True``, ``bootstrap_iters=100000``). The model is loaded before the
   clock starts, and so is lm-eval's ``TaskManager`` (built with ``include_defaults=False``:
   indexing lm-eval's own 14,000 tasks is the same few seconds for every task and tree);
-* plugin share: the share of the same call, run again under cProfile, charged to
-  ``lm_eval_bias`` (definition below), with the top ``lm_eval_bias`` functions;
+* plugin share: the share of the same call charged to ``lm_eval_bias`` (definition below),
+  measured twice more, each in its own process: with the call's stack sampled every
+  millisecond (``WallSampler``: "sampled", which leaves the run's speed nearly as it is), and
+  under cProfile ("cProfile", whose fixed cost per recorded call makes code of many small
+  calls look slower than it is), with the top ``lm_eval_bias`` functions of both;
 * for WinoQueer: the forward rows and tokens the requests would cost a causal LM, against
   the floor's (each unique sentence read once).
 
@@ -45,8 +48,8 @@ machine: the CPU time of each run (less sensitive to other processes) and the lo
 before and after are printed too, and torch runs one thread (the classifiers' forward passes
 are model time; two threads spin-waiting against other load made those tasks' times swing 2x).
 
-Definition of the plugin share. Under cProfile, each moment of the call is charged to the
-nearest enclosing frame that belongs to one of four owners:
+Definition of the plugin share. Each moment of the call is charged to the nearest enclosing
+frame that belongs to one of four owners:
 
 * ``lm_eval_bias``: a function defined in the measured tree's ``lm_eval_bias/`` folder;
 * lm-eval: a function of the ``lm_eval`` package;
@@ -65,13 +68,19 @@ lm-eval time, torch under a forward pass is model time; what runs under no owned
 (``super()``, lm-eval helpers) stays lm-eval time; plugin code that lm-eval calls (loaders,
 ``doc_to_*``, ``process_results``, filters, aggregations) is plugin time, and so are the
 imports the plugin triggers and the plugin's own handling of classifiers
-(building Detoxify's model from the checkpoint, batching texts). cProfile keeps caller ->
-callee totals, not whole stacks, so a library function called under several owners has its
-time split in proportion to the time each caller spent in it: the absorption probabilities
-of a walk up the call graph (exact when a library function has one owner above it;
-otherwise it assumes its calls cost the same under every owner, as gprof does). The share is
-taken of the profiled run's own total: cProfile slows Python code down (lm-eval's and the
-plugin's alike, numpy and torch kernels not), so the shares are those of a profiled run. The
+(building Detoxify's model from the checkpoint, batching texts).
+
+The sampler sees whole stacks, so it applies the rule as it stands: each millisecond of wall
+time goes to the nearest owned frame of the stack at that moment. Its cost (one walk up a stack
+per millisecond) is a few percent of the run, spread evenly; its top functions are the plugin
+frames charged. cProfile keeps caller -> callee totals, not whole stacks, so a library function
+called under several owners has its time split in proportion to the time each caller spent in
+it: the absorption probabilities of a walk up the call graph (exact when a library function has
+one owner above it; otherwise it assumes its calls cost the same under every owner, as gprof
+does). The cProfile share is taken of the profiled run's own total: cProfile slows Python code
+down by a fixed cost per call (lm-eval's and the plugin's alike, numpy and torch kernels and a
+subprocess wait not), so its shares are those of a profiled run, and higher than the sampled
+ones for code made of many small calls, as the plugin's per-document code is. The cProfile
 top functions are ranked by the time charged to them alone (their own code and the library
 calls they make, not their ``lm_eval_bias`` callees): these add up to the plugin's total.
 ``cum`` is cProfile's inclusive time, which also holds the lm-eval, model and other plugin
