@@ -996,7 +996,17 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
     """``lm_eval.simple_evaluate`` with our tasks indexed and every check done before the model
     loads: each task is built first (options, data, classifiers), then the ``--metadata`` keys,
     the backend and ``--limit`` are checked, and all problems are raised together as one
-    :class:`PreflightError`. Arguments and result are lm-eval's."""
+    :class:`PreflightError`. Arguments and result are lm-eval's. The run collects cyclic garbage
+    less often (``harness.fewer_garbage_collections``)."""
+    from lm_eval_bias.harness import fewer_garbage_collections
+
+    with fewer_garbage_collections():
+        return _checked_evaluate(
+            model, model_args, tasks, *args, task_manager=task_manager, metadata=metadata, limit=limit, **kwargs
+        )
+
+
+def _checked_evaluate(model, model_args, tasks, *args, task_manager, metadata, limit, **kwargs):
     import lm_eval.evaluator
 
     import lm_eval_bias

@@ -786,3 +786,28 @@ def test_each_distinct_loglikelihood_request_reaches_the_backend_once(winoqueer_
     every_time, same_results = evaluate(_distinct_loglikelihood_requests=lambda lm: contextlib.nullcontext())
     assert sorted(every_time) == sorted(asked)
     assert results == same_results
+
+
+def test_an_evaluation_collects_older_garbage_generations_less_often_and_restores_the_collector(monkeypatch):
+    import gc
+
+    import lm_eval.evaluator
+
+    from lm_eval_bias import harness
+
+    before = gc.get_threshold()
+    seen = []
+    monkeypatch.setattr(lm_eval.evaluator, "simple_evaluate", lambda *args, **kwargs: seen.append(gc.get_threshold()))
+    manager = lm_eval_bias.task_manager(include_defaults=False)
+    preflight.simple_evaluate(model=ScriptedLM(), tasks=["scm_mc"], task_manager=manager, limit=2)
+    assert seen == [(before[0], max(before[1], 100), max(before[2], 100))]
+    assert gc.get_threshold() == before
+    with pytest.raises(ZeroDivisionError), harness.fewer_garbage_collections():
+        1 / 0
+    assert gc.get_threshold() == before
+    gc.disable()  # a caller's choice is kept
+    try:
+        with harness.fewer_garbage_collections():
+            assert gc.get_threshold() == before
+    finally:
+        gc.enable()
