@@ -768,12 +768,13 @@ class WallSampler:
 
     cProfile adds a fixed cost to every function call it records, so code made of many small
     calls looks slower beside code that spends its time in few calls or in C (a subprocess
-    wait, a regex); a sampler does not change what it measures (one look at the stack per
-    millisecond). Every ``SAMPLE_INTERVAL_S`` of wall time (``ITIMER_REAL``) the main thread's
-    stack is walked from the running frame outwards to the nearest owned frame (the owner rule
-    of the cProfile share), which is charged the wall time since the previous sample: time in
-    C code (numpy, regexes, a subprocess wait) goes to the Python frame that called it, and a
-    long C call that delays the next sample is still charged in full.
+    wait, a regex); a sampler barely changes what it measures. A thread looks at the calling
+    thread's stack every ``SAMPLE_INTERVAL_S`` of wall time (the interpreter switches threads
+    that often while it runs) and charges the wall time since its previous look to the nearest
+    owned frame (the owner rule of the cProfile share): time in C code (numpy, regexes, a
+    subprocess wait) goes to the Python frame that called it, and a long C call that holds the
+    interpreter and delays the next look is still charged in full. (A thread rather than a timer
+    signal, which interrupts system calls inside the libraries measured.)
     """
 
     def __init__(self, owner):
@@ -782,12 +783,9 @@ class WallSampler:
         self.samples = 0
         self._owner_of_code: dict = {}
         self.by_function: dict = {}  # code object -> seconds, for the plugin's frames
-        self._last = 0.0
 
-    def _charge(self, _signum, frame) -> None:
-        now = time.perf_counter()
-        elapsed, self._last = now - self._last, now
-        who = OTHER
+    def _charge(self, frame, elapsed: float) -> None:
+        who, code = OTHER, None
         while frame is not None:
             code = frame.f_code
             found = self._owner_of_code.get(code, _UNSEEN)
@@ -803,14 +801,28 @@ class WallSampler:
             self.by_function[code] = self.by_function.get(code, 0.0) + elapsed
 
     def run(self, function):
-        previous = signal.signal(signal.SIGALRM, self._charge)
-        self._last = time.perf_counter()
-        signal.setitimer(signal.ITIMER_REAL, SAMPLE_INTERVAL_S, SAMPLE_INTERVAL_S)
+        import threading
+
+        caller, stop = threading.get_ident(), threading.Event()
+
+        def sample() -> None:
+            last = time.perf_counter()
+            while not stop.wait(SAMPLE_INTERVAL_S):
+                frame = sys._current_frames().get(caller)
+                now = time.perf_counter()
+                self._charge(frame, now - last)
+                last = now
+
+        switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(SAMPLE_INTERVAL_S)
+        sampler = threading.Thread(target=sample, name="WallSampler", daemon=True)
+        sampler.start()
         try:
             return function()
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0, 0)
-            signal.signal(signal.SIGALRM, previous)
+            stop.set()
+            sampler.join()
+            sys.setswitchinterval(switch_interval)
 
     def summary(self, plugin_dir: Path, top: int) -> dict:
         total = sum(self.seconds.values())
