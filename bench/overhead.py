@@ -104,7 +104,7 @@ misgendering prompts, GenderPair's pair sets. TANGO's disclosure set (1,532,160 
 not available offline: ``tango_disclosure`` runs on the tests' 48-row fixture, as the output
 says. Community probes and SCM build their prompts in code.
 
-Run from the repository root (about 10 minutes for both trees on 2 CPU cores)::
+Run from the repository root (about 15 minutes for both trees on 2 CPU cores)::
 
     HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 python bench/overhead.py
     HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 python bench/overhead.py --tasks winoqueer --limit 500
