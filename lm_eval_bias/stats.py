@@ -40,7 +40,7 @@ SEED = 1234
 KEPT_RESAMPLING_CELLS = 2_000_000
 RESAMPLING_BATCH_CELLS = 20_000_000
 # Monte Carlo relabellings of up to this many cells (PERMUTATIONS x documents) are drawn once per
-# number of documents and kept (int32 positions: 32 MB at most, in a few sizes).
+# number of documents and kept, for the last 4 numbers (int32 positions: 32 MB at most each).
 KEPT_PERMUTATION_CELLS = 8_000_000
 # Values with at most one distinct value per this many documents are resampled by their counts.
 FEW_LEVELS_PER_DOCUMENT = 4
@@ -290,8 +290,6 @@ def _permutation_pvalue(kind: str, samples: list, statistic, alternative: str) -
     documents among ``samples``: scipy's ``permutation_test`` enumerates every relabelling when
     there are at most :data:`PERMUTATIONS` of them; otherwise that many are drawn (seeded) by
     :func:`_monte_carlo_pvalue`."""
-    import math
-
     from scipy.stats import permutation_test
 
     if min(sample.size for sample in samples) < 2:
