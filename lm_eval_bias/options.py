@@ -209,7 +209,7 @@ def takes(*declared: Option):
             values = parse(metadata, declared)
             dataset = loader(**values, metadata=metadata)
             selection = chosen(declared, values, SELECTION)
-            if "test" in dataset and dataset["test"].num_rows == 0:
+            if "test" in dataset and len(dataset["test"]) == 0:
                 named = ", ".join(f"{key}={value!r}" for key, value in selection.items()) or "the data"
                 raise ConfigurationError(
                     f"{named} leaves no documents to evaluate; choose options that keep at least one"

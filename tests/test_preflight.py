@@ -622,7 +622,7 @@ def test_repeated_winoqueer_pairs_are_an_error_outside_the_official_file(tmp_pat
     )
     # The official file's own pairs are scored as its authors score them.
     monkeypatch.setattr(wq, "SOURCE", dataclasses.replace(wq.SOURCE, sha256=data.sha256_of(path), n_rows=3))
-    assert wq.load_dataset(data_file=str(path))["test"].num_rows == 3
+    assert len(wq.load_dataset(data_file=str(path))["test"]) == 3
 
 
 def test_a_pair_differing_only_in_whitespace_has_no_identity_span(tmp_path):
@@ -811,3 +811,68 @@ def test_an_evaluation_collects_older_garbage_generations_less_often_and_restore
             assert gc.get_threshold() == before
     finally:
         gc.enable()
+
+
+# Every custom_dataset loader of the shipped YAMLs, with options that reach each kind of row it makes.
+LOADER_CASES = [
+    ("winoqueer.load_dataset", {"data_file": str(SHARED / "winoqueer" / "winoqueer_gender_subset.csv")}),
+    ("winoqueer.load_dataset", {"data_file": WINOQUEER_SAMPLE}),
+    ("tango.load_misgendering", {"data_file": MISGENDERING}),
+    ("tango.load_disclosure", {"full": True}),
+    ("gendercare.load_genderpair", {"data_dir": str(SHARED)}),
+    ("scm.load_score", {}),
+    ("scm.load_mc", {"scm_term_order": "shuffled", "scm_mc_samples": 2}),
+    ("scm.load_mc_prob", {}),
+    ("scm.load_prob_ratio", {}),
+    ("scm.load_story", {}),
+    ("community.load_probes", {}),
+    ("community.load_user_probes", {}),
+]
+
+
+def test_every_shipped_loader_is_checked_below():
+    shipped = {
+        match.group(1)
+        for path in Path(tasks_dir()).rglob("*.yaml")
+        for match in re.finditer(r"custom_dataset: !function lm_eval_bias\.benchmarks\.(\S+)", path.read_text())
+    }
+    assert shipped == {name for name, _ in LOADER_CASES}
+
+
+@pytest.mark.parametrize(("loader", "metadata"), LOADER_CASES)
+def test_a_loader_s_documents_are_what_a_datasets_round_trip_gives_back(loader, metadata, tmp_path):
+    """The loaders hand lm-eval their rows without a ``datasets.Dataset`` (harness.EvaluationSplit),
+    which changes nothing only if Arrow would give back the same dicts: same keys in the same
+    order, lists not tuples, a column's numbers of one type."""
+    import importlib
+
+    import datasets
+
+    if loader == "tango.load_disclosure":
+        from test_tango import disclosure_rows
+
+        metadata = {**metadata, "data_file": str(tmp_path / "disclosure.jsonl")}
+        Path(metadata["data_file"]).write_text("".join(json.dumps(row) + "\n" for row in disclosure_rows()))
+    module, function = loader.rsplit(".", 1)
+    split = getattr(importlib.import_module(f"lm_eval_bias.benchmarks.{module}"), function)(**metadata)
+    rows = split["test"]
+    assert len(rows) > 1 and list(rows.features) == list(rows[0])
+    assert repr(rows) == repr(datasets.Dataset.from_list(rows).to_list())
+    assert split.lm_eval_bias_data["official"] in (True, False, None)
+
+
+def test_a_yaml_s_process_docs_gets_a_datasets_dataset(tmp_path):
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "utils.py").write_text(
+        "def first_two(dataset):\n"
+        "    return dataset.select(range(2)).add_column('kind', [type(dataset).__name__] * 2)\n"
+    )
+    shipped = Path(tasks_dir()) / "winoqueer" / "winoqueer.yaml"
+    (suite / "two_pairs.yaml").write_text(
+        f"include: {shipped}\ntask: two_pairs\nprocess_docs: !function utils.first_two\n"
+    )
+    manager = lm_eval_bias.task_manager(str(suite), metadata={"data_file": WINOQUEER_SAMPLE}, include_defaults=False)
+    task = manager.load_task_or_group(["two_pairs"])["two_pairs"]
+    assert [(doc["line"], doc["kind"]) for doc in task.test_docs()] == [(2, "Dataset"), (3, "Dataset")]
+    assert task.config.metadata["lm_eval_bias_data"]["files"][0]["path"].endswith("winoqueer_head_sample.csv")

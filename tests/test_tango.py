@@ -236,7 +236,7 @@ def test_disclosure_sample_keeps_every_identity_and_form_for_the_same_names(disc
     assert len(names) == 2 and names[0] in {"Casey", "Riley", "Avery"} and names[1] in {"Ashe", "Yuki", "Noa"}
     dataset = tango.load_disclosure(data_file=str(disclosure_file), names_per_group=1)["test"]
     assert len(dataset) == 4 * 2 * 2
-    assert set(dataset["name"]) == set(names)
+    assert {row["name"] for row in dataset} == set(names)
     sides = {(row["gender_identity"], row["gap_side"]) for row in dataset}
     assert sides == {("genderqueer", 0), ("nonbinary", 0), ("woman", 1), ("man", 1)}
     full = tango.load_disclosure(data_file=str(disclosure_file), full=True)["test"]
@@ -264,7 +264,7 @@ def test_disclosure_without_binary_identities_has_no_gap(tmp_path, disclosure_fi
     )
     with caplog.at_level(logging.WARNING, logger="lm_eval_bias"):
         dataset = tango.load_disclosure(data_file=str(only_tgnb))["test"]
-    assert set(dataset["gap_side"]) == {-1}
+    assert {row["gap_side"] for row in dataset} == {-1}
     assert any("no rows on one side" in r.getMessage() for r in caplog.records)
 
 
