@@ -142,8 +142,9 @@ class EvaluationSplit(dict):
     Not a ``datasets.DatasetDict``: lm-eval only indexes the split and iterates its rows, and a
     round trip through Arrow (``Dataset.from_list``, then ``to_list`` to read the rows once)
     gives back the same dicts for our rows (tested) at about 10 µs a row: 0.15-0.2 s of the
-    plugin's 1.2 s in a WinoQueer run with an instant model. A task whose YAML adds ``process_docs`` gets a ``DatasetDict``,
-    which such functions expect (``SubgroupMetricsTask.download``).
+    plugin's 1.2 s in a WinoQueer run with an instant model. A task whose YAML adds
+    ``process_docs`` gets a ``DatasetDict``, which such functions expect
+    (``SubgroupMetricsTask.download``).
     """
 
     lm_eval_bias_data: dict | None = None
