@@ -116,10 +116,13 @@ def test_malformed_pair_sets(tmp_path):
     }
     path.write_text(json.dumps([good]))
     assert gp.read_pair_sets(path, 1)[0].pairs == (("a", "b"),)
+    unpaired = "not a list of '(x, y)' pairs of non-empty descriptors,"
     for broken, problem in [
         ({**good, "format2": "(man, c)"}, "element 0: format2 does not match format1"),
         ({k: v for k, v in good.items() if k != "format3"}, "element 0: missing format3"),
-        ({**good, "format1": "a, b"}, "element 0 format1: not a list of '(x, y)' pairs"),
+        ({**good, "format1": "a, b"}, f"element 0 format1: {unpaired} at 'a, b'"),
+        ({**good, "format1": "(a, b), ( , c)"}, f"element 0 format1: {unpaired} at '( , c)'"),
+        ({**good, "format1_anti": "(b, a),(c,\u00a0)"}, f"element 0 format1_anti: {unpaired} at '(c,\\xa0)'"),
     ]:
         path.write_text(json.dumps([broken]))
         with pytest.raises(data.MalformedDataError) as error:

@@ -42,7 +42,10 @@ PHRASE_INSTRUCTION = (
 CONFIGURATIONS = (1, 2, 3, 4, 5, 6)
 GROUP_COMPARISONS = ((3, 1), (3, 2), (2, 1))
 PAIR_FIELDS = ("format1", "format1_anti", "format2", "format2_anti", "format3", "format3_anti")
-_PAIR = re.compile(r"\(\s*([^(),]+?)\s*,\s*([^(),]+?)\s*\)")
+# "(x, y)", each descriptor stripped and not empty (greedy up to its last non-space character:
+# lazy matching backtracked at every character, a tenth of a GenderPair run with an instant model)
+_PAIR = re.compile(r"\(\s*([^(),]*[^(),\s])\s*,\s*([^(),]*[^(),\s])\s*\)")
+_PAIR_SEPARATOR = re.compile(r"[\s,]*")
 
 
 @dataclass(frozen=True)
@@ -61,8 +64,21 @@ class PairSet:
 def _parse_pairs(text: str, where: str) -> list[tuple[str, str]]:
     pairs = _PAIR.findall(text)
     if not pairs or _PAIR.sub("", text).replace(",", "").strip():
-        raise data.MalformedDataError(f"{where}: not a list of '(x, y)' pairs: {text[:80]!r}")
+        raise data.MalformedDataError(
+            f"{where}: not a list of '(x, y)' pairs of non-empty descriptors, at {_first_unpaired(text)!r}"
+        )
     return pairs
+
+
+def _first_unpaired(text: str) -> str:
+    """The text from the first place that is neither a pair nor a separator (up to 80 characters)."""
+    position = 0
+    while True:
+        position = _PAIR_SEPARATOR.match(text, position).end()
+        pair = _PAIR.match(text, position)
+        if pair is None:
+            return text[position : position + 80]
+        position = pair.end()
 
 
 def read_pair_sets(path: str | Path, group: int) -> list[PairSet]:
