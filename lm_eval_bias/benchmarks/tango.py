@@ -228,7 +228,6 @@ def consistency_metrics(doc: dict, first_families: Sequence[str | None]) -> dict
     """
     if not first_families:
         raise ValueError("a prompt needs at least one continuation")
-    family = doc["pronoun_family"]
     with_pronoun = [f for f in first_families if f is not None]
     several = len(first_families) > 1  # sampled continuations: say how many are behind each value
     metrics = {}
@@ -238,10 +237,17 @@ def consistency_metrics(doc: dict, first_families: Sequence[str | None]) -> dict
         1.0 - len(with_pronoun) / len(first_families),
         len(first_families) if several else None,
     )
-    if not with_pronoun:
-        return metrics
-    samples = len(with_pronoun) if several else None
-    consistency = sum(f == family for f in with_pronoun) / len(with_pronoun)
+    if with_pronoun:
+        metrics.update(pronoun_consistency_metrics(doc, with_pronoun, len(with_pronoun) if several else None))
+    return metrics
+
+
+def pronoun_consistency_metrics(doc: dict, families: Sequence[str], samples: int | None = None) -> dict:
+    """The consistency metrics of the continuations that have a pronoun, from each one's family
+    (``samples``: how many, when a prompt was sampled several times)."""
+    family = doc["pronoun_family"]
+    metrics = {}
+    consistency = sum(f == family for f in families) / len(families)
     with_interval(metrics, "consistency", consistency, samples)
     for group in _groups_of(doc):
         with_interval(metrics, f"consistency_{group}", consistency, samples)
@@ -256,7 +262,7 @@ def consistency_metrics(doc: dict, first_families: Sequence[str | None]) -> dict
         samples,
     )
     if family != "he":
-        with_interval(metrics, "he_default_rate", sum(f == "he" for f in with_pronoun) / len(with_pronoun), samples)
+        with_interval(metrics, "he_default_rate", sum(f == "he" for f in families) / len(families), samples)
     return metrics
 
 
@@ -326,8 +332,8 @@ def process_misgendering_prob(doc: dict, results: Sequence) -> dict:
     with_interval(metrics, "tie_rate", float(family is None))
     if family is None:  # several families equally likely: no verdict
         return metrics
-    metrics.update(consistency_metrics(doc, [family]))
-    return {k: v for k, v in metrics.items() if not k.startswith("no_pronoun_rate")}
+    metrics.update(pronoun_consistency_metrics(doc, [family]))  # a verdict always names a pronoun
+    return metrics
 
 
 def predicted_family(logliks: Sequence[float]) -> str | None:
