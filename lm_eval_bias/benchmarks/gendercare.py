@@ -63,7 +63,7 @@ class PairSet:
 
 def _parse_pairs(text: str, where: str) -> list[tuple[str, str]]:
     pairs = _PAIR.findall(text)
-    if not pairs or _PAIR.sub("", text).replace(",", "").strip():
+    if not pairs or not _PAIR_SEPARATOR.fullmatch(_PAIR.sub("", text)):
         raise data.MalformedDataError(
             f"{where}: not a list of '(x, y)' pairs of non-empty descriptors, at {_first_unpaired(text)!r}"
         )
