@@ -17,7 +17,11 @@ hold only verified files: a download enters the cache only if it is complete
 (Content-Length), is not empty, not a Git LFS pointer, not an HTML page, and has
 the official sha256 (or, for a source without a published sha256, the official
 number of lines). The public URLs are pinned to fixed commits, so the hashes stay
-true when the upstream repositories move on.
+true when the upstream repositories move on. A verification stamp beside a file
+spares re-reading it, in the cache only: a user's file (1, 2) is hashed, once per
+process, whatever lies beside it. Downloads get the permissions the umask gives
+any new file (0644 under umask 022), and a download removes what killed downloads
+of the same file left behind (see :func:`_remove_stale_parts`).
 
 ``lm-eval-bias download --to DIR`` fetches every benchmark's file into the
 data-directory layout, for air-gapped clusters.
@@ -36,7 +40,9 @@ import json
 import logging
 import os
 import re
+import socket
 import tempfile
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterable, Iterator
@@ -77,6 +83,9 @@ class DataSource:
     is the official file's hash; ``n_rows`` its number of rows as the benchmark
     counts them. A source without a ``sha256`` must be a JSON-lines file, whose
     non-empty lines (= rows) are counted to verify a download against ``n_rows``.
+    ``takes_data_file`` says whether the benchmark's tasks accept the file as
+    ``data_file`` (GenderPair reads one file per group, from a data directory only),
+    so that messages suggest only remedies the task accepts.
     """
 
     name: str
@@ -87,6 +96,7 @@ class DataSource:
     homepage: str
     sha256: str | None = None
     n_rows: int | None = None
+    takes_data_file: bool = True
 
 
 WINOQUEER = DataSource(
@@ -171,6 +181,7 @@ def _genderpair_pair_set(group: int, sha256: str, n_targets: int) -> DataSource:
         homepage="https://github.com/kstanghere/GenderCARE-ccs24",
         sha256=sha256,
         n_rows=n_targets,
+        takes_data_file=False,
     )
 
 
@@ -345,9 +356,21 @@ def _measure_file(path: Path) -> _FileFacts:
 
 
 # A stamp beside a verified file in the cache records its facts, keyed by size and
-# mtime, so the 381 MB disclosure file is not re-read on every run.
+# mtime, so the 381 MB disclosure file is not re-read on every run. Stamps are read
+# and written only in our own cache: beside a user's data_file or data_dir file, a
+# stamp could be copied or crafted to call any file the official one.
 def _stamp_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.verified.json")
+
+
+def _cache_file(source: DataSource) -> Path:
+    """Where the cache keeps the source's official file."""
+    return cache_dir() / source.benchmark / source.file_name
+
+
+def _is_cache_file(source: DataSource, path: Path) -> bool:
+    """Whether ``path`` is the source's file in our cache (the only place whose stamps are trusted)."""
+    return os.path.realpath(path) == os.path.realpath(_cache_file(source))
 
 
 def _facts_from_stamp(path: Path) -> _FileFacts | None:
@@ -379,6 +402,7 @@ def _write_stamp(path: Path, facts: _FileFacts) -> None:
             "lines": facts.lines,
         }
         handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".stamp")
+        _give_umask_mode(handle)
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             json.dump(stamp, out)
         os.replace(tmp, _stamp_path(path))
@@ -392,9 +416,10 @@ def _sha256_of_version(path: str, size: int, mtime_ns: int, ctime_ns: int) -> st
     return sha256_of(Path(path))
 
 
-def _sha256_cheaply(path: Path) -> str:
-    """The file's sha256, from its stamp if it has one, else hashed once per process and version."""
-    facts = _facts_from_stamp(path)
+def _sha256_cheaply(path: Path, trust_stamp: bool) -> str:
+    """The file's sha256: from its stamp where ``trust_stamp`` (our cache), else hashed once per process
+    and version of the file."""
+    facts = _facts_from_stamp(path) if trust_stamp else None
     if facts is not None:
         return facts.sha256
     stat = path.stat()
@@ -419,13 +444,33 @@ def _difference(source: DataSource, facts: _FileFacts) -> str | None:
 
 
 def _how_to_provide(source: DataSource) -> str:
+    """The ways to give a task the source's file, as a "To fix" list: only those its task accepts."""
     return (
         "To fix, do one of:\n"
-        f"  - on a machine with internet, run `lm-eval-bias download --to DIR`, copy DIR here and "
-        f'set {DATA_DIR_ENV}=DIR (or pass --metadata \'{{"data_dir": "DIR"}}\');\n'
-        f'  - pass the file itself: --metadata \'{{"data_file": "/path/to/{source.file_name}"}}\';\n'
-        f"  - go online once (unset the offline variables) so it is downloaded into the cache.\n"
+        f"  - on a machine with internet, run `lm-eval-bias download {' '.join(_sources_read_together(source))} "
+        f'--to DIR`, copy DIR here and set {DATA_DIR_ENV}=DIR (or pass --metadata \'{{"data_dir": "DIR"}}\');\n'
+        f"  - {_own_copy_remedy(source)};\n"
+        "  - go online once (unset the offline variables) so it is downloaded into the cache.\n"
         f"Public source: {source.urls[0]} ({source.license}, {source.homepage})"
+    )
+
+
+def _sources_read_together(source: DataSource) -> list[str]:
+    """The sources a task reads with this one from one data directory (GenderPair: its three groups)."""
+    if source.takes_data_file:
+        return [source.name]
+    siblings = [name for name, other in SOURCES.items() if other.benchmark == source.benchmark]
+    return siblings if source.name in siblings else [source.name]
+
+
+def _own_copy_remedy(source: DataSource, copy: str | None = None) -> str:
+    """How to give a task ``copy``, a file the user has: as data_file where the task takes one."""
+    if source.takes_data_file:
+        return f'pass {copy or "the file itself"} as --metadata \'{{"data_file": "/path/to/{source.file_name}"}}\''
+    return (
+        f"put {copy or 'your copy'} at DIR/{source.benchmark}/{source.file_name} and set {DATA_DIR_ENV}=DIR "
+        f'(or pass --metadata \'{{"data_dir": "DIR"}}\'); this benchmark takes no data_file, it reads '
+        "one file per group from the data directory"
     )
 
 
@@ -456,7 +501,7 @@ def resolve_data_file(
             return candidate
         looked.append(f"data directory ({data_dir_origin}): {candidate}")
 
-    cached = cache_dir() / source.benchmark / source.file_name
+    cached = _cache_file(source)
     if cached.is_file():
         difference = _cached_file_difference(source, cached)
         if difference is None:
@@ -540,8 +585,8 @@ def fetch(source: DataSource, dest_dir: str | os.PathLike) -> Path:
             f"Tried:{failed.listing()}\n"
             "To fix: if a URL could not be reached, check the internet connection (and proxy "
             "settings) and retry; if one served a different file, its upstream copy has changed: "
-            "report it to the lm-eval-bias maintainers, and meanwhile pass a copy you trust as "
-            "--metadata '{\"data_file\": ...}'."
+            "report it to the lm-eval-bias maintainers, and meanwhile "
+            f"{_own_copy_remedy(source, 'a copy you trust')}."
         ) from None
 
 
@@ -554,6 +599,7 @@ def _fetch(source: DataSource, dest_dir: str | os.PathLike) -> Path:
             f"{source.name}: cannot create the folder {target.parent} ({error.strerror or error}); "
             f"set {CACHE_DIR_ENV} (or `lm-eval-bias download --to DIR`) to a writable directory"
         ) from None
+    _remove_stale_parts(source, target.parent)
     opener = urllib.request.build_opener()  # reads the proxy settings as they are now
     failures: list[tuple[str, str]] = []
     for url in source.urls:
@@ -572,7 +618,8 @@ def _fetch(source: DataSource, dest_dir: str | os.PathLike) -> Path:
                 f"{source.name}: cannot save the download as {target} ({error.strerror or error}); "
                 "remove what is in the way, or download to another directory"
             ) from None
-        _write_stamp(target, facts)
+        if _is_cache_file(source, target):
+            _write_stamp(target, facts)
         logger.info("%s: saved %s (%d bytes, sha256 %s)", source.name, target, facts.size, facts.sha256)
         return target
     raise _NoGoodDownload(failures)
@@ -583,7 +630,8 @@ def _download_verified(
 ) -> tuple[Path, _FileFacts]:
     """Stream ``url`` to a temporary file in ``folder`` and check it; on any failure the file is removed."""
     try:
-        handle, name = tempfile.mkstemp(dir=folder, prefix=f".{source.file_name}.", suffix=".part")
+        handle, name = tempfile.mkstemp(dir=folder, prefix=_part_prefix(source.file_name), suffix=".part")
+        _give_umask_mode(handle)
     except OSError as error:
         raise DataError(
             f"{source.name}: cannot write in {folder} ({error.strerror or error}); "
@@ -600,6 +648,87 @@ def _download_verified(
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
+
+
+def _give_umask_mode(handle: int) -> None:
+    """Give a file made by mkstemp (always 0600) the mode ``open()`` would: 0666 less the umask.
+
+    A downloaded file is shared as it is (``download --to DIR``, then copied for other
+    users), so it must be as readable as any other file its owner writes.
+    """
+    if hasattr(os, "fchmod"):  # POSIX; elsewhere mkstemp's file has the default permissions
+        os.fchmod(handle, 0o666 & ~_umask())
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where the system tells it (Linux)."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # the portable way: set it, and put it back at once
+    os.umask(mask)
+    return mask
+
+
+# A download's temporary file is named after its writer, ".<file>.<pid>@<host>.<random>.part",
+# so that the next download of the same file can tell a leftover of a killed download
+# from the file of a download still running in another process.
+STALE_PART_AGE_S = 3600
+_HOST = re.sub(r"[^A-Za-z0-9.-]", "_", socket.gethostname()) or "localhost"
+
+
+def _part_prefix(file_name: str) -> str:
+    return f".{file_name}.{os.getpid()}@{_HOST}."
+
+
+def _remove_stale_parts(source: DataSource, folder: Path) -> None:
+    """Remove the temporary files that killed downloads of this source left in ``folder``.
+
+    A ``.part`` file is a leftover when its writer, a process of this machine, is
+    gone, or when nothing wrote to it for :data:`STALE_PART_AGE_S` (a running
+    download writes every chunk and gives up after a minute without data, so it is
+    never that old; this also covers files of another machine sharing the folder).
+    """
+    pattern = re.compile(re.escape(f".{source.file_name}.") + r"(?:(\d+)@(.+)\.)?[A-Za-z0-9_]+\.part")
+    try:
+        candidates = [path for path in folder.iterdir() if pattern.fullmatch(path.name)]
+    except OSError:
+        return  # no folder yet, or not listable: nothing of ours to clean
+    for path in candidates:
+        writer = pattern.fullmatch(path.name)
+        pid, host = (int(writer[1]), writer[2]) if writer[1] else (None, None)
+        if _is_stale_part(path, pid, host):
+            try:
+                path.unlink()
+                logger.info("%s: removed %s, left by a download that did not finish", source.name, path)
+            except OSError:
+                pass  # removed by another process meanwhile, or not ours to remove
+
+
+def _is_stale_part(path: Path, pid: int | None, host: str | None) -> bool:
+    try:
+        age = time.time() - path.stat().st_mtime
+    except OSError:
+        return False
+    if age > STALE_PART_AGE_S:
+        return True
+    return host == _HOST and pid is not None and not _process_exists(pid)
+
+
+def _process_exists(pid: int) -> bool:
+    if os.name == "nt":
+        return True  # os.kill(pid, 0) would send Ctrl-C there: leave it to the age rule
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists, as another user's process (EPERM)
+    return True
 
 
 class _ChunkWriter:
@@ -702,12 +831,14 @@ def describe_file(source: DataSource, path: str | os.PathLike, n_rows: int) -> d
     """The provenance of a file a benchmark read, for the results file.
 
     ``official`` is True when the file's sha256 is the official one (for a source
-    without a published sha256: when ``n_rows`` is the official row count). Logs a
+    without a published sha256: when ``n_rows`` is the official row count). The
+    sha256 is read from a verification stamp only for the file in our cache; any
+    other file (``data_file``, ``data_dir``) is hashed, once per process. Logs a
     warning for each way the file differs: a differing file still runs, so that
     users can evaluate a subset on purpose.
     """
     path = Path(path)
-    digest = _sha256_cheaply(path)
+    digest = _sha256_cheaply(path, trust_stamp=_is_cache_file(source, path))
     warnings = []
     if source.n_rows is not None and n_rows != source.n_rows:
         warnings.append(

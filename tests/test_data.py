@@ -57,7 +57,7 @@ def test_missing_explicit_file_is_an_error_not_a_fallback(tmp_path, source):
         data.resolve_data_file(source, data_file=str(tmp_path / "nope.csv"))
     assert "nope.csv" in str(error.value)
     assert "does not exist" in str(error.value)
-    assert "lm-eval-bias download --to DIR" in str(error.value)
+    assert "lm-eval-bias download toy --to DIR" in str(error.value)
 
 
 def test_metadata_data_dir_beats_environment_and_cache(tmp_path, source, monkeypatch):
@@ -361,3 +361,76 @@ def test_every_source_is_verifiable():
     """A download must have something to be checked against: a sha256, or a JSON-lines row count."""
     for source in data.SOURCES.values():
         assert source.sha256 or (source.n_rows and source.file_name.endswith(".jsonl")), source.name
+
+
+# --------------------------------------------------------------------------
+# Verification stamps: trusted only in our own cache
+
+
+def forge_stamp(path, sha256, lines):
+    """A stamp beside ``path`` that matches its size, mtime and ctime but claims other contents."""
+    stat = path.stat()
+    stamp = {
+        "file": path.name,
+        "size": stat.st_size,
+        "mtime_ns": stat.st_mtime_ns,
+        "ctime_ns": stat.st_ctime_ns,
+        "sha256": sha256,
+        "lines": lines,
+    }
+    (path.parent / f".{path.name}.verified.json").write_text(json.dumps(stamp))
+
+
+def winoqueer_subset_of_42(winoqueer_dir, folder):
+    path = folder / "winoqueer" / "winoqueer_final.csv"
+    path.parent.mkdir(parents=True)
+    path.write_bytes((winoqueer_dir / "winoqueer_head_sample.csv").read_bytes())
+    forge_stamp(path, data.WINOQUEER.sha256, data.WINOQUEER.n_rows + 1)
+    return path
+
+
+@pytest.mark.parametrize("given_as", ["data_file", "data_dir"])
+def test_a_forged_stamp_beside_a_users_file_does_not_make_it_official(winoqueer_dir, tmp_path, given_as):
+    from lm_eval_bias.benchmarks import winoqueer
+
+    path = winoqueer_subset_of_42(winoqueer_dir, tmp_path / "mine")
+    option = str(path) if given_as == "data_file" else str(tmp_path / "mine")
+    split = winoqueer.load_dataset(**{given_as: option})
+    assert split.lm_eval_bias_data == {
+        "official": False,
+        "files": [
+            {
+                "name": "winoqueer",
+                "path": str(path),
+                "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+                "rows": 42,
+                "official_sha256": data.WINOQUEER.sha256,
+                "official_rows": 45540,
+                "official": False,
+            }
+        ],
+        "selection": {},
+        "settings": {},
+    }
+    assert len(split["test"]) == 42
+
+
+def test_describe_file_neither_reads_nor_writes_a_stamp_outside_the_cache(tmp_path, source):
+    subset = place(tmp_path / "mine", source, CSV + "Queer,Cis,a b.,c b.\n")
+    forge_stamp(subset, source.sha256, 1)
+    record = data.describe_file(source, subset, n_rows=2)
+    assert (record["sha256"], record["official"]) == (hashlib.sha256(subset.read_bytes()).hexdigest(), False)
+    plain = place(tmp_path / "plain", source)
+    assert data.describe_file(source, plain, n_rows=1)["official"] is True
+    assert sorted(p.name for p in plain.parent.iterdir()) == ["toy.csv"]  # no stamp written beside it
+
+
+def test_the_stamp_of_our_cache_is_still_trusted(tmp_path, source, monkeypatch):
+    cached = place(data.cache_dir(), source, CSV + "Queer,Cis,a b.,c b.\n")
+    forge_stamp(cached, source.sha256, 1)  # as if verified: the cache is ours to keep
+
+    def must_not_hash(path):
+        raise AssertionError(f"hashed {path}")
+
+    monkeypatch.setattr(data, "sha256_of", must_not_hash)
+    assert data.describe_file(source, cached, n_rows=1)["sha256"] == source.sha256

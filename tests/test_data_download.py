@@ -6,6 +6,7 @@ import hashlib
 import http.server
 import json
 import logging
+import os
 import re
 import threading
 
@@ -133,9 +134,9 @@ BAD_CASES = {
 }
 
 
-def test_a_good_download_is_saved_with_its_stamp(server, tmp_path):
-    path = data.fetch(toy(f"{server}/good.csv"), tmp_path / "dest")
-    assert path == tmp_path / "dest" / "toy" / "toy.csv"
+def test_a_good_download_into_the_cache_is_saved_with_its_stamp(server):
+    path = data.fetch(toy(f"{server}/good.csv"), data.cache_dir())
+    assert path == data.cache_dir() / "toy" / "toy.csv"
     assert path.read_bytes() == GOOD
     assert files_in(path.parent) == [".toy.csv.verified.json", "toy.csv"]
     stamp = json.loads((path.parent / ".toy.csv.verified.json").read_text())
@@ -147,6 +148,14 @@ def test_a_good_download_is_saved_with_its_stamp(server, tmp_path):
         "sha256": GOOD_SHA256,
         "lines": 3,
     }
+
+
+def test_a_download_outside_the_cache_gets_no_stamp(server, tmp_path):
+    # A folder made with `download --to DIR` is the user's: its stamps would never be read.
+    path = data.fetch(toy(f"{server}/good.csv"), tmp_path / "dest")
+    assert path == tmp_path / "dest" / "toy" / "toy.csv"
+    assert path.read_bytes() == GOOD
+    assert files_in(path.parent) == ["toy.csv"]
 
 
 @pytest.mark.parametrize("name", BAD_CASES)
@@ -162,7 +171,7 @@ def test_every_bad_url_is_tried_then_the_good_one_is_used(server, tmp_path, capl
     with caplog.at_level(logging.WARNING, logger="lm_eval_bias"):
         path = data.fetch(toy(*urls), tmp_path)
     assert path.read_bytes() == GOOD
-    assert files_in(path.parent) == [".toy.csv.verified.json", "toy.csv"]
+    assert files_in(path.parent) == ["toy.csv"]
     assert server.requested == [f"/{name}" for name in BAD_CASES] + ["/good.csv"]
     assert [r.getMessage() for r in caplog.records] == [
         f"toy: not using {server}/{name}: {reason}" for name, reason in BAD_CASES.items()
@@ -178,15 +187,16 @@ def test_when_every_url_fails_one_error_lists_each_reason(server, tmp_path):
         f"toy: could not download 'toy.csv'; nothing was saved in {tmp_path / 'toy'}. Tried:{tried}\n"
         "To fix: if a URL could not be reached, check the internet connection (and proxy settings) "
         "and retry; if one served a different file, its upstream copy has changed: report it to the "
-        "lm-eval-bias maintainers, and meanwhile pass a copy you trust as --metadata '{\"data_file\": ...}'."
+        "lm-eval-bias maintainers, and meanwhile pass a copy you trust as "
+        '--metadata \'{"data_file": "/path/to/toy.csv"}\'.'
     )
     assert files_in(tmp_path / "toy") == []
 
 
-def test_a_failed_download_does_not_touch_the_file_already_there(server, tmp_path):
-    good = data.fetch(toy(f"{server}/good.csv"), tmp_path)
+def test_a_failed_download_does_not_touch_the_file_already_there(server):
+    good = data.fetch(toy(f"{server}/good.csv"), data.cache_dir())
     with pytest.raises(data.DataError):
-        data.fetch(toy(f"{server}/wrong.csv", f"{server}/short.csv"), tmp_path)
+        data.fetch(toy(f"{server}/wrong.csv", f"{server}/short.csv"), data.cache_dir())
     assert good.read_bytes() == GOOD
     assert files_in(good.parent) == [".toy.csv.verified.json", "toy.csv"]
 
@@ -351,8 +361,8 @@ def test_a_full_disk_stops_the_download_and_names_the_folder(server, tmp_path, m
     with pytest.raises(data.DataError) as error:
         data.fetch(toy(f"{server}/good.csv", f"{server}/wrong.csv"), tmp_path)
     assert re.fullmatch(
-        re.escape(f"cannot write the download to {tmp_path / 'toy'}/")
-        + r"\.toy\.csv\.\w+\.part"
+        re.escape(f"cannot write the download to {tmp_path / 'toy'}/.toy.csv.{os.getpid()}@{data._HOST}.")
+        + r"\w+\.part"
         + re.escape(
             " (No space left on device); free some disk space, or set LM_EVAL_BIAS_CACHE_DIR "
             "(or `lm-eval-bias download --to DIR`) to another directory"
@@ -361,3 +371,157 @@ def test_a_full_disk_stops_the_download_and_names_the_folder(server, tmp_path, m
     )
     assert server.requested == ["/good.csv"]  # not a fault of the URL: the next one is not tried
     assert files_in(tmp_path / "toy") == []
+
+
+# --------------------------------------------------------------------------
+# File modes: a download is as readable as any file its owner writes
+
+
+@pytest.fixture
+def umask():
+    """Set the process umask for one test (``umask(0o022)``), restoring it afterwards."""
+    original = os.umask(0o022)
+    os.umask(original)
+    yield os.umask
+    os.umask(original)
+
+
+@pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_a_cached_download_and_its_stamp_follow_the_umask(server, online, umask, mask, mode):
+    umask(mask)
+    path = data.resolve_data_file(toy(f"{server}/good.csv"))
+    assert path == data.cache_dir() / "toy" / "toy.csv"
+    assert path.stat().st_mode & 0o777 == mode
+    assert (path.parent / ".toy.csv.verified.json").stat().st_mode & 0o777 == mode
+
+
+@pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o077, 0o600)])
+def test_download_to_a_folder_follows_the_umask(server, tmp_path, monkeypatch, umask, mask, mode):
+    # The air-gapped flow: `download --to DIR`, then DIR is copied and shared with other users.
+    monkeypatch.setitem(data.SOURCES, "toy", toy(f"{server}/good.csv"))
+    umask(mask)
+    assert cli._download(["toy", "--to", str(tmp_path / "airgap")]) == 0
+    assert (tmp_path / "airgap" / "toy" / "toy.csv").stat().st_mode & 0o777 == mode
+
+
+# --------------------------------------------------------------------------
+# Leftovers of killed downloads
+
+
+def gone_pid():
+    """The id of a process that has just ended (the kernel does not reuse it at once)."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def part(folder, name, age_s=0):
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(GOOD[:10])
+    if age_s:
+        then = path.stat().st_mtime - age_s
+        os.utime(path, (then, then))
+    return path.name
+
+
+def test_the_next_download_removes_leftovers_of_killed_downloads_only(server, tmp_path, caplog):
+    folder = tmp_path / "toy"
+    host, me, dead = data._HOST, os.getpid(), gone_pid()
+    left = {
+        "dead writer": part(folder, f".toy.csv.{dead}@{host}.ab12cd34.part"),
+        "old, writer unknown": part(folder, ".toy.csv.k2j3h4_x.part", age_s=data.STALE_PART_AGE_S + 60),
+        "old, other machine": part(folder, f".toy.csv.{me}@other-host.zz99yy88.part", age_s=data.STALE_PART_AGE_S + 60),
+    }
+    kept = {
+        "running here": part(folder, f".toy.csv.{me}@{host}.live0001.part"),
+        "fresh, other machine": part(folder, f".toy.csv.{dead}@other-host.live0002.part"),
+        "fresh, writer unknown": part(folder, ".toy.csv.live0003.part"),
+        "another source's": part(folder, f".other.csv.{dead}@{host}.ab12cd34.part"),
+    }
+    with caplog.at_level(logging.INFO, logger="lm_eval_bias"):
+        data.fetch(toy(f"{server}/good.csv"), tmp_path)
+    assert files_in(folder) == sorted([*kept.values(), "toy.csv"])
+    assert (folder / kept["running here"]).read_bytes() == GOOD[:10]  # a concurrent download is left alone
+    removed = [r.getMessage() for r in caplog.records if "did not finish" in r.getMessage()]
+    assert sorted(removed) == sorted(
+        f"toy: removed {folder / name}, left by a download that did not finish" for name in left.values()
+    )
+
+
+def test_a_failed_download_cleans_leftovers_too(server, tmp_path):
+    name = part(tmp_path / "toy", f".toy.csv.{gone_pid()}@{data._HOST}.ab12cd34.part")
+    with pytest.raises(data.DataError):
+        data.fetch(toy(f"{server}/wrong.csv"), tmp_path)
+    assert name not in files_in(tmp_path / "toy")
+    assert files_in(tmp_path / "toy") == []
+
+
+# --------------------------------------------------------------------------
+# Remedies: each source's messages suggest only what its task accepts
+
+
+def offline_not_found(source):
+    with pytest.raises(data.DataNotFoundError) as error:
+        data.resolve_data_file(source)
+    return str(error.value)
+
+
+@pytest.mark.parametrize("name", ["winoqueer", "tango_misgendering", "tango_disclosure"])
+def test_offline_remedies_of_a_source_whose_task_takes_data_file(name, online, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    source = data.SOURCES[name]
+    cached = data.cache_dir() / source.benchmark / source.file_name
+    assert offline_not_found(source) == (
+        f"{name}: data file {source.file_name!r} not found, and downloading is off because HF_HUB_OFFLINE is set.\n"
+        f"Looked in:\n  - cache: {cached}\n"
+        "To fix, do one of:\n"
+        f"  - on a machine with internet, run `lm-eval-bias download {name} --to DIR`, copy DIR here and set "
+        'LM_EVAL_BIAS_DATA_DIR=DIR (or pass --metadata \'{"data_dir": "DIR"}\');\n'
+        f'  - pass the file itself as --metadata \'{{"data_file": "/path/to/{source.file_name}"}}\';\n'
+        "  - go online once (unset the offline variables) so it is downloaded into the cache.\n"
+        f"Public source: {source.urls[0]} ({source.license}, {source.homepage})"
+    )
+
+
+@pytest.mark.parametrize("group", [1, 2, 3])
+def test_offline_remedies_of_genderpair_never_suggest_data_file(group, online, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    source = data.SOURCES[f"gendercare_group{group}"]
+    cached = data.cache_dir() / "gendercare" / f"group{group}_pairset.json"
+    assert offline_not_found(source) == (
+        f"gendercare_group{group}: data file 'group{group}_pairset.json' not found, and downloading is off "
+        "because HF_HUB_OFFLINE is set.\n"
+        f"Looked in:\n  - cache: {cached}\n"
+        "To fix, do one of:\n"
+        "  - on a machine with internet, run `lm-eval-bias download gendercare_group1 gendercare_group2 "
+        "gendercare_group3 --to DIR`, copy DIR here and set LM_EVAL_BIAS_DATA_DIR=DIR (or pass "
+        '--metadata \'{"data_dir": "DIR"}\');\n'
+        f"  - put your copy at DIR/gendercare/group{group}_pairset.json and set LM_EVAL_BIAS_DATA_DIR=DIR "
+        '(or pass --metadata \'{"data_dir": "DIR"}\'); this benchmark takes no data_file, it reads one '
+        "file per group from the data directory;\n"
+        "  - go online once (unset the offline variables) so it is downloaded into the cache.\n"
+        f"Public source: {source.urls[0]} (MIT, https://github.com/kstanghere/GenderCARE-ccs24)"
+    )
+
+
+def test_every_source_is_covered_by_a_remedy_test():
+    takes_data_file = sorted(name for name, source in data.SOURCES.items() if source.takes_data_file)
+    assert takes_data_file == ["tango_disclosure", "tango_misgendering", "winoqueer"]
+    assert sorted(set(data.SOURCES) - set(takes_data_file)) == [f"gendercare_group{g}" for g in (1, 2, 3)]
+
+
+def test_a_failed_genderpair_download_suggests_a_data_directory(server, tmp_path):
+    source = dataclasses.replace(data.GENDERCARE_GROUP2, urls=(f"{server}/wrong.csv",))
+    with pytest.raises(data.DataError) as error:
+        data.fetch(source, tmp_path)
+    assert str(error.value).endswith(
+        "report it to the lm-eval-bias maintainers, and meanwhile put a copy you trust at "
+        "DIR/gendercare/group2_pairset.json and set LM_EVAL_BIAS_DATA_DIR=DIR (or pass --metadata "
+        '\'{"data_dir": "DIR"}\'); this benchmark takes no data_file, it reads one file per group from '
+        "the data directory."
+    )
+    assert 'data_file": ' not in str(error.value)
