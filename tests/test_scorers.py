@@ -612,3 +612,139 @@ def test_a_task_without_classifier_filters_leaves_the_classifiers_unimported(mon
     filter_list = [{"name": "first", "filter": [{"function": "take_first"}]}]
     assert harness.prepare_classifiers({"filter_list": filter_list}) == filter_list
     assert "lm_eval_bias.scorers.filter" not in sys.modules
+
+
+# --------------------------------------------------------------------------
+# Bad checkpoint and config files: the file, what is wrong, the fix
+
+
+ORIGINAL_URL = "https://github.com/unitaryai/detoxify/releases/download/v0.1-alpha/toxic_original-c1212f89.ckpt"
+GET_AGAIN = f"download it again ({ORIGINAL_URL}) and point the checkpoint argument at the complete copy"
+
+
+def scorer_error(checkpoint, config_dir):
+    with pytest.raises(scorers.ScorerError) as caught:
+        scorers.DetoxifyScorer(model_type="original", checkpoint=checkpoint, config_dir=config_dir)
+    return str(caught.value)
+
+
+def test_a_truncated_checkpoint_is_named_instead_of_errno_22(tiny_detoxify, tmp_path):
+    checkpoint, config_dir = tiny_detoxify["original"]
+    raw = checkpoint.read_bytes()
+    truncated = tmp_path / "truncated.ckpt"
+    truncated.write_bytes(raw[: len(raw) // 6])  # as a download or copy cut short
+    with pytest.raises(OSError, match=r"\[Errno 22\] Invalid argument"):
+        torch.load(truncated, weights_only=False)  # the cause torch gives, naming nothing
+    assert scorer_error(truncated, config_dir) == (
+        f"detoxify: checkpoint '{truncated}' (from argument) is truncated or damaged: it is not a complete "
+        f"zip archive, as torch.save writes ({len(raw) // 6:,} bytes); {GET_AGAIN}"
+    )
+
+
+def test_a_damaged_or_foreign_checkpoint_file_is_named_with_the_fix(tiny_detoxify, tmp_path, monkeypatch):
+    checkpoint, config_dir = tiny_detoxify["original"]
+    raw = bytearray(checkpoint.read_bytes())
+    raw[len(raw) // 3 : len(raw) // 3 + 64] = bytes(64)  # weights torch.load would read without a word
+    damaged = tmp_path / "damaged.ckpt"
+    damaged.write_bytes(bytes(raw))
+    message = scorer_error(damaged, config_dir)
+    assert message.startswith(f"detoxify: checkpoint '{damaged}' (from argument) is damaged: its part '")
+    assert message.endswith(f"' does not match its checksum (CRC); {GET_AGAIN}")
+    pointer = tmp_path / "pointer.ckpt"
+    pointer.write_bytes(b"version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 9\n")
+    monkeypatch.setenv(scorers.DETOXIFY_CHECKPOINT_ENV, str(pointer))
+    with pytest.raises(scorers.ScorerError) as caught:
+        scorers.DetoxifyScorer(config_dir=config_dir)
+    assert str(caught.value) == (
+        f"detoxify: checkpoint '{pointer}' (from {scorers.DETOXIFY_CHECKPOINT_ENV}) is a Git LFS pointer, not "
+        f"the checkpoint itself; download it again ({ORIGINAL_URL}) and point "
+        f"{scorers.DETOXIFY_CHECKPOINT_ENV} at the complete copy"
+    )
+    text = tmp_path / "notes.ckpt"
+    text.write_text("{}")
+    assert scorer_error(text, config_dir) == (
+        f"detoxify: checkpoint '{text}' (from argument) cannot be read by torch.load (invalid load key, '{{'.): "
+        f"it is not a PyTorch checkpoint, or it is damaged; {GET_AGAIN}"
+    )
+    (tmp_path / "empty.ckpt").write_bytes(b"")
+    assert scorer_error(tmp_path / "empty.ckpt", config_dir) == (
+        f"detoxify: checkpoint '{tmp_path / 'empty.ckpt'}' (from argument) is empty (0 bytes); {GET_AGAIN}"
+    )
+
+
+def test_a_checkpoint_folder_is_named_with_the_files_it_holds(tiny_detoxify):
+    checkpoint, config_dir = tiny_detoxify["original"]
+    folder = checkpoint.parent
+    assert scorer_error(folder, config_dir) == (
+        f"detoxify: checkpoint '{folder}' (from argument) is a folder (it holds detoxify-original.ckpt), "
+        "not a file; give the path of the .ckpt file itself"
+    )
+
+
+def test_label_names_as_id2label_keys_are_named_instead_of_invalid_literal(tiny_detoxify, tmp_path):
+    import json
+    import shutil
+
+    import transformers
+
+    checkpoint, config_dir = tiny_detoxify["original"]
+    edited = tmp_path / "config"
+    shutil.copytree(config_dir, edited)
+    config = json.loads((edited / "config.json").read_text())
+    config["id2label"] = {"toxic": 0, "severe_toxic": 1}  # label2id's map written the wrong way round
+    (edited / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match=r"invalid literal for int\(\) with base 10: 'toxic'"):
+        transformers.BertConfig.from_pretrained(edited)  # the cause transformers gives, naming nothing
+    assert scorer_error(checkpoint, edited) == (
+        f"detoxify: {edited / 'config.json'} (config_dir from argument): id2label has the key 'toxic', but "
+        'it maps label numbers to names ({"0": "toxic", "1": "severe_toxic", ...}); fix it or remove id2label '
+        "and label2id (Detoxify takes its labels from the checkpoint), or save the base model's config there "
+        "again (AutoConfig.from_pretrained(...).save_pretrained(DIR))"
+    )
+    config["id2label"] = {"0": "toxic", "1": "severe_toxic"}
+    config["label2id"] = {"toxic": "zero"}
+    (edited / "config.json").write_text(json.dumps(config))
+    assert "label2id must map label names to numbers" in scorer_error(checkpoint, edited)
+
+
+def test_config_files_that_are_not_json_objects_are_named(tiny_detoxify, tmp_path):
+    import json
+    import shutil
+
+    checkpoint, config_dir = tiny_detoxify["original"]
+    edited = tmp_path / "config"
+    shutil.copytree(config_dir, edited)
+    (edited / "config.json").write_text('{"model_type": "bert",\n}')
+    assert scorer_error(checkpoint, edited) == (
+        f"detoxify: {edited / 'config.json'} (config_dir from argument) is not valid JSON (Expecting property "
+        "name enclosed in double quotes: line 2 column 1 (char 23)); fix it, or save the base model's config "
+        "there again (AutoConfig.from_pretrained(...).save_pretrained(DIR))"
+    )
+    shutil.copy(config_dir / "config.json", edited / "config.json")
+    tokenizer_config = json.loads((edited / "tokenizer_config.json").read_text())
+    (edited / "tokenizer_config.json").write_text(json.dumps({**tokenizer_config, "model_max_length": "512"}))
+    assert scorer_error(checkpoint, edited) == (
+        f"detoxify: {edited / 'tokenizer_config.json'} (config_dir from argument): model_max_length is '512', "
+        "not a number of tokens >= 1; fix it, or save the base model's tokenizer there again "
+        "(AutoTokenizer.from_pretrained(...).save_pretrained(DIR))"
+    )
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "problem"),
+    [
+        ("classes", "toxic", "config.dataset.args.classes is 'toxic', not a list of label names"),
+        ("num_classes", "six", "config.arch.args.num_classes is 'six', not a whole number >= 1"),
+        ("num_classes", 3, "config.dataset.args.classes names 6 labels for 3 outputs"),
+    ],
+)
+def test_a_checkpoint_config_with_wrong_values_is_named(tiny_detoxify, tmp_path, where, value, problem):
+    checkpoint, config_dir = tiny_detoxify["original"]
+    loaded = torch.load(checkpoint, weights_only=False)
+    args = loaded["config"]["dataset"]["args"] if where == "classes" else loaded["config"]["arch"]["args"]
+    args[where] = value
+    torch.save(loaded, tmp_path / "edited.ckpt")
+    assert scorer_error(tmp_path / "edited.ckpt", config_dir) == (
+        f"detoxify: checkpoint '{tmp_path / 'edited.ckpt'}' (from argument): {problem}; use a checkpoint as "
+        "Detoxify releases them, or fix its config"
+    )
