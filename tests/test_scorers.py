@@ -736,13 +736,14 @@ def test_config_files_that_are_not_json_objects_are_named(tiny_detoxify, tmp_pat
         ("classes", "toxic", "config.dataset.args.classes is 'toxic', not a list of label names"),
         ("num_classes", "six", "config.arch.args.num_classes is 'six', not a whole number >= 1"),
         ("num_classes", 3, "config.dataset.args.classes names 6 labels for 3 outputs"),
+        ("state_dict", {}, "state_dict is empty, not the weights"),
     ],
 )
 def test_a_checkpoint_config_with_wrong_values_is_named(tiny_detoxify, tmp_path, where, value, problem):
     checkpoint, config_dir = tiny_detoxify["original"]
     loaded = torch.load(checkpoint, weights_only=False)
-    args = loaded["config"]["dataset"]["args"] if where == "classes" else loaded["config"]["arch"]["args"]
-    args[where] = value
+    places = {"classes": loaded["config"]["dataset"]["args"], "state_dict": loaded}
+    places.get(where, loaded["config"]["arch"]["args"])[where] = value
     torch.save(loaded, tmp_path / "edited.ckpt")
     assert scorer_error(tmp_path / "edited.ckpt", config_dir) == (
         f"detoxify: checkpoint '{tmp_path / 'edited.ckpt'}' (from argument): {problem}; use a checkpoint as "

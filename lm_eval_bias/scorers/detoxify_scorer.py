@@ -237,6 +237,12 @@ def _check_checkpoint_dict(loaded, where: str) -> None:
     for key in ("model_name", "tokenizer_name"):
         if not isinstance(args.get(key), str):
             problems.append(f"config.arch.args.{key} is {args.get(key)!r}, not a transformers class name")
+    weights = loaded["state_dict"]
+    if not isinstance(weights, Mapping) or not weights:
+        # transformers would start every missing weight at random, with only a log line to say so.
+        problems.append(
+            f"state_dict is {'empty' if isinstance(weights, Mapping) else repr(weights)[:40]}, not the weights"
+        )
     if not isinstance(args["model_type"], str):
         problems.append(f"config.arch.args.model_type is {args['model_type']!r}, not a hub id or folder")
     if problems:
