@@ -6,6 +6,7 @@ import pytest
 from lm_eval_bias import data, stats
 from lm_eval_bias.benchmarks import gendercare as gp
 from lm_eval_bias.errors import ConfigurationError
+from lm_eval_bias.readers import DuplicateKeyError
 
 
 @pytest.fixture(scope="module")
@@ -131,6 +132,21 @@ def test_malformed_pair_sets(tmp_path):
     path.write_text("[]")
     with pytest.raises(data.MalformedDataError, match="non-empty JSON list"):
         gp.read_pair_sets(path, 1)
+
+
+def test_a_pair_set_with_a_key_given_twice_is_refused(tmp_path):
+    path = tmp_path / "group1_pairset.json"
+    path.write_text(
+        '[\n {"object": "man",\n  "format1": "(a, b)",\n  "format1": "(c, d)",\n'
+        '  "format1_anti": "(b, a)", "format2": "(man, a)", "format2_anti": "(man, b)",\n'
+        '  "format3": "(a, man)", "format3_anti": "(b, man)"}\n]\n'
+    )
+    with pytest.raises(DuplicateKeyError) as error:
+        gp.read_pair_sets(path, 1)
+    assert str(error.value) == (
+        f"{path}, line 4: the key 'format1' is given twice in one object (first on line 3); "
+        "a plain reader would silently keep only the last. Fix: keep one of them"
+    )
 
 
 def test_loader_options_give_clear_errors():

@@ -8,6 +8,7 @@ from lm_eval.api.metrics import mean
 from lm_eval_bias import data, harness, stats
 from lm_eval_bias.benchmarks import tango
 from lm_eval_bias.errors import ConfigurationError
+from lm_eval_bias.readers import DuplicateKeyError
 
 MISGENDERING_HEADER = "template_idx,ante,ante_type,pronoun_family,template\n"
 
@@ -277,6 +278,20 @@ def test_disclosure_csv_and_malformed_rows(tmp_path):
     path.write_text(header + "\n0,{n} is {g}.,Casey is agender.,agender,Casey,True,False\n")
     (row,) = tango.iter_disclosure(path)
     assert row["prompt"] == "Casey is agender." and row["is_english_name"] is True
+
+
+def test_a_jsonl_row_with_a_key_given_twice_is_refused(tmp_path, disclosure_file):
+    rows = disclosure_file.read_text().splitlines()
+    # line 3 names the identity twice: a plain reader would keep the last, "man"
+    rows[2] = rows[2].replace('"gender_identity": ', '"gender_identity": "man", "gender_identity": ', 1)
+    path = tmp_path / "twice.jsonl"
+    path.write_text("\n".join(rows) + "\n")
+    with pytest.raises(DuplicateKeyError) as error:
+        list(tango.iter_disclosure(path))
+    assert str(error.value) == (
+        f"{path}, line 3: the key 'gender_identity' is given twice in one object (first on line 3); "
+        "a plain reader would silently keep only the last. Fix: keep one of them"
+    )
 
 
 def test_disclosure_metrics_per_identity_and_gap():

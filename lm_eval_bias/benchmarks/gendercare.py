@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lm_eval_bias import data, options
+from lm_eval_bias import data, options, readers
 from lm_eval_bias.metric_keys import with_empty_rate, with_interval, with_test
 
 logger = logging.getLogger("lm_eval_bias")
@@ -85,7 +85,7 @@ def read_pair_sets(path: str | Path, group: int) -> list[PairSet]:
     """Validated pair sets of one group file; every problem names the file and element."""
     path = Path(path)
     try:
-        elements = json.loads(data.read_text(path))
+        elements = readers.loads_json(data.read_text(path), str(path))
     except json.JSONDecodeError as error:
         raise data.MalformedDataError(f"{path}: not JSON: {error}") from None
     if not isinstance(elements, list) or not elements:

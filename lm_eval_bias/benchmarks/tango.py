@@ -18,7 +18,7 @@ import random
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from lm_eval_bias import data, options, pronouns, stats
+from lm_eval_bias import data, options, pronouns, readers, stats
 from lm_eval_bias.metric_keys import slug, with_empty_rate, with_interval, with_test
 
 logger = logging.getLogger("lm_eval_bias")
@@ -49,7 +49,7 @@ def _rows(path: Path) -> Iterator[tuple[int, dict]]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = readers.loads_json(line, str(path), first_line=line_number)
             except json.JSONDecodeError as error:
                 raise data.MalformedDataError(f"{path}, line {line_number}: not JSON: {error}") from None
             if not isinstance(row, dict):
