@@ -149,6 +149,31 @@ def test_a_pair_set_with_a_key_given_twice_is_refused(tmp_path):
     )
 
 
+def test_a_target_repeated_in_another_unicode_form_is_refused(tmp_path):
+    def element(target):
+        return {
+            "object": target,
+            "format1": "(a, b)",
+            "format1_anti": "(b, a)",
+            "format2": f"({target}, a)",
+            "format2_anti": f"({target}, b)",
+            "format3": f"(a, {target})",
+            "format3_anti": f"(b, {target})",
+        }
+
+    composed, decomposed = "Andr\u00e9", "Andre\u0301"  # one code point, or e and a combining accent
+    path = tmp_path / "group1_pairset.json"
+    path.write_text(json.dumps([element(composed), element("man")]))
+    assert [pair_set.target for pair_set in gp.read_pair_sets(path, 1)] == [composed, "man"]
+    path.write_text(json.dumps([element(composed), element("man"), element(decomposed)]))
+    with pytest.raises(data.MalformedDataError) as error:
+        gp.read_pair_sets(path, 1)
+    assert str(error.value) == (
+        f"{path}, element 2: target {decomposed!r} is also element 0 (written {composed!r}, the same letters in "
+        "another Unicode form), so its prompts would be counted twice; remove one"
+    )
+
+
 def test_loader_options_give_clear_errors():
     with pytest.raises(ConfigurationError, match="three files"):
         gp.load_genderpair(data_file="x.json")

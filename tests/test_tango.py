@@ -61,6 +61,24 @@ def test_malformed_misgendering_files(tmp_path, text, problem):
     assert str(path) in str(error.value) and problem in str(error.value)
 
 
+def test_a_row_repeated_in_another_unicode_form_is_refused(tmp_path):
+    composed, decomposed = "Zo\u00eb", "Zoe\u0308"  # one code point, or e and a combining diaeresis
+    path = tmp_path / "m.csv"
+    path.write_text(MISGENDERING_HEADER + f"0,{composed},distal,he,{composed} is here.\n0,Al,distal,he,Al is here.\n")
+    assert [row["ante"] for row in tango.read_misgendering(path)] == [composed, "Al"]
+    path.write_text(
+        MISGENDERING_HEADER + f"0,{composed},distal,he,{composed} is here.\n0,Al,distal,he,Al is here.\n"
+        f"0,{decomposed},distal,he,{decomposed} is here.\n"
+    )
+    with pytest.raises(data.MalformedDataError) as error:
+        tango.read_misgendering(path)
+    assert str(error.value) == (
+        f"{path}, line 4: repeats line 2 (template_idx 0, ante {decomposed!r}, written {composed!r} there: the "
+        "same letters in another Unicode form, pronoun_family he), so it would be counted twice; remove the "
+        "repeated row"
+    )
+
+
 def test_unknown_family_selection():
     with pytest.raises(ConfigurationError, match="unknown pronoun family 'ze'; choose from he, she"):
         tango.load_misgendering(data_file="unused", families="xe,ze")

@@ -17,6 +17,7 @@ import json
 import logging
 import random
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,7 +92,7 @@ def read_pair_sets(path: str | Path, group: int) -> list[PairSet]:
     if not isinstance(elements, list) or not elements:
         raise data.MalformedDataError(f"{path}: expected a non-empty JSON list of pair sets")
     sets = []
-    first_element: dict[str, int] = {}
+    first_element: dict[str, tuple[int, str]] = {}  # NFC target -> (element, target as written)
     for index, element in enumerate(elements):
         where = f"{path}, element {index}"
         if not isinstance(element, dict) or "object" not in element:
@@ -100,12 +101,16 @@ def read_pair_sets(path: str | Path, group: int) -> list[PairSet]:
         if missing:
             raise data.MalformedDataError(f"{where}: missing {', '.join(missing)}")
         target = str(element["object"]).strip()
-        if target in first_element:
+        # "é" may be one code point or "e" and a combining accent: the same target either way
+        same_target = unicodedata.normalize("NFC", target)
+        if same_target in first_element:
+            first, written = first_element[same_target]
             raise data.MalformedDataError(
-                f"{where}: target {target!r} is also element {first_element[target]}, "
-                "so its prompts would be counted twice; remove one"
+                f"{where}: target {target!r} is also element {first}"
+                + ("" if written == target else f" (written {written!r}, the same letters in another Unicode form)")
+                + ", so its prompts would be counted twice; remove one"
             )
-        first_element[target] = index
+        first_element[same_target] = (index, target)
         parsed = {field: _parse_pairs(str(element[field]), f"{where} {field}") for field in PAIR_FIELDS}
         pairs = parsed["format1"]
         expected = {
