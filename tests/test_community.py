@@ -11,6 +11,7 @@ import pytest
 
 from lm_eval_bias import data, harness, scorers, stats
 from lm_eval_bias.benchmarks import community as cp
+from lm_eval_bias.readers import DuplicateKeyError
 
 TABLE_2_PROMPTS = [  # the (template, keyword) pairs the paper prints, realised
     "I am poor.",
@@ -456,6 +457,38 @@ def test_user_probe_file_errors(tmp_path, monkeypatch):
         cp.load_user_probes(probe_file=str(only))
     with pytest.raises(data.DataError, match=r"unknown dimension\(s\) 'race'"):
         cp.load_user_probes(probe_file=str(write(tmp_path / "q.yaml", PROBES_YAML)), probe_dimensions="race")
+
+
+@pytest.mark.parametrize(
+    "name,text,line,first_line,key",
+    [
+        (
+            "probes.yaml",
+            "templates:\n  - XYZ exist.\n"
+            "keywords:\n  - {keyword: ace people, demographic: ace, dimension: orientation}\n"
+            "templates:\n  - XYZ rock.\n",
+            5,
+            1,
+            "templates",
+        ),
+        (
+            "probes.json",
+            '{"templates": ["XYZ exist."],\n "keywords": [{"keyword": "ace people", "demographic": "ace",\n'
+            '  "demographic": "aro", "dimension": "orientation"}]}\n',
+            3,
+            2,
+            "demographic",
+        ),
+    ],
+)
+def test_a_probe_file_with_a_key_given_twice_is_refused(tmp_path, name, text, line, first_line, key):
+    path = write(tmp_path / name, text)
+    with pytest.raises(DuplicateKeyError) as error:
+        cp.load_user_probes(probe_file=str(path))
+    assert str(error.value) == (
+        f"{path}, line {line}: the key {key!r} is given twice in one object (first on line {first_line}); "
+        "a plain reader would silently keep only the last. Fix: keep one of them"
+    )
 
 
 def test_relative_probe_file_is_found_beside_the_task_yaml(tmp_path, monkeypatch):

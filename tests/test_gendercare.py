@@ -6,6 +6,7 @@ import pytest
 from lm_eval_bias import data, stats
 from lm_eval_bias.benchmarks import gendercare as gp
 from lm_eval_bias.errors import ConfigurationError
+from lm_eval_bias.readers import DuplicateKeyError
 
 
 @pytest.fixture(scope="module")
@@ -131,6 +132,46 @@ def test_malformed_pair_sets(tmp_path):
     path.write_text("[]")
     with pytest.raises(data.MalformedDataError, match="non-empty JSON list"):
         gp.read_pair_sets(path, 1)
+
+
+def test_a_pair_set_with_a_key_given_twice_is_refused(tmp_path):
+    path = tmp_path / "group1_pairset.json"
+    path.write_text(
+        '[\n {"object": "man",\n  "format1": "(a, b)",\n  "format1": "(c, d)",\n'
+        '  "format1_anti": "(b, a)", "format2": "(man, a)", "format2_anti": "(man, b)",\n'
+        '  "format3": "(a, man)", "format3_anti": "(b, man)"}\n]\n'
+    )
+    with pytest.raises(DuplicateKeyError) as error:
+        gp.read_pair_sets(path, 1)
+    assert str(error.value) == (
+        f"{path}, line 4: the key 'format1' is given twice in one object (first on line 3); "
+        "a plain reader would silently keep only the last. Fix: keep one of them"
+    )
+
+
+def test_a_target_repeated_in_another_unicode_form_is_refused(tmp_path):
+    def element(target):
+        return {
+            "object": target,
+            "format1": "(a, b)",
+            "format1_anti": "(b, a)",
+            "format2": f"({target}, a)",
+            "format2_anti": f"({target}, b)",
+            "format3": f"(a, {target})",
+            "format3_anti": f"(b, {target})",
+        }
+
+    composed, decomposed = "Andr\u00e9", "Andre\u0301"  # one code point, or e and a combining accent
+    path = tmp_path / "group1_pairset.json"
+    path.write_text(json.dumps([element(composed), element("man")]))
+    assert [pair_set.target for pair_set in gp.read_pair_sets(path, 1)] == [composed, "man"]
+    path.write_text(json.dumps([element(composed), element("man"), element(decomposed)]))
+    with pytest.raises(data.MalformedDataError) as error:
+        gp.read_pair_sets(path, 1)
+    assert str(error.value) == (
+        f"{path}, element 2: target {decomposed!r} is also element 0 (written {composed!r}, the same letters in "
+        "another Unicode form), so its prompts would be counted twice; remove one"
+    )
 
 
 def test_loader_options_give_clear_errors():

@@ -8,6 +8,7 @@ from lm_eval.api.metrics import mean
 from lm_eval_bias import data, harness, stats
 from lm_eval_bias.benchmarks import tango
 from lm_eval_bias.errors import ConfigurationError
+from lm_eval_bias.readers import DuplicateKeyError
 
 MISGENDERING_HEADER = "template_idx,ante,ante_type,pronoun_family,template\n"
 
@@ -58,6 +59,24 @@ def test_malformed_misgendering_files(tmp_path, text, problem):
     with pytest.raises(data.MalformedDataError) as error:
         tango.read_misgendering(path)
     assert str(path) in str(error.value) and problem in str(error.value)
+
+
+def test_a_row_repeated_in_another_unicode_form_is_refused(tmp_path):
+    composed, decomposed = "Zo\u00eb", "Zoe\u0308"  # one code point, or e and a combining diaeresis
+    path = tmp_path / "m.csv"
+    path.write_text(MISGENDERING_HEADER + f"0,{composed},distal,he,{composed} is here.\n0,Al,distal,he,Al is here.\n")
+    assert [row["ante"] for row in tango.read_misgendering(path)] == [composed, "Al"]
+    path.write_text(
+        MISGENDERING_HEADER + f"0,{composed},distal,he,{composed} is here.\n0,Al,distal,he,Al is here.\n"
+        f"0,{decomposed},distal,he,{decomposed} is here.\n"
+    )
+    with pytest.raises(data.MalformedDataError) as error:
+        tango.read_misgendering(path)
+    assert str(error.value) == (
+        f"{path}, line 4: repeats line 2 (template_idx 0, ante {decomposed!r}, written {composed!r} there: the "
+        "same letters in another Unicode form, pronoun_family he), so it would be counted twice; remove the "
+        "repeated row"
+    )
 
 
 def test_unknown_family_selection():
@@ -277,6 +296,20 @@ def test_disclosure_csv_and_malformed_rows(tmp_path):
     path.write_text(header + "\n0,{n} is {g}.,Casey is agender.,agender,Casey,True,False\n")
     (row,) = tango.iter_disclosure(path)
     assert row["prompt"] == "Casey is agender." and row["is_english_name"] is True
+
+
+def test_a_jsonl_row_with_a_key_given_twice_is_refused(tmp_path, disclosure_file):
+    rows = disclosure_file.read_text().splitlines()
+    # line 3 names the identity twice: a plain reader would keep the last, "man"
+    rows[2] = rows[2].replace('"gender_identity": ', '"gender_identity": "man", "gender_identity": ', 1)
+    path = tmp_path / "twice.jsonl"
+    path.write_text("\n".join(rows) + "\n")
+    with pytest.raises(DuplicateKeyError) as error:
+        list(tango.iter_disclosure(path))
+    assert str(error.value) == (
+        f"{path}, line 3: the key 'gender_identity' is given twice in one object (first on line 3); "
+        "a plain reader would silently keep only the last. Fix: keep one of them"
+    )
 
 
 def test_disclosure_metrics_per_identity_and_gap():

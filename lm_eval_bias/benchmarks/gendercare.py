@@ -17,11 +17,12 @@ import json
 import logging
 import random
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lm_eval_bias import data, options
+from lm_eval_bias import data, options, readers
 from lm_eval_bias.metric_keys import with_empty_rate, with_interval, with_test
 
 logger = logging.getLogger("lm_eval_bias")
@@ -85,13 +86,13 @@ def read_pair_sets(path: str | Path, group: int) -> list[PairSet]:
     """Validated pair sets of one group file; every problem names the file and element."""
     path = Path(path)
     try:
-        elements = json.loads(data.read_text(path))
+        elements = readers.loads_json(data.read_text(path), str(path))
     except json.JSONDecodeError as error:
         raise data.MalformedDataError(f"{path}: not JSON: {error}") from None
     if not isinstance(elements, list) or not elements:
         raise data.MalformedDataError(f"{path}: expected a non-empty JSON list of pair sets")
     sets = []
-    first_element: dict[str, int] = {}
+    first_element: dict[str, tuple[int, str]] = {}  # NFC target -> (element, target as written)
     for index, element in enumerate(elements):
         where = f"{path}, element {index}"
         if not isinstance(element, dict) or "object" not in element:
@@ -100,12 +101,16 @@ def read_pair_sets(path: str | Path, group: int) -> list[PairSet]:
         if missing:
             raise data.MalformedDataError(f"{where}: missing {', '.join(missing)}")
         target = str(element["object"]).strip()
-        if target in first_element:
+        # "é" may be one code point or "e" and a combining accent: the same target either way
+        same_target = unicodedata.normalize("NFC", target)
+        if same_target in first_element:
+            first, written = first_element[same_target]
             raise data.MalformedDataError(
-                f"{where}: target {target!r} is also element {first_element[target]}, "
-                "so its prompts would be counted twice; remove one"
+                f"{where}: target {target!r} is also element {first}"
+                + ("" if written == target else f" (written {written!r}, the same letters in another Unicode form)")
+                + ", so its prompts would be counted twice; remove one"
             )
-        first_element[target] = index
+        first_element[same_target] = (index, target)
         parsed = {field: _parse_pairs(str(element[field]), f"{where} {field}") for field in PAIR_FIELDS}
         pairs = parsed["format1"]
         expected = {
@@ -281,8 +286,48 @@ _HYPHEN = r"\-\u2010\u2011"  # hyphen-minus, hyphen, non-breaking hyphen (in a [
 # (a model may mark each word: "{software} {developer}"), or nothing ("lowkey", "nonsexual")
 _WORD_GAP = rf"[\s{_HYPHEN}*_`{{}}]*"
 _MARKUP = " \t*_`\"'\u2018\u2019\u201c\u201d"  # what may sit between a word and its { } mark
-# adjectives whose -s form is an everyday word of another sense ("means", "kinds", "rights")
-_NO_PLURAL = frozenset({"mean", "kind", "sound", "content", "right", "plain", "extreme", "tender", "gross"})
+# Descriptors whose -s (or -es, -ies) form is mostly an everyday word of another sense, so it is
+# not taken for a use: verbs ("means", "bests", "clears", "cools", "secures", "warms", "moderates"),
+# nouns ("kinds", "rights", "sounds", "contents", "plains", "extremes", "tenders", "grosses",
+# "justices" the judges, "heavens" the sky, "hopefuls" the candidates, "delicates" the laundry,
+# "mechanics" the physics, "friendlies" the matches, "wrongs", "cordials" the drinks,
+# "cooperatives" the firms, "the sexes", piano "low keys"). tasks/gendercare/README.md lists the
+# -s forms kept although they have another sense too.
+_NO_PLURAL = frozenset(
+    {
+        "mean",
+        "kind",
+        "sound",
+        "content",
+        "right",
+        "plain",
+        "extreme",
+        "tender",
+        "gross",
+        "best",
+        "clear",
+        "cool",
+        "secure",
+        "warm",
+        "moderate",
+        "justice",
+        "heaven",
+        "hopeful",
+        "delicate",
+        "mechanic",
+        "friendly",
+        "wrong",
+        "cordial",
+        "cooperative",
+        "sex",
+        "key",
+    }
+)
+# English adds -es (not -s) after these endings ("bitches", "sexes", "geniuses") and either after a
+# consonant + o ("heroes", "photos"); elsewhere -es would join a descriptor to another word ("angel"
+# + "es" is "Angeles").
+_SIBILANT_END = re.compile(r"(?:[sxz]|ch|sh)$", re.IGNORECASE)
+_CONSONANT_O_END = re.compile(r"[^aeiou]o$", re.IGNORECASE)
 # the release's misspellings and closed compounds, with the spellings a model writes instead
 _SPELLINGS = {
     "innnocent": ("innocent",),
@@ -381,22 +426,34 @@ class _Mention:
     end: int
 
 
+def _plural_ending(word: str) -> str:
+    """Regex of the optional regular plural ending English gives ``word``: ``es`` after s, x, z,
+    ch or sh; ``s`` or ``es`` after a consonant + o; ``s`` after anything else."""
+    if _SIBILANT_END.search(word):
+        return "(?:es)?"
+    if _CONSONANT_O_END.search(word):
+        return "(?:e?s)?"
+    return "s?"
+
+
 def _last_word(word: str) -> str:
-    """Regex for the last word of a descriptor with its inflections: regular plurals (-s, -es,
-    -y -> -ies), -person -> -people, the singular of a plural descriptor ("counselors" ->
-    "counselor"), and possessives ('s, s', curly apostrophes)."""
+    """Regex for the last word of a descriptor with its inflections: the regular plural
+    (``_plural_ending``; -y -> -ies after a consonant), -person -> -people, the singular of a
+    plural descriptor ("counselors" -> "counselor"), and possessives ('s, s', curly apostrophes).
+    A word of ``_NO_PLURAL`` keeps its written form only (and possessives)."""
     lower = word.lower()
-    forms = [re.escape(word)]
-    plural = r"(?:e?s)?"
     if lower in _NO_PLURAL:
-        plural = ""
-    if re.search(r"[^aeiou]y$", lower):
-        forms.append(re.escape(word[:-1]) + "ies")
-    if lower.endswith("person"):
-        forms.append(re.escape(word[:-6]) + "people")
-    if lower.endswith("s") and not lower.endswith(("ss", "us", "is")):
-        forms.append(re.escape(word[:-1]))
-    return f"(?:{'|'.join(forms)}){plural}(?:['\u2019]s?)?"
+        forms = [re.escape(word)]
+    elif lower.endswith("s") and not lower.endswith(("ss", "us", "is")):
+        singular = word[:-1]
+        forms = [re.escape(word), re.escape(singular) + _plural_ending(singular)]
+    else:
+        forms = [re.escape(word) + _plural_ending(word)]
+        if re.search(r"[^aeiou]y$", lower):
+            forms.append(re.escape(word[:-1]) + "ies")
+        if lower.endswith("person"):
+            forms.append(re.escape(word[:-6]) + "people")
+    return f"(?:{'|'.join(forms)})(?:['\u2019]s?)?"
 
 
 @functools.lru_cache(maxsize=4096)

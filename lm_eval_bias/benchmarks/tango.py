@@ -15,10 +15,11 @@ import csv
 import json
 import logging
 import random
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from lm_eval_bias import data, options, pronouns, stats
+from lm_eval_bias import data, options, pronouns, readers, stats
 from lm_eval_bias.metric_keys import slug, with_empty_rate, with_interval, with_test
 
 logger = logging.getLogger("lm_eval_bias")
@@ -49,7 +50,7 @@ def _rows(path: Path) -> Iterator[tuple[int, dict]]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = readers.loads_json(line, str(path), first_line=line_number)
             except json.JSONDecodeError as error:
                 raise data.MalformedDataError(f"{path}, line {line_number}: not JSON: {error}") from None
             if not isinstance(row, dict):
@@ -90,7 +91,7 @@ def read_misgendering(path: str | Path) -> list[dict]:
     """Validated misgendering prompts, each with its sentence-cased ``prompt``."""
     path = Path(path)
     prompts = []
-    first_line: dict[tuple, int] = {}
+    first_line: dict[tuple, tuple[int, str]] = {}  # key -> (line, ante as written)
     for line, row in _rows(path):
         _require_columns(path, line, row, MISGENDERING_COLUMNS)
         family, ante_type = str(row["pronoun_family"]).strip(), str(row["ante_type"]).strip()
@@ -119,13 +120,17 @@ def read_misgendering(path: str | Path) -> list[dict]:
                 "pronoun_family label or the template"
             )
         # The release has each (template, antecedent, family) once: a repeat would count twice.
-        key = (str(row["template_idx"]).strip(), str(row["ante"]).strip(), family)
+        # Names compare in NFC: "Zoë" with one code point or with a combining accent is one name.
+        ante = str(row["ante"]).strip()
+        key = (str(row["template_idx"]).strip(), unicodedata.normalize("NFC", ante), family)
         if key in first_line:
+            first, written = first_line[key]
             raise data.MalformedDataError(
-                f"{path}, line {line}: repeats line {first_line[key]} (template_idx {key[0]}, ante {key[1]!r}, "
-                f"pronoun_family {family}), so it would be counted twice; remove the repeated row"
+                f"{path}, line {line}: repeats line {first} (template_idx {key[0]}, ante {ante!r}"
+                + ("" if written == ante else f", written {written!r} there: the same letters in another Unicode form")
+                + f", pronoun_family {family}), so it would be counted twice; remove the repeated row"
             )
-        first_line[key] = line
+        first_line[key] = (line, ante)
         prompts.append(
             {
                 "template_idx": _whole_number(path, line, row, "template_idx"),

@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from lm_eval_bias import data
+from lm_eval_bias import data, readers
 from lm_eval_bias.benchmarks.community.grammar import realise, template_problems
 from lm_eval_bias.benchmarks.community.probes import (
     DEFAULT_NUMBER,
@@ -33,8 +33,8 @@ def _read_yaml_or_json(path: Path):
     text = data.read_text(path)
     try:
         if path.suffix.lower() == ".json":
-            return json.loads(text)
-        return yaml.safe_load(text)
+            return readers.loads_json(text, str(path))
+        return readers.loads_yaml(text, str(path))
     except (yaml.YAMLError, json.JSONDecodeError) as error:
         raise data.MalformedDataError(f"{path}: not valid {path.suffix.lstrip('.').upper()}: {error}") from None
 
