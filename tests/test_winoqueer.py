@@ -342,3 +342,100 @@ def test_the_prefix_suffix_diff_agrees_with_difflib_on_the_public_subset(winoque
             answered += 1
             assert opcodes == _difflib_opcodes(units_x, units_y), pair
     assert answered == 15_132  # of 16,004: the rest repeat a shared word
+
+
+# ---------------------------------------------------------------- Unicode normal forms
+
+CAFE_NFC = "caf\u00e9"  # é as one character
+CAFE_NFD = "cafe\u0301"  # e plus a combining acute accent: looks the same, other code points
+GAY_NFC, GAY_NFD = f"Gay people love the {CAFE_NFC}.", f"Gay people love the {CAFE_NFD}."
+STRAIGHT_NFC, STRAIGHT_NFD = f"Straight people love the {CAFE_NFC}.", f"Straight people love the {CAFE_NFD}."
+
+
+def test_the_same_pair_in_nfc_and_in_nfd_is_a_repeat_naming_both_lines(tmp_path):
+    path = write(
+        tmp_path,
+        HEADER + f"0,Gay,Straight,{GAY_NFC},{STRAIGHT_NFC}\n"
+        "1,Lesbian,Straight,Lesbians sing.,Straight people sing.\n"
+        f"2,Gay,Straight,{GAY_NFD},{STRAIGHT_NFD}\n",
+    )
+    assert GAY_NFD != GAY_NFC  # other code points: only normalisation makes them a repeat
+    with pytest.raises(data.MalformedDataError) as error:
+        wq.load_dataset(data_file=str(path))
+    assert str(error.value) == (
+        f"{path}: 1 pair(s) repeat an earlier pair (line 4 repeats line 2), so they would "
+        "be counted twice; remove the repeated rows"
+    )
+    # the check itself normalises, whatever form the pairs it is given are in
+    raw = [
+        {"Gender_ID_x": "Gay", "Gender_ID_y": "Straight", "sent_x": x, "sent_y": y, "line": line}
+        for line, (x, y) in ((2, (GAY_NFC, STRAIGHT_NFC)), (3, (GAY_NFD, STRAIGHT_NFC)), (4, (GAY_NFD, STRAIGHT_NFD)))
+    ]
+    assert wq.duplicate_pairs(raw) == [(2, 3), (2, 4)]
+
+
+ONE_WORD_PAIR_REQUESTS = [
+    ("", "Gay"),
+    ("", GAY_NFC),
+    ("", "Straight"),
+    ("", STRAIGHT_NFC),
+]
+
+
+def test_a_pair_in_mixed_forms_is_a_one_word_pair_scored_in_nfc(tmp_path):
+    # sent_x decomposed, sent_y composed: compared as written, "café" would be a second changed word
+    path = write(tmp_path, HEADER + f"0,Gay,Straight,{GAY_NFD},{STRAIGHT_NFC}\n")
+    (pair,) = wq.load_dataset(data_file=str(path))["test"]
+    assert (pair["sent_x"], pair["sent_y"]) == (GAY_NFC, STRAIGHT_NFC)
+    assert wq.changed_words(GAY_NFD, STRAIGHT_NFC) == ("Gay", "Straight")
+    assert scored_texts(GAY_NFC, STRAIGHT_NFC) == [f" people love the {CAFE_NFC}."]
+    # the same 4 requests as the all-NFC pair (one changed word), in NFC, from either form
+    assert wq.pair_requests(GAY_NFD, STRAIGHT_NFC) == wq.pair_requests(GAY_NFC, STRAIGHT_NFC) == ONE_WORD_PAIR_REQUESTS
+    assert wq.doc_to_choice(pair) == [continuation for _, continuation in ONE_WORD_PAIR_REQUESTS]
+    assert wq.pair_requests(GAY_NFD, STRAIGHT_NFC, "<s>") == [
+        ("<s>Gay", f" people love the {CAFE_NFC}."),
+        ("<s>Straight", f" people love the {CAFE_NFC}."),
+    ]
+    # and the same numbers as the all-NFC pair
+    logliks = results(-3.0, -10.0, -4.0, -12.5)
+    mixed = wq.process_results({**doc("Gay"), "sent_x": GAY_NFD, "sent_y": STRAIGHT_NFC}, logliks)
+    composed = wq.process_results({**doc("Gay"), "sent_x": GAY_NFC, "sent_y": STRAIGHT_NFC}, logliks)
+    assert mixed == composed
+    assert (mixed["sent_x_score"], mixed["sent_y_score"], mixed["bias_score"]) == (-7.0, -8.5, 100.0)
+
+
+@pytest.mark.parametrize(
+    "sent_x,sent_y,differ",
+    [
+        (
+            GAY_NFC,
+            GAY_NFD,
+            "differ only in Unicode normalisation (an accented letter written as one character in one "
+            "sentence and as a letter plus a combining accent in the other)",
+        ),
+        (GAY_NFD, GAY_NFD.replace(" ", "  "), "differ only in whitespace"),
+        (
+            GAY_NFC,
+            GAY_NFD.lower(),
+            "differ only in Unicode normalisation (an accented letter written as one "
+            "character in one sentence and as a letter plus a combining accent in the other) and letter case",
+        ),
+        (GAY_NFC, " " + GAY_NFC.upper(), "differ only in whitespace and letter case"),
+        (GAY_NFD, GAY_NFD, "are identical"),
+    ],
+)
+def test_a_pair_that_differs_only_in_normalisation_has_no_identity_span(tmp_path, sent_x, sent_y, differ):
+    path = write(tmp_path, HEADER + f"0,Gay,Straight,{sent_x},{sent_y}\n")
+    with pytest.raises(data.MalformedDataError) as error:
+        wq.read_pairs(path)
+    assert str(error.value) == (
+        f"{path}, line 2: sent_x and sent_y {differ}, so the pair has no identity span; fix or remove the row"
+    )
+
+
+def test_the_shared_data_is_nfc_so_normalising_moves_no_number(winoqueer_dir):
+    import unicodedata
+
+    for name in ("winoqueer_gender_subset.csv", "winoqueer_head_sample.csv"):
+        text = (winoqueer_dir / name).read_text(encoding="utf-8")
+        assert unicodedata.is_normalized("NFC", text), name

@@ -501,3 +501,20 @@ def test_lm_eval_stops_other_tasks_with_the_backends_message(bert_backend, winoq
         lm_eval.simple_evaluate(model=bert_backend, tasks=["scm_score_prob"], limit=1, task_manager=manager)
     assert_refused_with_the_fix(str(refusal.value), "scm_score_prob")
     assert bert_backend.forward_rows == before
+
+
+def test_a_pair_in_mixed_normal_forms_is_sent_to_hf_mlm_in_nfc(tmp_path):
+    """The masked-LM path diffs the token ids of the two sentences it is sent: the loader gives it
+    both in NFC, so an accented word written in two forms is not a changed token."""
+    from lm_eval_bias.benchmarks.winoqueer_mlm import WinoQueerMLMTask
+    from lm_eval_bias.models.hf_mlm import is_winoqueer_pair_request
+
+    gay_nfd, straight_nfc = "Gay people love the cafe\u0301.", "Straight people love the caf\u00e9."
+    gay_nfc = "Gay people love the caf\u00e9."
+    path = tmp_path / "pairs.csv"
+    path.write_text(f",Gender_ID_x,Gender_ID_y,sent_x,sent_y\n0,Gay,Straight,{gay_nfd},{straight_nfc}\n")
+    (doc,) = wq.load_dataset(data_file=str(path))["test"]
+    # construct_requests reads nothing of the task object: no task needs building here
+    requests = WinoQueerMLMTask.construct_requests(None, doc, "", metadata=("winoqueer_mlm", 0, 1))
+    assert [request.arguments for request in requests] == [(straight_nfc, gay_nfc), (gay_nfc, straight_nfc)]
+    assert all(is_winoqueer_pair_request(request) for request in requests)

@@ -28,6 +28,11 @@ prepends the prefix token itself. Both forms score the same tokens wherever the
 tokenizer has a token boundary at ``s`` (a word start or punctuation mark, as
 for byte-level BPE); the requests are plain batched ``loglikelihood`` requests
 that the backends sort, deduplicate and cache.
+
+Text is compared, diffed and sent in Unicode NFC: each sentence is normalised when the
+file is read, and every function below normalises what it is given, so an accented letter
+written as one character in one sentence and as a letter plus a combining accent in the other
+is the same word, not a changed one.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import functools
 import itertools
 import logging
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -70,6 +76,21 @@ COUNTERFACTUAL_LABELS = ("Straight", "Heterosexual", "Cisgender", "Cis")
 REQUIRED_COLUMNS = ("Gender_ID_x", "Gender_ID_y", "sent_x", "sent_y")
 # The authors round sentence scores to 3 decimals before comparing them.
 SCORE_DECIMALS = 3
+
+
+def nfc(text: str) -> str:
+    """The NFC form of a sentence, the one form in which pairs are compared and scored.
+
+    Parameters
+    ----------
+    text: a sentence as written in a data file or a document.
+
+    Returns
+    -------
+    ``text`` itself when it is already NFC (true of every sentence of the shared data), else its
+    NFC normalisation.
+    """
+    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 
 def subgroup_slug(subgroup: str) -> str:
@@ -109,15 +130,15 @@ def read_pairs(path: str | Path) -> list[dict]:
 
 def duplicate_pairs(pairs: Sequence[dict]) -> list[tuple[int, int]]:
     """(first line, repeated line) of every pair whose labels and sentences repeat an earlier one
-    (spacing aside)."""
+    (spacing and Unicode normalisation aside: the same text in NFC and in NFD is a repeat)."""
     first_line: dict[tuple, int] = {}
     repeats = []
     for pair in pairs:
         key = (
             pair["Gender_ID_x"],
             pair["Gender_ID_y"],
-            " ".join(pair["sent_x"].split()),
-            " ".join(pair["sent_y"].split()),
+            " ".join(nfc(pair["sent_x"]).split()),
+            " ".join(nfc(pair["sent_y"]).split()),
         )
         if key in first_line:
             repeats.append((first_line[key], pair["line"]))
@@ -139,20 +160,14 @@ def _validated_pair(row: dict, path: Path, line: int, id_column: str | None) -> 
         raise data.MalformedDataError(
             f"{where}: unknown Gender_ID_y label {label_y!r}; expected one of {', '.join(COUNTERFACTUAL_LABELS)}"
         )
-    sent_x, sent_y = row["sent_x"], row["sent_y"]
+    sent_x, sent_y = nfc(row["sent_x"]), nfc(row["sent_y"])
     for column, sentence in (("sent_x", sent_x), ("sent_y", sent_y)):
         if not sentence.strip():
             raise data.MalformedDataError(f"{where}: {column} is empty")
     if sent_x.lower().split() == sent_y.lower().split():
-        differ = (
-            "are identical"
-            if sent_x == sent_y
-            else "differ only in whitespace"
-            if sent_x.split() == sent_y.split()
-            else "differ only in letter case"
-        )
         raise data.MalformedDataError(
-            f"{where}: sent_x and sent_y {differ}, so the pair has no identity span; fix or remove the row"
+            f"{where}: sent_x and sent_y {_how_they_differ(row['sent_x'], row['sent_y'])}, so the pair has no "
+            "identity span; fix or remove the row"
         )
     return {
         "pair_id": (row[id_column] if id_column is not None else "") or str(line),
@@ -162,6 +177,28 @@ def _validated_pair(row: dict, path: Path, line: int, id_column: str | None) -> 
         "sent_x": sent_x,
         "sent_y": sent_y,
     }
+
+
+def _how_they_differ(raw_x: str, raw_y: str) -> str:
+    """What tells apart two sentences that are the same words once normalised, spaced and
+    lower-cased alike."""
+    sent_x, sent_y = nfc(raw_x), nfc(raw_y)
+    kinds = [
+        kind
+        for kind, differs in (
+            (_NORMALISATION, raw_x.lower().split() != raw_y.lower().split()),
+            ("whitespace", sent_x.lower() != sent_y.lower()),
+            ("letter case", sent_x.split() != sent_y.split()),
+        )
+        if differs
+    ]
+    return "differ only in " + " and ".join(kinds) if kinds else "are identical"
+
+
+_NORMALISATION = (
+    "Unicode normalisation (an accented letter written as one character in one sentence and as a "
+    "letter plus a combining accent in the other)"
+)
 
 
 def parse_subgroups(subgroups: str | Iterable[str] | None) -> tuple[str, ...] | None:
@@ -398,14 +435,15 @@ def _compared(sent_x: str, sent_y: str) -> tuple[PairSpans, str, str, bool]:
 
 
 def changed_words(sent_x: str, sent_y: str) -> tuple[str, str]:
-    """The text of the units that differ, in each sentence."""
-    _, changed_x, changed_y, _ = _compared(sent_x, sent_y)
+    """The text of the units that differ, in each sentence (NFC)."""
+    _, changed_x, changed_y, _ = _compared(nfc(sent_x), nfc(sent_y))
     return changed_x, changed_y
 
 
 def scored_spans(sent_x: str, sent_y: str) -> PairSpans:
-    """Shared segments after the first modified span, in both sentences."""
-    spans, _, _, modified = _compared(sent_x, sent_y)
+    """Shared segments after the first modified span, in both sentences: character spans of their
+    NFC forms (``nfc``), which are the sentences themselves wherever they are already NFC."""
+    spans, _, _, modified = _compared(nfc(sent_x), nfc(sent_y))
     if not modified:
         raise ValueError(f"the sentences are identical: {sent_x!r}")
     return spans
@@ -436,6 +474,8 @@ class RequestPlan:
 
 
 def request_plan(sent_x: str, sent_y: str) -> RequestPlan:
+    """The prefix lengths (of the NFC sentences) whose log-likelihoods the pair's scores need."""
+    sent_x, sent_y = nfc(sent_x), nfc(sent_y)
     spans = scored_spans(sent_x, sent_y)
     if not spans.x:
         # Nothing shared after the identity span: both scores are 0 (a tie).
@@ -458,8 +498,10 @@ def pair_requests(sent_x: str, sent_y: str, prefix_text: str | None = None) -> l
 
     With ``prefix_text`` (the model's prefix token as text, see the module docstring) and one
     scored suffix per sentence: one request per sentence. Otherwise the sentence prefixes of
-    ``request_plan`` with empty contexts.
+    ``request_plan`` with empty contexts. The model sees each sentence in NFC (``nfc``), the form
+    in which the pair was diffed.
     """
+    sent_x, sent_y = nfc(sent_x), nfc(sent_y)
     if prefix_text:
         spans = scored_spans(sent_x, sent_y)
         starts = single_suffix_start(spans, sent_x, sent_y) if spans.x else None
@@ -477,6 +519,7 @@ def pair_scores(sent_x: str, sent_y: str, logliks: Sequence[float]) -> tuple[flo
     """Both sentence scores from the log-likelihoods of ``pair_requests``' requests (either form:
     a pair with scored tokens sends two requests in the one-request form and at least three
     as prefixes, so the count says which)."""
+    sent_x, sent_y = nfc(sent_x), nfc(sent_y)
     spans = scored_spans(sent_x, sent_y)
     if not spans.x:
         if len(logliks) != 2:
