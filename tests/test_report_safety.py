@@ -337,3 +337,18 @@ def test_report_html_and_its_figures_show_invisible_characters(tmp_path):
     assert not any(char in page for char in INVISIBLE)
     svgs = __import__("re").findall(r"<svg .*?</svg>", page, flags=__import__("re").S)
     assert svgs and any(SHOWN in svg for svg in svgs)
+
+
+def test_leaderboard_version_warning_shows_paths_as_they_are(tmp_path):
+    folder = tmp_path / "[x](http:e.test)\u202e"
+    older = winoqueer_results("org/a")
+    older["configs"]["winoqueer"]["metadata"]["version"] = 0.9
+    paths = [write(folder / "results_a.json", older), write(folder / "results_b.json", winoqueer_results("org/b"))]
+    markdown = leaderboard.to_markdown(results.load_runs(paths))
+    shown = f"{tmp_path}/[x\\](http:e.test)\\\\u202e"
+    assert (
+        f"**Not comparable: task winoqueer has results of different task versions side by side: version 0.9 "
+        f"({shown}/results_a.json), version 1.0 ({shown}/results_b.json); re-run the older ones with this "
+        "version of lm-eval-bias**"
+    ) in markdown
+    assert "\u202e" not in markdown

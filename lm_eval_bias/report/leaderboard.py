@@ -254,7 +254,7 @@ def to_markdown(runs: list[Run], columns=None) -> str:
     lines = [_markdown_row(header), "|" + "---|" * len(header)]
     lines += [_markdown_row([model] + cells) for model, cells in _grid(choices, columns)]
     lines += ["", "Values with 95% intervals in brackets; N: the documents each number rests on.", ""]
-    lines += [f"**{warning}**\n" for warning in version_warnings(choices)]
+    lines += [f"**{markdown_cell(warning)}**\n" for warning in version_warnings(choices)]
     lines += ["### Runs", "", _markdown_row(RUN_HEADER), "|" + "---|" * len(RUN_HEADER)]
     lines += [_markdown_row(row) for row in run_rows(choices)]
     return "\n".join(lines) + "\n"
