@@ -167,8 +167,9 @@ def test_recompute_of_another_tasks_samples_is_exit_2(tmp_path, capsys):
         f"lm-eval-bias recompute: {samples}: these are not samples of winoqueer: they hold the metrics "
         "acc, f1, and winoqueer reports bias_score, bias_score_asexual, bias_score_asexual_ci_lower, "
         "bias_score_asexual_ci_upper, bias_score_asexual_pvalue, bias_score_asexual_pvalue_bh, "
-        f"bias_score_bisexual, bias_score_bisexual_ci_lower ... ({declared} in all); pass the task the "
-        "samples are of with --task\n"
+        f"bias_score_bisexual, bias_score_bisexual_ci_lower ... ({declared} in all); the file's name says "
+        "winoqueer: pass the samples file of winoqueer, or, if this file was renamed, give it back its own "
+        "task's name (samples_<task>_<date>.jsonl)\n"
     )
 
 
@@ -211,9 +212,121 @@ def test_an_aggregation_that_fails_on_foreign_values_names_the_metric(tmp_path, 
     code, out, err = run_cli(["recompute", samples], capsys)
     assert (code, out) == (2, "")
     assert err == (
-        f"lm-eval-bias recompute: {samples}: cannot aggregate bias_score_gay_pvalue_bh (none) as winoqueer "
-        "does: TypeError: cannot unpack non-iterable float object (first value: 0.5); the samples do not "
-        "hold what winoqueer writes: pass the task they are of with --task\n"
+        f"lm-eval-bias recompute: {samples}, line 1: bias_score_gay_pvalue_bh (none): cannot aggregate it as "
+        "winoqueer does: TypeError: cannot unpack non-iterable float object (value: 0.5, and every sample holds "
+        "a number); the samples do not hold what winoqueer writes: the file's name says winoqueer: pass the "
+        "samples file of winoqueer, or, if this file was renamed, give it back its own task's name "
+        "(samples_<task>_<date>.jsonl)\n"
+    )
+    renamed = tmp_path / "mine.jsonl"
+    renamed.write_text(samples.read_text())
+    code, out, err = run_cli(["recompute", renamed, "--task", "winoqueer"], capsys)
+    assert (code, out) == (2, "")
+    assert err.endswith("the samples do not hold what winoqueer writes: pass the task they are of with --task\n")
+
+
+def test_a_text_value_among_numbers_names_its_line_and_metric(tmp_path, capsys):
+    lines = [json.loads(line) for line in winoqueer_sample_lines()]
+    lines[3]["bias_score"] = "high"
+    samples = tmp_path / WINOQUEER_SAMPLES
+    samples.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    code, out, err = run_cli(["recompute", samples], capsys)
+    assert (code, out, err) == (
+        2,
+        "",
+        f'lm-eval-bias recompute: {samples}, line 4: bias_score (none) is text, "high", where the other '
+        "samples hold a number (as on line 1), so winoqueer cannot aggregate it: the line was edited or "
+        "damaged; correct it, or use the file --log_samples wrote\n",
+    )
+
+
+def test_samples_of_the_other_output_type_name_the_line_and_a_fix_that_fits(tmp_path, capsys):
+    sample = {
+        "doc_id": 0,
+        "doc": {},
+        "resps": [[[-1.0, False]]],
+        "filter": "none",
+        "metrics": ["consistency"],
+        "consistency": 1.0,
+    }
+    named = tmp_path / "samples_tango_misgender_2026-01-01T00-00-00.000000.jsonl"
+    named.write_text("\n" + json.dumps(sample) + "\n")
+    code, out, err = run_cli(["recompute", named], capsys)
+    assert (code, out, err) == (
+        2,
+        "",
+        f"lm-eval-bias recompute: {named}, line 2: this sample's resps hold log-likelihoods, but "
+        "tango_misgender generates text, so these are another task's samples; the file's name says "
+        "tango_misgender: pass the samples file of tango_misgender, or, if this file was renamed, give it "
+        "back its own task's name (samples_<task>_<date>.jsonl)\n",
+    )
+    other = tmp_path / "mine.jsonl"
+    other.write_text(json.dumps(sample) + "\n")
+    code, out, err = run_cli(["recompute", other, "--task", "tango_misgender"], capsys)
+    assert (code, out, err) == (
+        2,
+        "",
+        f"lm-eval-bias recompute: {other}, line 1: this sample's resps hold log-likelihoods, but "
+        "tango_misgender generates text, so these are another task's samples; pass the task they are of "
+        "with --task\n",
+    )
+
+
+def test_a_document_given_twice_is_refused_naming_both_lines(tmp_path, capsys):
+    lines = winoqueer_sample_lines()
+    samples = tmp_path / WINOQUEER_SAMPLES
+    samples.write_text("\n".join(lines + lines) + "\n")  # cat of two copies: N would double
+    code, out, err = run_cli(["recompute", samples], capsys)
+    assert (code, out, err) == (
+        2,
+        "",
+        f"lm-eval-bias recompute: {samples}, line 7: doc_id 0, filter none repeats line 1, so the document "
+        "would be counted twice; lm-eval writes each document once per filter: pass the "
+        "samples_<task>_<date>.jsonl that --log_samples wrote, and join files (e.g. with cat) only where they "
+        "hold different documents\n",
+    )
+
+
+def test_one_doc_id_for_two_documents_is_two_runs_joined(tmp_path, capsys):
+    first = [dict(json.loads(line), doc_hash="a1") for line in winoqueer_sample_lines(2)]
+    second = [dict(json.loads(line), doc_hash="b2") for line in winoqueer_sample_lines(3)]
+    samples = tmp_path / WINOQUEER_SAMPLES
+    samples.write_text("\n".join(json.dumps(line) for line in first + second) + "\n")
+    code, out, err = run_cli(["recompute", samples], capsys)
+    assert (code, out, err) == (
+        2,
+        "",
+        f"lm-eval-bias recompute: {samples}, line 3: doc_id 0, filter none is also on line 1, with another "
+        "document (its doc_hash differs): samples of two runs joined into one file; pass one run's "
+        "samples_<task>_<date>.jsonl as --log_samples wrote it\n",
+    )
+
+
+def test_a_document_under_each_of_several_filters_is_counted_once_per_filter(tmp_path, capsys):
+    """lm-eval writes one line per document and filter (a document's generations share that line)."""
+    lines = []
+    for line in winoqueer_sample_lines():
+        lines += [line, json.dumps(dict(json.loads(line), filter="second"))]
+    samples = tmp_path / WINOQUEER_SAMPLES
+    samples.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "numbers.json"
+    assert run_cli(["recompute", samples, "--json", out], capsys)[0] == 0
+    numbers = json.loads(out.read_text())
+    assert numbers["bias_score,none"] == numbers["bias_score,second"] == pytest.approx(100 / 3)
+    assert numbers["bias_score_n,none"] == numbers["bias_score_n,second"] == 6
+
+
+def test_a_key_given_twice_in_a_sample_names_the_key_and_line(tmp_path, capsys):
+    lines = winoqueer_sample_lines(3)
+    lines[2] = lines[2][:-1] + ', "bias_score": 0.0}'
+    samples = tmp_path / WINOQUEER_SAMPLES
+    samples.write_text("\n".join(lines) + "\n")
+    code, out, err = run_cli(["recompute", samples], capsys)
+    assert (code, out, err) == (
+        2,
+        "",
+        f"lm-eval-bias recompute: {samples}, line 3: the key 'bias_score' is given twice in one object (first on "
+        "line 3); a plain reader would silently keep only the last. Fix: keep one of them\n",
     )
 
 
@@ -379,6 +492,46 @@ def test_tango_agreement_on_a_results_file_or_a_missing_file(tango_files, tmp_pa
     )
     code, out, err = run_cli(["tango-agreement", generation, tmp_path / "missing.jsonl"], capsys)
     assert (code, err) == (2, f"lm-eval-bias tango-agreement: {tmp_path / 'missing.jsonl'}: no such file\n")
+
+
+def test_tango_agreement_refuses_a_prompt_given_twice(tango_files, capsys):
+    generation, probability = tango_files
+    # joined with another copy: the xe prompt would be compared twice
+    generation.write_text(generation.read_text() + tango_line("xe", " Xe sings.") + "\n")
+    code, out, err = run_cli(["tango-agreement", generation, probability], capsys)
+    assert (code, out, err) == (
+        2,
+        "",
+        f"lm-eval-bias tango-agreement: {generation}, line 3: the prompt (template_idx 1, ante 'pat', "
+        "pronoun_family xe) repeats line 1, so it would be counted twice; pass each run's samples file as "
+        f"--log_samples wrote it: {USAGE}\n",
+    )
+
+
+def test_tango_agreement_names_the_filters_of_a_prompt_given_twice(tango_files, capsys):
+    generation, probability = tango_files
+    lines = [dict(json.loads(line), filter=name) for line, name in zip(2 * [tango_line("xe", best="xe")], "ab")]
+    probability.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    code, out, err = run_cli(["tango-agreement", generation, probability], capsys)
+    assert (code, out, err) == (
+        2,
+        "",
+        f"lm-eval-bias tango-agreement: {probability}, line 2: the prompt (template_idx 1, ante 'pat', "
+        "pronoun_family xe) repeats line 1 (filters a and b: the agreement takes one filter's samples), so "
+        f"it would be counted twice; pass each run's samples file as --log_samples wrote it: {USAGE}\n",
+    )
+
+
+def test_tango_agreement_refuses_a_document_given_twice(tango_files, capsys):
+    generation, probability = tango_files
+    lines = [dict(json.loads(line), doc_id=4, filter="none") for line in generation.read_text().splitlines()]
+    generation.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    code, out, err = run_cli(["tango-agreement", generation, probability], capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith(
+        f"lm-eval-bias tango-agreement: {generation}, line 2: doc_id 4, filter none repeats line 1, so the "
+        "document would be counted twice; "
+    )
 
 
 def test_tango_agreement_on_samples_of_other_prompts(tango_files, capsys):

@@ -316,6 +316,32 @@ def test_a_results_file_with_a_non_utf8_byte_names_file_and_line(tmp_path, capsy
         )
 
 
+@pytest.mark.parametrize(
+    "text, key, first, again",
+    [
+        # a second, looser gate and rules below the first: a plain reader would keep the last ones
+        (
+            "gate: interval\nrules:\n  - winoqueer <= 50\ngate: estimate\nrules:\n  - winoqueer <= 99\n",
+            "gate",
+            1,
+            4,
+        ),
+        ("rules:\n  - winoqueer <= 50\nrules:\n  - winoqueer <= 99\n", "rules", 1, 3),
+    ],
+)
+def test_a_policy_key_given_twice_is_exit_2_naming_both_lines(tmp_path, capsys, text, key, first, again):
+    results_path = write(tmp_path / "results_a.json", winoqueer_results(score=62.0))
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(text)
+    code, out, err = run_cli(["check", results_path, "--policy", policy], capsys)
+    assert (code, out, err) == (
+        2,
+        "",
+        f"lm-eval-bias check: {policy}, line {again}: the key {key!r} is given twice in one object (first on "
+        f"line {first}); a plain reader would silently keep only the last. Fix: keep one of them\n",
+    )
+
+
 def test_a_policy_with_a_non_utf8_byte_names_file_and_line(tmp_path, capsys):
     results_path = write(tmp_path / "results_a.json", winoqueer_results())
     policy = tmp_path / "policy.yaml"

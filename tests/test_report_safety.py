@@ -222,3 +222,133 @@ def test_check_keeps_a_name_from_the_input_on_its_line(tmp_path, capsys):
         '  PASS  winoqueer <= 65   [=HYPERLINK("http://x")|<b>bold</b> & \\ new line]  '
         "winoqueer:bias_score = -5 [-6, -4], N=45,540"
     )
+
+
+# --------------------------------------------------------------------------
+# Look-alike text: characters that cannot be seen, and Markdown links
+
+# A right-to-left override, a zero-width space and an isolate, then an image and a link.
+LOOKALIKE = "org/gpt2\u202e\u200b\u2066![x](http://e.test/a.png)[y](http://e.test)"
+# As every output shows it: each such character as its escape.
+SHOWN = "org/gpt2\\u202e\\u200b\\u2066![x](http://e.test/a.png)[y](http://e.test)"
+# In Markdown, also backslashes doubled and the "]" that would end a link escaped.
+MARKDOWN_SHOWN = "org/gpt2\\\\u202e\\\\u200b\\\\u2066![x\\](http://e.test/a.png)[y\\](http://e.test)"
+INVISIBLE = ("\u202e", "\u200b", "\u2066")
+
+
+@pytest.mark.parametrize(
+    "text, shown",
+    [
+        ("a\u202eb", "a\\u202eb"),
+        ("a\u200bb\u200cc\u200dd\ufeffe", "a\\u200bb\\u200cc\\u200dd\\ufeffe"),
+        ("\u2066\u2067\u2068\u2069\u061c", "\\u2066\\u2067\\u2068\\u2069\\u061c"),
+        ("bell\x07 del\x7f c1\x85", "bell\\u0007 del\\u007f c1\\u0085"),
+        ("line\u2028para\u2029", "line\\u2028para\\u2029"),
+        ("tag\U000e0041", "tag\\U000e0041"),
+        ("tab\tand\nlines\r", "tab\tand\nlines\r"),  # whitespace each format handles itself
+        ("Gödel ünïcode 模型 שלום", "Gödel ünïcode 模型 שלום"),  # right-to-left letters are text, not controls
+        (7, "7"),
+    ],
+)
+def test_visible_shows_what_cannot_be_seen(text, shown):
+    from lm_eval_bias.report.outputs import visible
+
+    assert visible(text) == shown
+
+
+@pytest.mark.parametrize(
+    "text, cell",
+    [
+        ("![x](http://e.test/a.png)", "![x\\](http://e.test/a.png)"),
+        ("[y](http://e.test)", "[y\\](http://e.test)"),
+        ("[a [b](c)](d)", "[a [b\\](c)\\](d)"),
+        ("[x][ref] [ref]: http://e.test", "[x\\][ref] [ref\\]: http://e.test"),
+        ("62 [60, 64], N=100", "62 [60, 64], N=100"),  # an interval is not a link
+        ("a\\](b)", "a\\\\\\](b)"),  # a backslash of the input does not unescape the bracket
+        ("gpt2\u202e", "gpt2\\\\u202e"),
+    ],
+)
+def test_markdown_cells_carry_no_link_and_show_invisible_characters(text, cell):
+    assert markdown_cell(text) == cell
+
+
+def test_csv_cells_show_invisible_characters():
+    assert csv_cell("=a\u202e") == "'=a\\u202e"
+    assert csv_cell("\u200b=1+2") == "\\u200b=1+2"  # shown, so it no longer hides the formula start
+
+
+def lookalike_runs(tmp_path):
+    folder = tmp_path / "runs\u2067"
+    document = winoqueer_results(LOOKALIKE, score=-5.0, ci=(-6.0, -4.0))
+    document["results"]["winoqueer"]["alias"] = "Wino\u200bQueer"
+    return [
+        write(folder / "results_lookalike.json", document),
+        write(folder / "results_lookalike_partial.json", winoqueer_results(LOOKALIKE, limit=20, effective=20)),
+    ]
+
+
+def test_check_shows_invisible_characters(tmp_path, capsys):
+    code, out, err = run_cli(["check", lookalike_runs(tmp_path)[0], "--max", "winoqueer=65"], capsys)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[1] == f"  PASS  winoqueer <= 65   [{SHOWN}]  winoqueer:bias_score = -5 [-6, -4], N=45,540"
+    assert not any(char in out for char in INVISIBLE)
+
+
+def test_leaderboard_markdown_and_its_notes_show_invisible_characters(tmp_path, capsys):
+    paths = lookalike_runs(tmp_path)
+    code, out, err = run_cli(["leaderboard", *paths], capsys)
+    assert code == 0
+    assert f"| {MARKDOWN_SHOWN} | -5 [-6, -4], N=45,540 | 70 [64, 75], N=1,200 |" in out
+    shown_folder = str(tmp_path / "runs\\\\u2067")  # in Markdown, the escape's backslash is doubled
+    assert f"| {MARKDOWN_SHOWN} | winoqueer | 1.0 | skipped | {shown_folder}/results_lookalike_partial.json |" in out
+    assert err == (
+        f"lm-eval-bias leaderboard: note: skipped {tmp_path}/runs\\u2067/results_lookalike_partial.json "
+        f"(partial: --limit 20 (20 of 45,540 pairs)) for {SHOWN}, winoqueer: partial; a complete run is used\n"
+    )
+    assert not any(char in out + err for char in INVISIBLE)
+
+
+def test_leaderboard_csv_shows_invisible_characters(tmp_path):
+    rows = list(csv.reader(io.StringIO(leaderboard.to_csv(results.load_runs(lookalike_runs(tmp_path))))))
+    assert rows[1][:2] == [SHOWN, f"{tmp_path}/runs\\u2067/results_lookalike.json"]
+    assert not any(char in cell for row in rows for cell in row for char in INVISIBLE)
+
+
+def test_leaderboard_html_shows_invisible_characters(tmp_path):
+    page = leaderboard.to_html(results.load_runs(lookalike_runs(tmp_path)))
+    assert f"<th>{SHOWN}</th>" in page
+    assert f"<td>{tmp_path}/runs\\u2067/results_lookalike.json</td>" in page
+    assert not any(char in page for char in INVISIBLE)
+
+
+def test_report_markdown_shows_invisible_characters_and_no_link(tmp_path, capsys):
+    code, out, err = run_cli(["report", lookalike_runs(tmp_path)[0], "--title", "Q3\u202e ![t](http://e.test)"], capsys)
+    assert code == 0
+    assert out.startswith("# Q3\\\\u202e ![t\\](http://e.test)\n")
+    assert f"| {MARKDOWN_SHOWN} | " in out
+    assert not any(char in out for char in INVISIBLE)
+    assert "](http" not in out.replace("\\](http", "")  # every link or image is escaped
+
+
+def test_report_html_and_its_figures_show_invisible_characters(tmp_path):
+    page = report_html.to_html(results.load_runs(lookalike_runs(tmp_path)[:1]), title="Q3\u202e")
+    assert "<title>Q3\\u202e</title>" in page
+    assert f'<td><span class="swatch" style="background:#0072B2"></span>{SHOWN}</td>' in page
+    assert not any(char in page for char in INVISIBLE)
+    svgs = __import__("re").findall(r"<svg .*?</svg>", page, flags=__import__("re").S)
+    assert svgs and any(SHOWN in svg for svg in svgs)
+
+
+def test_leaderboard_version_warning_shows_paths_as_they_are(tmp_path):
+    folder = tmp_path / "[x](http:e.test)\u202e"
+    older = winoqueer_results("org/a")
+    older["configs"]["winoqueer"]["metadata"]["version"] = 0.9
+    paths = [write(folder / "results_a.json", older), write(folder / "results_b.json", winoqueer_results("org/b"))]
+    markdown = leaderboard.to_markdown(results.load_runs(paths))
+    shown = f"{tmp_path}/[x\\](http:e.test)\\\\u202e"
+    assert (
+        f"**Not comparable: task winoqueer has results of different task versions side by side: version 0.9 "
+        f"({shown}/results_a.json), version 1.0 ({shown}/results_b.json); re-run the older ones with this "
+        "version of lm-eval-bias**"
+    ) in markdown
+    assert "\u202e" not in markdown

@@ -5,9 +5,9 @@ each prompt's continuation as text; the probability method
 (``tango_misgender_prob``) logs one ``[log-likelihood, is-greedy]`` pair per
 pronoun family. Each line of both files must be a sample whose ``doc`` has
 ``template_idx``, ``ante`` and ``pronoun_family``, with ``filtered_resps`` of
-its method's shape; anything else is an error naming the file, the line and
-what was expected, and two files given the wrong way round are recognised as
-such.
+its method's shape, and each prompt (and document) may be given once; anything
+else is an error naming the file, the line and what was expected, and two files
+given the wrong way round are recognised as such.
 """
 
 from __future__ import annotations
@@ -123,6 +123,31 @@ def check_samples(path: Path, samples: list[tuple[int, dict]], method: str) -> N
             )
 
 
+def refuse_repeated_prompts(path: Path, samples: list[tuple[int, dict]]) -> None:
+    """Refuse a prompt given twice: the agreement matches prompts on (template_idx, ante,
+    pronoun_family), which the TANGO data holds once each, so a second line would be compared twice
+    (generation) or replace the first (probability)."""
+    first_line: dict[tuple, tuple[int, dict]] = {}
+    for line, sample in samples:
+        doc = sample["doc"]
+        key = tuple(doc[name] for name in DOC_KEYS)
+        if key not in first_line:
+            first_line[key] = (line, sample)
+            continue
+        first, earlier = first_line[key]
+        filters = (earlier.get("filter"), sample.get("filter"))
+        why = (
+            f" (filters {filters[0]} and {filters[1]}: the agreement takes one filter's samples)"
+            if filters[0] != filters[1]
+            else ""
+        )
+        raise ResultsError(
+            f"{path}, line {line}: the prompt (template_idx {key[0]}, ante {key[1]!r}, pronoun_family {key[2]}) "
+            f"repeats line {first}{why}, so it would be counted twice; pass each run's samples file as "
+            f"--log_samples wrote it: {USAGE}"
+        )
+
+
 def read_pair(generation_path: Path, probability_path: Path) -> tuple[list[dict], list[dict]]:
     """Both files' samples, checked; a :class:`ResultsError` saying what is wrong, and where."""
     generation = read_sample_lines(generation_path)
@@ -134,6 +159,8 @@ def read_pair(generation_path: Path, probability_path: Path) -> tuple[list[dict]
         )
     check_samples(generation_path, generation, GENERATION)
     check_samples(probability_path, probability, PROBABILITY)
+    refuse_repeated_prompts(generation_path, generation)
+    refuse_repeated_prompts(probability_path, probability)
     return [sample for _, sample in generation], [sample for _, sample in probability]
 
 

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from lm_eval_bias.readers import loads_yaml
 from lm_eval_bias.report.outputs import text_line
 from lm_eval_bias.report.results import Metric, ResultsError, Run, read_text, version_text, versions_by_task
 
@@ -84,7 +85,8 @@ def load_policy(path: str | Path) -> tuple[list[Rule], str | None]:
 
     path = Path(path)
     try:
-        policy = yaml.safe_load(read_text(path, "policy"))
+        # A key given twice (a second, looser "rules:") is refused, not silently kept as the last.
+        policy = loads_yaml(read_text(path, "policy"), str(path))
     except yaml.YAMLError as error:
         raise ResultsError(f"{path}: cannot read the policy: {error}") from None
     if isinstance(policy, dict):

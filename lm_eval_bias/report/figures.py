@@ -18,7 +18,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from html import escape
+
+from lm_eval_bias.report.outputs import html_text as escape
 
 # Okabe-Ito colours: distinguishable under the common colour-vision deficiencies.
 # Yellow comes last because it is hard to see on white.

@@ -26,18 +26,18 @@ figure captions repeat the partial runs.
 The page has no script and loads nothing: a Content-Security-Policy forbids
 every fetch, so a mistake would show as a browser console error (which the
 tests check for) rather than a silent network request. Every text taken from
-the results files is escaped, in HTML and in Markdown
-(:func:`lm_eval_bias.report.outputs.markdown_cell`).
+the results files is escaped, in HTML and in Markdown, and characters that
+cannot be seen are shown as escapes (:func:`lm_eval_bias.report.outputs.html_text`,
+:func:`~lm_eval_bias.report.outputs.markdown_cell`).
 """
 
 from __future__ import annotations
 
-import html
 import itertools
 from collections.abc import Sequence
 
 from lm_eval_bias.report import figures
-from lm_eval_bias.report.outputs import markdown_cell
+from lm_eval_bias.report.outputs import html_text, markdown_cell
 from lm_eval_bias.report.results import Run, date_text, require_task_results
 from lm_eval_bias.report.sections import BENCHMARKS, Entry, Section
 from lm_eval_bias.task_metadata import TaskIdentity
@@ -252,9 +252,9 @@ def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     if not rows:
         return '<p class="note">No metrics.</p>'
     names = [h in ("metric", "model") for h in header]
-    head = "".join(f"<th{' class=name' if n else ''}>{html.escape(h)}</th>" for h, n in zip(header, names))
+    head = "".join(f"<th{' class=name' if n else ''}>{html_text(h)}</th>" for h, n in zip(header, names))
     body = "".join(
-        "<tr>" + "".join(f"<td{' class=name' if n else ''}>{html.escape(c)}</td>" for c, n in zip(row, names)) + "</tr>"
+        "<tr>" + "".join(f"<td{' class=name' if n else ''}>{html_text(c)}</td>" for c, n in zip(row, names)) + "</tr>"
         for row in rows
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
@@ -262,29 +262,29 @@ def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def _html_section(section: Section) -> str:
     parts = [
-        f'<section id="{section.anchor}"><h2>{html.escape(section.title)}</h2>',
-        f"<p>{html.escape(section.about)}</p>",
+        f'<section id="{section.anchor}"><h2>{html_text(section.title)}</h2>',
+        f"<p>{html_text(section.about)}</p>",
     ]
     parts.append(
         '<ul class="base">'
         + "".join(
-            f"<li>{html.escape(label)}: <span class=partial>partial</span>: {html.escape(text)}</li>"
+            f"<li>{html_text(label)}: <span class=partial>partial</span>: {html_text(text)}</li>"
             if entry.base.is_partial
-            else f"<li>{html.escape(label)}: {html.escape(text)}</li>"
+            else f"<li>{html_text(label)}: {html_text(text)}</li>"
             for entry, (label, text) in zip(section.entries, base_lines(section))
         )
         + "</ul>"
     )
     for label, source in paper_lines(section):
         parts.append(
-            f"<p>{html.escape(label)}: the paper reports this model ({html.escape(source)}); its "
+            f"<p>{html_text(label)}: the paper reports this model ({html_text(source)}); its "
             "published values are in the tables' paper column.</p>"
         )
     if section.note:
-        parts.append(f'<p class="note">{html.escape(section.note)}</p>')
+        parts.append(f'<p class="note">{html_text(section.note)}</p>')
     for figure in section.figures:
         caption = figure.caption + partial_note(section)
-        parts.append(f"<figure>{figure.svg}<figcaption>{html.escape(caption)}</figcaption></figure>")
+        parts.append(f"<figure>{figure.svg}<figcaption>{html_text(caption)}</figcaption></figure>")
     if section.plotted:
         parts.append("<h3>Plotted values</h3>" + _html_table(*table_rows(section, section.plotted)))
         others = other_metrics(section)
@@ -304,19 +304,19 @@ def to_html(runs: Sequence[Run], title: str = "lm-eval-bias report") -> str:
     """The whole report as one HTML document: inline CSS and SVG, no script, no external resource."""
     sections = build_sections(runs)
     run_table = "".join(
-        f'<tr><td><span class="swatch" style="background:{colour}"></span>{html.escape(label)}</td>'
-        f"<td>{html.escape(path)}</td><td>{html.escape(date)}</td><td>{html.escape(tasks)}</td></tr>"
+        f'<tr><td><span class="swatch" style="background:{colour}"></span>{html_text(label)}</td>'
+        f"<td>{html_text(path)}</td><td>{html_text(date)}</td><td>{html_text(tasks)}</td></tr>"
         for label, colour, path, date, tasks in _run_rows(runs)
     )
-    contents = "".join(f'<li><a href="#{s.anchor}">{html.escape(s.title)}</a></li>' for s in sections)
+    contents = "".join(f'<li><a href="#{s.anchor}">{html_text(s.title)}</a></li>' for s in sections)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>"
-        f"<h1>{html.escape(title)}</h1>"
+        f"<title>{html_text(title)}</title><style>{STYLE}</style></head><body>"
+        f"<h1>{html_text(title)}</h1>"
         f"<p>Whiskers and crosses show the intervals; dashed lines are the reference values each caption explains. "
-        f"{html.escape(READING_NOTE)} Hover over a bar or point for its numbers.</p>"
+        f"{html_text(READING_NOTE)} Hover over a bar or point for its numbers.</p>"
         '<table class="runs"><thead><tr><th>run</th><th>results file</th><th>date</th><th>tasks</th></tr></thead>'
         f"<tbody>{run_table}</tbody></table>"
         f"<ul>{contents}</ul>" + "".join(_html_section(s) for s in sections) + "</body></html>\n"

@@ -17,13 +17,12 @@ says its version, and a warning under the table names the task, the versions and
 from __future__ import annotations
 
 import csv
-import html
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lm_eval_bias.metric_keys import is_comparison
-from lm_eval_bias.report.outputs import csv_cell, markdown_cell
+from lm_eval_bias.report.outputs import csv_cell, html_text, markdown_cell
 from lm_eval_bias.report.results import Metric, ResultsError, Run, TaskBase, date_text, version_text, versions_by_task
 
 
@@ -255,7 +254,7 @@ def to_markdown(runs: list[Run], columns=None) -> str:
     lines = [_markdown_row(header), "|" + "---|" * len(header)]
     lines += [_markdown_row([model] + cells) for model, cells in _grid(choices, columns)]
     lines += ["", "Values with 95% intervals in brackets; N: the documents each number rests on.", ""]
-    lines += [f"**{warning}**\n" for warning in version_warnings(choices)]
+    lines += [f"**{markdown_cell(warning)}**\n" for warning in version_warnings(choices)]
     lines += ["### Runs", "", _markdown_row(RUN_HEADER), "|" + "---|" * len(RUN_HEADER)]
     lines += [_markdown_row(row) for row in run_rows(choices)]
     return "\n".join(lines) + "\n"
@@ -315,11 +314,11 @@ def to_csv(runs: list[Run], columns=None) -> str:
 
 
 def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]], first_is_heading: bool) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    head = "".join(f"<th>{html_text(h)}</th>" for h in header)
     body = "".join(
         "<tr>"
         + "".join(
-            f"<th>{html.escape(c)}</th>" if first_is_heading and i == 0 else f"<td>{html.escape(c)}</td>"
+            f"<th>{html_text(c)}</th>" if first_is_heading and i == 0 else f"<td>{html_text(c)}</td>"
             for i, c in enumerate(row)
         )
         + "</tr>"
@@ -347,6 +346,6 @@ def to_html(runs: list[Run], columns=None) -> str:
         "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}</style></head><body>"
         "<h1>lm-eval-bias leaderboard</h1><p>Values with 95% intervals in brackets; N: the documents each "
         "number rests on.</p>"
-        + "".join(f"<p><strong>{html.escape(warning)}</strong></p>" for warning in version_warnings(choices))
+        + "".join(f"<p><strong>{html_text(warning)}</strong></p>" for warning in version_warnings(choices))
         + f"{main}<h2>Runs</h2>{_html_table(RUN_HEADER, run_rows(choices), False)}</body></html>\n"
     )

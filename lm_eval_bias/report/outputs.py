@@ -4,12 +4,18 @@ written whole or not at all.
 - CSV: a cell a spreadsheet would run as a formula (text starting with ``=``,
   ``+``, ``-``, ``@``, a tab or a carriage return) gets a leading single quote,
   the OWASP rule; numbers stay numbers, negative ones included.
-- Markdown: ``|``, backslashes and HTML (``<``, ``>``, ``&``) are escaped and
-  line breaks become spaces, so that a name from a results file can neither
-  break a table nor inject markup.
+- Every format: a character that cannot be seen or that turns the direction of
+  the text (zero-width and bidirectional controls such as U+200B and U+202E, any
+  other Unicode control or format character, a line or paragraph separator) is
+  shown as its escape (``\\u202e``), so that a name from a results file cannot
+  look like another (:func:`visible`).
+- Markdown: ``|``, backslashes, the ``]`` that ends a link or image
+  (``[x](url)``, ``![x](url)``, ``[x][ref]``, ``[ref]: url``) and HTML (``<``,
+  ``>``, ``&``) are escaped and line breaks become spaces, so that a name from a
+  results file can neither break a table nor inject markup or a link.
 - JSON: strict (no bare ``NaN``): a non-finite number is written as ``"N/A"``,
   lm-eval's own marker.
-- HTML: :func:`html.escape` wherever input text goes (in the renderers).
+- HTML and SVG: :func:`html_text` wherever input text goes (in the renderers).
 - Plain text (``check``'s summary, notes on stderr): a name from the input
   stays on its line, so that it cannot forge a line such as ``PASS ...``.
 """
@@ -22,6 +28,7 @@ import math
 import os
 import re
 import tempfile
+import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -31,32 +38,86 @@ NOT_AVAILABLE = "N/A"
 # What a spreadsheet reads as the start of a formula (OWASP, "CSV injection").
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# Whitespace every output shows as whitespace; each format decides what a line break becomes.
+_SEEN_AS_WHITESPACE = frozenset("\t\n\r")
+# Unicode's control, format, surrogate, private-use and unassigned characters (C*), and the line and
+# paragraph separators, which terminals and browsers treat as line breaks.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+# Markdown's links and images ([text](url), ![alt](url), [text][ref], a definition [ref]: url) all
+# need a "]" directly followed by "(", "[" or ":"; escaping that "]" leaves plain text, and leaves an
+# interval such as "[60, 64]" as it is.
+_MARKDOWN_LINK_END = re.compile(r"\](?=[(\[:])")
 
 
 class OutputError(LmEvalBiasError):
     """An output file cannot be written."""
 
 
+def _escape(char: str) -> str:
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def visible(text) -> str:
+    r"""``text`` with every character that cannot be seen, or that reorders the text around it, shown
+    as its escape: a right-to-left override (U+202E) after ``gpt2`` is shown as ``gpt2\u202e``.
+    Every output applies it to text from its inputs, so that a model name cannot pass for another
+    (a right-to-left override turning ``evil`` into ``live``, a zero-width space splitting one name
+    into two rows).
+
+    Parameters
+    ----------
+    text : object
+        The text (anything else is shown as ``str(text)``).
+
+    Returns
+    -------
+    str
+        The text, with tabs and line breaks kept (each format decides what they become) and every
+        other Unicode control, format, surrogate, private-use or unassigned character, and the line
+        and paragraph separators, written as ``\uXXXX`` (``\UXXXXXXXX`` beyond U+FFFF).
+    """
+    text = str(text)
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(
+        _escape(char)
+        if char not in _SEEN_AS_WHITESPACE and unicodedata.category(char) in _INVISIBLE_CATEGORIES
+        else char
+        for char in text
+    )
+
+
 def csv_cell(value):
-    """A CSV cell: numbers as numbers, text that a spreadsheet would execute neutralised."""
+    """A CSV cell: numbers as numbers, text that a spreadsheet would execute neutralised, characters that
+    cannot be seen shown as escapes (:func:`visible`)."""
     if value is None:
         return ""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return value if math.isfinite(value) else NOT_AVAILABLE
-    text = str(value)
+    text = visible(value)
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
 def markdown_cell(text) -> str:
-    """Text for a Markdown table cell or heading: no markup, no table break, one line."""
-    escaped = str(text).replace("\\", "\\\\")
+    """Text for a Markdown table cell or heading: no markup, no link or image, no table break, one line,
+    characters that cannot be seen shown as escapes (:func:`visible`)."""
+    escaped = visible(text).replace("\\", "\\\\")
     escaped = html.escape(escaped, quote=False).replace("|", "\\|")
+    escaped = _MARKDOWN_LINK_END.sub(r"\\]", escaped)
     return _LINE_BREAK.sub(" ", escaped)
 
 
+def html_text(text) -> str:
+    """Text for HTML or SVG (element content or a quoted attribute): markup escaped, characters that
+    cannot be seen shown as escapes (:func:`visible`)."""
+    return html.escape(visible(text))
+
+
 def text_line(text) -> str:
-    """Text for one line of plain-text output: line breaks become spaces."""
-    return _LINE_BREAK.sub(" ", str(text))
+    """Text for one line of plain-text output: line breaks become spaces, characters that cannot be
+    seen are shown as escapes (:func:`visible`)."""
+    return _LINE_BREAK.sub(" ", visible(text))
 
 
 def json_safe(value):

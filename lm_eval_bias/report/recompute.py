@@ -7,7 +7,10 @@ same numbers as the run, with the same seeds, without the model.
 
 The samples must be the task's: its declared metrics (or its headline metric)
 must be among the samples' metric names, and ``--task`` may not contradict the
-file's name; a value an aggregation cannot take is an error naming the metric.
+file's name; a value an aggregation cannot take is an error naming the file,
+the line and the metric. Each document is counted once per filter: a document
+on two lines of one filter (files joined with ``cat``), or a key given twice in
+one line, is an error naming both lines.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ import copy
 import json
 import logging
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from lm_eval_bias import harness, task_metadata, tasks_dir
+from lm_eval_bias.readers import loads_json
 from lm_eval_bias.report.results import ResultsError, read_text
 
 _SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_\d{4}-\d{2}-\d{2}T[\d.:-]+\.jsonl$")
@@ -42,7 +47,8 @@ def read_sample_lines(path: str | Path) -> list[tuple[int, dict]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            # A key given twice in one sample (a metric's second value) is refused naming both.
+            record = loads_json(line, str(path), first_line=number)
         except ValueError as error:
             _raise_if_results_file(path, text)
             raise ResultsError(
@@ -59,7 +65,60 @@ def read_sample_lines(path: str | Path) -> list[tuple[int, dict]]:
         records.append((number, record))
     if not records:
         raise ResultsError(f"{path}: no samples; pass the samples_<task>_<date>.jsonl file that --log_samples wrote")
+    refuse_repeated_documents(path, records)
     return records
+
+
+def _document_of(sample: dict) -> tuple[str, str] | None:
+    """How a sample names its document: ``doc_id`` as lm-eval logs it, else its ``doc_hash``; None if neither."""
+    for key in ("doc_id", "doc_hash"):
+        if key in sample:
+            return key, json.dumps(sample[key], sort_keys=True)
+    return None
+
+
+def refuse_repeated_documents(path: Path, records: list[tuple[int, dict]]) -> None:
+    """Refuse a document logged twice under one filter.
+
+    lm-eval writes one line per document and filter, with all of a document's generations
+    (``repeats``) in that line's ``resps``; a second line for the same document and filter comes
+    from joining samples files (per process, or of two runs) and would count the document twice,
+    narrowing every interval. A sample without ``doc_id`` is known by its ``doc_hash``.
+
+    Parameters
+    ----------
+    path : Path
+        The samples file, as messages name it.
+    records : list of (int, dict)
+        Its (line number, sample) pairs.
+
+    Returns
+    -------
+    None; a repeated document raises :class:`ResultsError` naming both lines.
+    """
+    first_line: dict[tuple, tuple[int, dict]] = {}
+    for line, sample in records:
+        document = _document_of(sample)
+        if document is None:
+            continue
+        key = (document, json.dumps(sample.get("filter")))
+        if key not in first_line:
+            first_line[key] = (line, sample)
+            continue
+        first, earlier = first_line[key]
+        name, value = document
+        where = f"{name} {value}" + (f", filter {sample['filter']}" if isinstance(sample.get("filter"), str) else "")
+        if name == "doc_id" and "doc_hash" in sample and earlier.get("doc_hash") != sample["doc_hash"]:
+            raise ResultsError(
+                f"{path}, line {line}: {where} is also on line {first}, with another document (its doc_hash "
+                "differs): samples of two runs joined into one file; pass one run's samples_<task>_<date>.jsonl "
+                "as --log_samples wrote it"
+            )
+        raise ResultsError(
+            f"{path}, line {line}: {where} repeats line {first}, so the document would be counted twice; "
+            "lm-eval writes each document once per filter: pass the samples_<task>_<date>.jsonl that "
+            "--log_samples wrote, and join files (e.g. with cat) only where they hold different documents"
+        )
 
 
 def _raise_if_results_file(path: Path, text: str) -> None:
@@ -124,7 +183,18 @@ def _answers_are_logliks(sample: dict) -> bool | None:
     )
 
 
-def check_output_type(path: Path, task: str, sample: dict) -> None:
+def other_task_fix(task: str, named_in_file: bool) -> str:
+    """The fix for samples that are not ``task``'s, by where ``task`` came from: ``--task``, or the
+    file's name (where ``--task`` would only contradict the name)."""
+    if named_in_file:
+        return (
+            f"the file's name says {task}: pass the samples file of {task}, or, if this file was renamed, "
+            "give it back its own task's name (samples_<task>_<date>.jsonl)"
+        )
+    return "pass the task they are of with --task"
+
+
+def check_output_type(path: Path, task: str, line: int, sample: dict, named_in_file: bool = False) -> None:
     """Samples of a log-likelihood task given for a generation task, or the other way round,
     share metric names (consistency, ...) but not their meaning."""
     logliks = _answers_are_logliks(sample)
@@ -134,8 +204,8 @@ def check_output_type(path: Path, task: str, sample: dict) -> None:
     held = "log-likelihoods" if logliks else "generated text"
     wanted = "scores log-likelihoods" if scores else "generates text"
     raise ResultsError(
-        f"{path}: these samples hold {held}, but {task} {wanted}, so they are another task's; "
-        "pass the task they are of with --task"
+        f"{path}, line {line}: this sample's resps hold {held}, but {task} {wanted}, so these are another "
+        f"task's samples; {other_task_fix(task, named_in_file)}"
     )
 
 
@@ -159,7 +229,7 @@ def task_of(path: Path, task: str | None) -> str:
     return task
 
 
-def check_samples_are_of(path: Path, task: str, names: set[str], declared: dict) -> None:
+def check_samples_are_of(path: Path, task: str, names: set[str], declared: dict, named_in_file: bool = False) -> None:
     """The samples must hold the task's declared metrics or its headline metric."""
     # A samples file has no metadata: the headline metric of the package's task of that name.
     shipped = task_metadata.shipped_identity(task)
@@ -167,17 +237,31 @@ def check_samples_are_of(path: Path, task: str, names: set[str], declared: dict)
     if expected and not expected & names:
         raise ResultsError(
             f"{path}: these are not samples of {task}: they hold the metrics {_listing(names) or 'none'}, and "
-            f"{task} reports {_listing(expected)}; pass the task the samples are of with --task"
+            f"{task} reports {_listing(expected)}; {other_task_fix(task, named_in_file)}"
         )
 
 
 def recompute(samples_path: str | Path, task: str | None = None) -> dict:
-    """``{"<metric>,<filter>": value, "<metric>_stderr,<filter>": stderr}`` from a samples file."""
+    """A task's results again from its ``--log_samples`` file.
+
+    Parameters
+    ----------
+    samples_path : str or Path
+        The ``samples_<task>_<date>.jsonl`` file.
+    task : str, optional
+        The task, where the file's name does not say it (it may not contradict the name).
+
+    Returns
+    -------
+    dict
+        ``{"<metric>,<filter>": value, "<metric>_stderr,<filter>": stderr}``.
+    """
     path = Path(samples_path)
     samples = read_sample_lines(path)
+    named_in_file = task is None
     task = task_of(path, task)
     declared = declared_aggregations(task)
-    values: dict[tuple[str, str], list] = {}
+    values: dict[tuple[str, str], list[tuple[int, object]]] = {}
     for line_number, sample in samples:
         names, filter_name = sample.get("metrics"), sample.get("filter")
         if not isinstance(names, list) or not isinstance(filter_name, str):
@@ -192,39 +276,97 @@ def recompute(samples_path: str | Path, task: str | None = None) -> dict:
                     "no value for it; the file was edited or cut short: use the file --log_samples "
                     "wrote"
                 )
-            values.setdefault((name, filter_name), []).append(sample[name])
-    check_samples_are_of(path, task, {name for name, _ in values}, declared)
-    check_output_type(path, task, samples[0][1])
+            values.setdefault((name, filter_name), []).append((line_number, sample[name]))
+    check_samples_are_of(path, task, {name for name, _ in values}, declared, named_in_file)
+    check_output_type(path, task, *samples[0], named_in_file)
     results = {}
-    for (name, filter_name), items in values.items():
+    for (name, filter_name), lines_and_items in values.items():
         aggregation = declared.get(name) or harness.aggregation_for(name)
-        value, stderr = _aggregate(path, task, name, filter_name, aggregation, items)
+        metric = _Metric(path, task, name, filter_name, named_in_file)
+        value, stderr = _aggregate(metric, aggregation, lines_and_items)
         results[f"{name},{filter_name}"] = value
         results[f"{name}_stderr,{filter_name}"] = stderr
     return results
 
 
-def _aggregate(path: Path, task: str, name: str, filter_name: str, aggregation, items: list):
+@dataclass(frozen=True)
+class _Metric:
+    """One metric of one samples file, as messages name it."""
+
+    path: Path
+    task: str
+    name: str
+    filter_name: str
+    named_in_file: bool
+
+
+def _kind(value) -> str:
+    """A value's kind, as a message names it; "N/A" (a statistic a document could not support) is a number's."""
+    if value == "N/A" or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    return {list: "a list", dict: "an object", bool: "true or false", type(None): "null"}.get(type(value), "a value")
+
+
+def _odd_one_out(lines_and_items: list[tuple[int, object]]) -> tuple[int, object, int, str] | None:
+    """The first value whose kind differs from the most common kind of this metric's values, as (its
+    line, it, a line of the common kind, that kind); None where all are of one kind."""
+    kinds = [_kind(item) for _, item in lines_and_items]
+    common = max(set(kinds), key=kinds.count)
+    if kinds.count(common) == len(kinds):
+        return None
+    typical = next(line for (line, _), kind in zip(lines_and_items, kinds) if kind == common)
+    line, item = next((entry for entry, kind in zip(lines_and_items, kinds) if kind != common))
+    return line, item, typical, common
+
+
+def _aggregate(metric: _Metric, aggregation, lines_and_items: list[tuple[int, object]]):
     """(value, stderr) of one metric, "N/A" where the statistic cannot be computed on these documents.
 
     The task's own aggregations reject values of another shape (a number where a
     (group, value) pair belongs, text where a number belongs) with a TypeError
-    or a lookup error: that means the samples are not what the task wrote.
+    or a lookup error: one sample unlike the others means an edited or damaged
+    line; all of them unlike what the task writes means another task's samples.
     """
     from lm_eval.api.metrics import mean, mean_stderr
 
+    odd = _odd_one_out(lines_and_items)
+    if odd is not None and odd[3] == "a number" and _kind(odd[1]) == "text":
+        # Checked before aggregating: an aggregation that converts values could read "high" as an
+        # error of the statistic ("N/A") rather than of the file.
+        raise _cannot_aggregate(metric, lines_and_items, None)
+    items = [item for _, item in lines_and_items]
     try:
         try:
             value = aggregation(items)
         except (ValueError, ArithmeticError) as error:  # e.g. a gap with one side missing, as the run says
-            logger.warning("%s: %s is not reported: %s", task, name, error)
+            logger.warning("%s: %s is not reported: %s", metric.task, metric.name, error)
             value = "N/A"
         stderr = mean_stderr(items) if aggregation is mean and len(items) > 1 else "N/A"
     except (TypeError, KeyError, IndexError, AttributeError) as error:
-        example = json.dumps(items[0])[:60]
-        raise ResultsError(
-            f"{path}: cannot aggregate {name} ({filter_name}) as {task} does: {type(error).__name__}: {error} "
-            f"(first value: {example}); the samples do not hold what {task} writes: pass the task they are of "
-            "with --task"
-        ) from None
+        raise _cannot_aggregate(metric, lines_and_items, error) from None
     return value, stderr
+
+
+def _cannot_aggregate(
+    metric: _Metric, lines_and_items: list[tuple[int, object]], error: Exception | None
+) -> ResultsError:
+    """Where the values an aggregation refused are, and the fix that fits: one line, or the whole file."""
+    where = f"{metric.path}, line {{line}}: {metric.name} ({metric.filter_name})"
+    odd = _odd_one_out(lines_and_items)
+    if odd is not None:
+        line, item, typical, kind = odd
+        return ResultsError(
+            where.format(line=line)
+            + f" is {_kind(item)}, {json.dumps(item)[:60]}, where the other samples hold {kind} (as on line "
+            f"{typical}), so {metric.task} cannot aggregate it: the line was edited or damaged; correct it, or "
+            "use the file --log_samples wrote"
+        )
+    line, item = lines_and_items[0]
+    return ResultsError(
+        where.format(line=line)
+        + f": cannot aggregate it as {metric.task} does: {type(error).__name__}: {error} (value: "
+        f"{json.dumps(item)[:60]}, and every sample holds {_kind(item)}); the samples do not hold what "
+        f"{metric.task} writes: {other_task_fix(metric.task, metric.named_in_file)}"
+    )
