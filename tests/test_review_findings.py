@@ -350,8 +350,9 @@ def test_recompute_refuses_samples_of_a_task_of_the_other_kind(tmp_path, capsys)
     code, _, err = run_cli(["recompute", path], capsys)
     assert code == 2
     assert err.strip().endswith(
-        "these samples hold log-likelihoods, but tango_misgender generates text, so they "
-        "are another task's; pass the task they are of with --task"
+        "line 1: this sample's resps hold log-likelihoods, but tango_misgender generates text, so these are "
+        "another task's samples; the file's name says tango_misgender: pass the samples file of tango_misgender, "
+        "or, if this file was renamed, give it back its own task's name (samples_<task>_<date>.jsonl)"
     )
 
 
