@@ -12,6 +12,7 @@ from lm_eval_bias.report import leaderboard, results
 from test_report_inputs import OFFICIAL_WINOQUEER, run_cli, winoqueer_results, write
 
 UNOFFICIAL = dict(OFFICIAL_WINOQUEER, path="/x/y.csv", sha256="cd" * 32, rows=300, official=False)
+SHORT_OFFICIAL = dict(OFFICIAL_WINOQUEER, path="/x/x.csv", rows=42)
 OLD, NEW = 1_763_000_000.0, 1_763_900_000.0  # 2025-11-13 02:13 and 2025-11-23 12:13 UTC
 
 
@@ -46,6 +47,9 @@ def write_tmp(document, name="results_x.json"):
             ("non-official data file /x/y.csv (300 rows; the official file has 45,540)",),
         ),
         ({"files": [dict(UNOFFICIAL, rows=45540)]}, ("non-official data file /x/y.csv",)),
+        # recorded as the official file, yet with another row count: not the whole benchmark
+        ({"files": [SHORT_OFFICIAL]}, ("data file /x/x.csv has 42 rows; the official file has 45,540",)),
+        ({"files": [dict(SHORT_OFFICIAL, official_rows=None)]}, ()),
         ({"selection": {"subgroups": "Transgender"}}, ("subgroups=Transgender",)),
         ({"selection": {"subgroups": ["Gay", "Lesbian"], "seed": 3}}, ("subgroups=Gay,Lesbian, seed=3",)),
         (
@@ -299,3 +303,17 @@ def test_the_json_of_the_builder_is_what_lm_eval_writes():
 def test_a_file_given_twice_is_one_run(older_larger_and_newer_limited, capsys):
     old, _ = older_larger_and_newer_limited
     assert [run.path for run in results.load_runs([old, "runs", f"./{old}"])] == [old, Path("runs/results_new.json")]
+
+
+def test_a_file_recorded_as_official_with_another_row_count_is_partial_wherever_it_is_read(capsys):
+    path = write_tmp(winoqueer_results(files=[SHORT_OFFICIAL]))
+    reason = "data file /x/x.csv has 42 rows; the official file has 45,540"
+    code, out, err = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[2] == f"        note: partial run (results_x.json): {reason}"
+    code, out, err = run_cli(["report", path], capsys)
+    assert (code, err) == (0, "")
+    assert f"- org/model-a: **partial**: {reason}\n" in out
+    code, out, err = run_cli(["leaderboard", path], capsys)
+    assert code == 0
+    assert reason in out

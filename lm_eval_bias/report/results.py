@@ -120,7 +120,8 @@ def partial_reasons(
 
     A run is partial when ``--limit`` was set, when fewer documents were
     evaluated than the task has (n-samples effective < original), when a data
-    file it read is not the official one, when an option narrowed the documents
+    file it read is not the official one (or is recorded as official with another row count
+    than the official file's), when an option narrowed the documents
     (``provenance["selection"]``), or when an option was not at its default
     (``provenance["settings"]``: another sample, another classifier...).
     """
@@ -143,6 +144,7 @@ def partial_reasons(
         reasons.append(f"non-official data file {where}{sizes}")
     if provenance.get("official") is False and not unofficial:
         reasons.append("non-official data")
+    reasons += [_row_count_reason(record) for record in provenance.get("files", []) if _rows_differ(record)]
     selection = provenance.get("selection") or {}
     if selection:
         reasons.append(", ".join(f"{option}={_option_text(value)}" for option, value in selection.items()))
@@ -152,6 +154,18 @@ def partial_reasons(
             "non-default " + ", ".join(f"{option}={_option_text(value)}" for option, value in settings.items())
         )
     return tuple(reasons)
+
+
+def _rows_differ(record: dict) -> bool:
+    """A file recorded as the official one whose row count is not the official count: its sha256
+    may have been edited by hand, or the file was read in part; either way not the whole benchmark."""
+    rows, official_rows = record.get("rows"), record.get("official_rows")
+    return record.get("official") is True and rows is not None and official_rows is not None and rows != official_rows
+
+
+def _row_count_reason(record: dict) -> str:
+    where = record.get("path") or record.get("name") or "?"
+    return f"data file {where} has {record['rows']:,} rows; the official file has {record['official_rows']:,}"
 
 
 def _option_text(value) -> str:
