@@ -477,6 +477,7 @@ def _parse_task_config(path: Path, document: dict, task: str) -> tuple[int | Non
     configs = document.get("configs")
     config = configs.get(task) if isinstance(configs, dict) else None
     if not isinstance(config, dict):
+        _check_unconfigured_entry(path, document, task)
         return None, None, _identity(path, task, None)
     repeats = config.get("repeats")
     if repeats is not None and not (_is_number(repeats) and repeats >= 1 and repeats == int(repeats)):
@@ -486,6 +487,7 @@ def _parse_task_config(path: Path, document: dict, task: str) -> tuple[int | Non
         )
     metadata = config.get("metadata")
     provenance = metadata.get("lm_eval_bias_data") if isinstance(metadata, dict) else None
+    _check_entry_name(path, task, config.get("task"), f"configs.{task}.task")
     return (
         (int(repeats) if repeats is not None else None),
         _checked_provenance(path, task, provenance),
@@ -493,17 +495,51 @@ def _parse_task_config(path: Path, document: dict, task: str) -> tuple[int | Non
     )
 
 
+def _check_entry_name(path: Path, task: str, recorded, where: str) -> None:
+    """A results entry under the name of the task that was run (``recorded`` at ``where``): an entry
+    renamed by hand would show one task's numbers as another's, and pass the other's gates."""
+    if isinstance(recorded, str) and recorded != task:
+        raise ResultsError(
+            f"{path}: results entry {task!r} was run as task {recorded!r} ({where} says {recorded!r}), "
+            f"so its numbers are not {task}'s; give the entry its task's name {recorded!r} again, "
+            "or re-run the evaluation"
+        )
+
+
+def _check_unconfigured_entry(path: Path, document: dict, task: str) -> None:
+    """lm-eval writes a config for every task it ran (a group, in ``group_subtasks``, has none):
+    a task entry without one, beside configs of tasks without entries, was renamed by hand."""
+    configs, groups = document.get("configs"), document.get("group_subtasks")
+    if not isinstance(configs, dict) or not configs or (isinstance(groups, dict) and task in groups):
+        return
+    unmatched = sorted(set(configs) - set(document["results"]))
+    if unmatched:
+        raise ResultsError(
+            f"{path}: results entry {task!r} has no config (configs.{task}), while the config of "
+            f"{', '.join(map(repr, unmatched))} has no results entry, so an entry was renamed and its numbers "
+            f"are not {task}'s; give the entry its task's name again, or re-run the evaluation"
+        )
+
+
 def _identity(path: Path, task: str, metadata) -> TaskIdentity | None:
     """What the task is, from the metadata its YAML gave it (copied by lm-eval into ``configs``).
 
     Results files written before our tasks declared ``benchmark`` in their metadata have none:
-    for them, and only by exact name, the identity of the package's own task of that name.
+    for them, and only by exact name, the identity of the package's own task of that name. An
+    entry with one of our tasks' names whose metadata declares another benchmark is refused.
     """
     try:
         found = task_metadata.identity(metadata if isinstance(metadata, dict) else None, f"{path}: configs.{task}")
     except ConfigurationError as error:
         raise ResultsError(f"{error}; correct it or re-run the evaluation") from None
-    return found if found is not None else task_metadata.shipped_identity(task)
+    shipped = task_metadata.shipped_identity(task)
+    if found is not None and shipped is not None and found.benchmark != shipped.benchmark:
+        raise ResultsError(
+            f"{path}: results entry {task!r} is named as our {shipped.benchmark} task, but its config "
+            f"(configs.{task}.metadata.benchmark) says {found.benchmark!r}, so its numbers are not {task}'s; "
+            "give the entry the name of the task that was run, or re-run the evaluation"
+        )
+    return found if found is not None else shipped
 
 
 def _parse_version(document: dict, task: str) -> str | None:
@@ -623,6 +659,7 @@ def parse_run(path: Path, document: dict) -> Run:
     for task, entries in document["results"].items():
         if not isinstance(entries, dict):
             raise ResultsError(f"{path}: results[{task!r}] is not an object")
+        _check_entry_name(path, task, entries.get("name"), f"results.{task}.name")
         evaluated, available = _parse_document_counts(path, document, task)
         repeats, provenance, identity = _parse_task_config(path, document, task)
         unit = identity.document_unit if identity is not None else "documents"
