@@ -317,3 +317,35 @@ def test_a_file_recorded_as_official_with_another_row_count_is_partial_wherever_
     code, out, err = run_cli(["leaderboard", path], capsys)
     assert code == 0
     assert reason in out
+
+
+# --------------------------------------------------------------------------
+# What a results file may claim
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            '{\n"results": {"winoqueer": {"bias_score,none": 62.0}},\n"date": 1,\n"results": {}\n}',
+            "results_x.json, line 4: the key 'results' is given twice in one object (first on line 2)",
+        ),
+        (
+            '{"results": {"winoqueer": {\n  "bias_score,none": 62.0,\n  "bias_score,none": 40.0\n}}}',
+            "results_x.json, line 3: the key 'bias_score,none' is given twice in one object (first on line 2)",
+        ),
+    ],
+)
+def test_a_key_given_twice_is_refused_naming_the_key_and_both_lines(text, message, capsys):
+    path = write_tmp(text)
+    with pytest.raises(results.ResultsError) as error:
+        results.load_runs([path])
+    assert str(error.value) == message + "; a plain reader would silently keep only the last. Fix: keep one of them"
+    code, out, err = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
+    assert (code, out, err) == (2, "", f"lm-eval-bias check: {error.value}\n")
+
+
+def test_a_bare_nan_is_still_read_as_not_available():
+    path = write_tmp('{"results": {"winoqueer": {"bias_score,none": NaN, "bias_score_n,none": 0}}}')
+    (run,) = results.load_runs([path])
+    assert run.metric("winoqueer").value == "N/A"

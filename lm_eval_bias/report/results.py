@@ -21,7 +21,6 @@ end, a date that is not a number) and tolerant of what lm-eval really writes
 from __future__ import annotations
 
 import datetime
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from pathlib import Path
 from lm_eval_bias import task_metadata
 from lm_eval_bias.errors import ConfigurationError, DataError
 from lm_eval_bias.metric_keys import is_comparison
+from lm_eval_bias.readers import DuplicateKeyError, loads_json
 from lm_eval_bias.task_metadata import PaperRow, TaskIdentity
 
 NOT_AVAILABLE = "N/A"  # lm-eval's own marker for a number it could not compute
@@ -744,8 +744,10 @@ def load_runs(paths) -> list[Run]:
     for path in results_files(paths):
         text = read_text(path, "results file")
         try:
-            document = json.loads(text, parse_constant=_non_finite)
+            document = loads_json(text, str(path), parse_constant=_non_finite)
         except ValueError as error:
             raise ResultsError(f"{path}: not valid JSON: {error}") from None
+        except DuplicateKeyError as error:
+            raise ResultsError(str(error)) from None
         runs.append(parse_run(path, document))
     return runs
