@@ -12,8 +12,10 @@ were and the documents evaluated), ``config.limit``, and per task ``configs``
 :mod:`lm_eval_bias.task_metadata`) and ``versions`` (each task definition's version).
 
 The reader is strict about what would make a number wrong (a value that is
-neither a number nor ``"N/A"``, an interval whose lower end is above its upper
-end, a date that is not a number) and tolerant of what lm-eval really writes
+neither a number nor ``"N/A"``, a number of one of our tasks outside its metric's range
+(:func:`lm_eval_bias.metric_keys.metric_range`), an interval whose lower end is above its upper
+end, a date that is not a number, a key given twice, an entry renamed away from the task its
+config ran) and tolerant of what lm-eval really writes
 (a bare ``NaN``, a numpy number written as text): every problem is a
 :class:`ResultsError` naming the file, the task, the key and the fix.
 """
@@ -27,7 +29,7 @@ from pathlib import Path
 
 from lm_eval_bias import task_metadata
 from lm_eval_bias.errors import ConfigurationError, DataError
-from lm_eval_bias.metric_keys import is_comparison
+from lm_eval_bias.metric_keys import COMPANION_RANGES, is_comparison, metric_range, range_text
 from lm_eval_bias.readers import DuplicateKeyError, loads_json
 from lm_eval_bias.task_metadata import PaperRow, TaskIdentity
 
@@ -347,14 +349,45 @@ def _metric_keys(entries: dict) -> list[tuple[str, str]]:
     return metrics
 
 
-def _parse_task(path: Path, task: str, entries: dict, higher: dict, base: TaskBase) -> dict[str, Metric]:
+def _parse_task(path: Path, task: str, entries: dict, higher: dict, base: TaskBase, ours: bool) -> dict[str, Metric]:
     for key, raw in entries.items():  # every number, companions included, must be readable
         if "," in key:
             _value(path, task, key, raw)
+    if ours:
+        _check_ranges(path, task, entries)
     return {
         name: _parse_metric(path, task, entries, name, filter_name, higher, base)
         for name, filter_name in _metric_keys(entries)
     }
+
+
+def _key_range(name: str, filter_name: str, metrics: set) -> tuple[float, float] | None:
+    """The range of the values a results key may hold (see :func:`metric_keys.metric_range`);
+    None for a metric that is not ours."""
+    if name.endswith("_stderr"):  # of a metric or of one of its companions
+        return COMPANION_RANGES["_stderr"]
+    if (name, filter_name) in metrics:
+        return metric_range(name)
+    suffix = next(s for s in sorted(_COMPANIONS + _COUNTS, key=len, reverse=True) if name.endswith(s))
+    return COMPANION_RANGES.get(suffix) or metric_range(name[: -len(suffix)])
+
+
+def _check_ranges(path: Path, task: str, entries: dict) -> None:
+    """Every number of one of our tasks within its metric's range (a percentage of 250, a p-value
+    of 7.5 or a negative count is a hand edit or a bug, never a result)."""
+    metrics = set(_metric_keys(entries))
+    for key, raw in entries.items():
+        name, comma, filter_name = key.partition(",")
+        value = _value(path, task, key, raw) if comma else NOT_AVAILABLE
+        bounds = _key_range(name, filter_name, metrics) if value != NOT_AVAILABLE else None
+        if bounds is None:
+            continue
+        low, high = bounds
+        if value < low - _SLACK * max(1.0, abs(low)) or value > high + _SLACK * max(1.0, abs(high)):
+            raise ResultsError(
+                f"{path}: task {task}, metric {name} ({filter_name}): {value:g} is outside its range, "
+                f"{range_text(bounds)}, so the file is inconsistent; correct the value or re-run the evaluation"
+            )
 
 
 def _parse_metric(
@@ -679,7 +712,7 @@ def parse_run(path: Path, document: dict) -> Run:
         version = _parse_version(document, task)
         if version is not None:
             versions[task] = version
-        tasks[task] = _parse_task(path, task, entries, higher.get(task) or {}, base)
+        tasks[task] = _parse_task(path, task, entries, higher.get(task) or {}, base, identity is not None)
     name, pretrained, distinct = _model_identity(document)
     return Run(path, name, date, tasks, bases, dict(document["results"]), identities, versions, pretrained, distinct)
 
