@@ -1,7 +1,9 @@
 """How a benchmark's ``process_results`` names and fills its per-document metrics.
 
 The suffixes are the contract with ``harness.SubgroupMetricsTask``, which picks
-each metric's aggregation from its name (see ``harness.aggregation_for``).
+each metric's aggregation from its name (see ``harness.aggregation_for``). The range of
+every metric is declared here once (``MEASURE_RANGES``): the results reader refuses a number
+of one of our tasks outside it.
 """
 
 from __future__ import annotations
@@ -145,7 +147,17 @@ def metric_range(name: str) -> tuple[float, float] | None:
 
 
 def range_text(bounds: tuple[float, float]) -> str:
-    """``"0 to 100"``, ``"at most 0"``, ``"at least 0"``, or ``"any number"``."""
+    """A range as messages show it.
+
+    Parameters
+    ----------
+    bounds : (float, float)
+        (low, high) as :func:`metric_range` gives it.
+
+    Returns
+    -------
+    ``"0 to 100"``, ``"at most 0"``, ``"at least 0"``, or ``"any number"``.
+    """
     low, high = bounds
     if math.isinf(low) and math.isinf(high):
         return "any number"
