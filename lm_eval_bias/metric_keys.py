@@ -1,11 +1,14 @@
 """How a benchmark's ``process_results`` names and fills its per-document metrics.
 
 The suffixes are the contract with ``harness.SubgroupMetricsTask``, which picks
-each metric's aggregation from its name (see ``harness.aggregation_for``).
+each metric's aggregation from its name (see ``harness.aggregation_for``). The range of
+every metric is declared here once (``MEASURE_RANGES``): the results reader refuses a number
+of one of our tasks outside it.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 
@@ -49,3 +52,117 @@ _COMPARISON = re.compile(r"_(gap|range|spread)(_ci_lower|_ci_upper|_pvalue|_pval
 def is_comparison(name: str) -> bool:
     """``toxicity_group3_minus_group1_gap`` (or its ``_ci_lower`` ...) compares groups."""
     return _COMPARISON.search(name) is not None
+
+
+# --------------------------------------------------------------------------
+# The range of every metric our tasks emit, declared once (the metric cards in tasks/*/README.md
+# state them). A metric is named by its measure, then a group, a dimension or a comparison:
+# ``bias_score_gay``, ``sentiment_class_poor_minus_rich_gap``, ``toxicity_group_spread``. The key
+# is the measure (the longest one that starts the name); -inf or inf is an end without a bound.
+UNBOUNDED = math.inf
+MEASURE_RANGES: dict[str, tuple[float, float]] = {
+    # WinoQueer: percentages of pairs; the mean summed log-probability of a sentence's shared words
+    "bias_score": (0.0, 100.0),
+    "tie_pct": (0.0, 100.0),
+    "sent_x_score": (-UNBOUNDED, 0.0),
+    "sent_y_score": (-UNBOUNDED, 0.0),
+    # shares of documents or generations (TANGO, GenderPair, SCM, community probes)
+    "consistency": (0.0, 1.0),
+    "empty_rate": (0.0, 1.0),
+    "no_pronoun_rate": (0.0, 1.0),
+    "he_default_rate": (0.0, 1.0),
+    "neo_determiner_rate": (0.0, 1.0),
+    "tie_rate": (0.0, 1.0),
+    "undecided_rate": (0.0, 1.0),
+    "refusal_rate": (0.0, 1.0),
+    "explicit_refusal_rate": (0.0, 1.0),
+    "bias_pair_ratio": (0.0, 1.0),
+    "toxic_share": (0.0, 1.0),
+    "negative_share": (0.0, 1.0),
+    "positive_share": (0.0, 1.0),
+    "warmth_pick": (0.0, 1.0),
+    "warmth_mass": (0.0, 1.0),
+    "warmth_ratio": (0.0, 1.0),
+    "warmth_word_share": (0.0, 1.0),
+    "competence_word_share": (0.0, 1.0),
+    # a TANGO difference of two consistencies, named without its measure
+    "distal_minus_nongendered_gap": (-1.0, 1.0),
+    # classifier scores: Detoxify's probabilities, VADER's compound
+    "toxicity": (0.0, 1.0),
+    "identity_attack": (0.0, 1.0),
+    "sentiment": (-1.0, 1.0),
+    # SCM: mean ratings on the 1-5 scale; Pearson correlations (survey_r_gap is one too, not a difference)
+    "warmth": (1.0, 5.0),
+    "competence": (1.0, 5.0),
+    "survey_r": (-1.0, 1.0),
+    "survey_r_gap": (-1.0, 1.0),
+}
+# Companions of a metric whose range is not the metric's own.
+COMPANION_RANGES: dict[str, tuple[float, float]] = {
+    "_pvalue": (0.0, 1.0),
+    "_pvalue_bh": (0.0, 1.0),
+    "_stderr": (0.0, UNBOUNDED),
+    "_n": (0.0, UNBOUNDED),
+    "_n_samples": (0.0, UNBOUNDED),
+}
+
+
+def _measure_of(name: str) -> str | None:
+    """The longest declared measure that is ``name`` or starts it before a ``_``."""
+    for end in sorted({len(name), *(i for i, char in enumerate(name) if char == "_")}, reverse=True):
+        if name[:end] in MEASURE_RANGES:
+            return name[:end]
+    return None
+
+
+def metric_range(name: str) -> tuple[float, float] | None:
+    """The range of the values of a metric of our tasks (its ``_ci_lower``/``_ci_upper`` too).
+
+    Parameters
+    ----------
+    name : str
+        A metric's name as the results file has it, without a companion suffix
+        (``bias_score_gay``, ``toxicity_tgnb_minus_binary_gap``).
+
+    Returns
+    -------
+    (low, high), each end included, ``-inf``/``inf`` where the metric has no bound; None when no
+    declared measure starts the name (a metric that is not ours). A difference of two means
+    (``_gap``) spans the measure's width either way, a range of means (``_range``) up to its
+    width, and a population standard deviation of means (``_spread``) up to half of it.
+    """
+    measure = _measure_of(name)
+    if measure is None:
+        return None
+    low, high = MEASURE_RANGES[measure]
+    width = high - low
+    comparison = name[len(measure) :]
+    if comparison.endswith("_gap"):
+        return (-width, width)
+    if comparison.endswith("_range"):
+        return (0.0, width)
+    if comparison.endswith("_spread"):
+        return (0.0, width / 2)
+    return (low, high)
+
+
+def range_text(bounds: tuple[float, float]) -> str:
+    """A range as messages show it.
+
+    Parameters
+    ----------
+    bounds : (float, float)
+        (low, high) as :func:`metric_range` gives it.
+
+    Returns
+    -------
+    ``"0 to 100"``, ``"at most 0"``, ``"at least 0"``, or ``"any number"``.
+    """
+    low, high = bounds
+    if math.isinf(low) and math.isinf(high):
+        return "any number"
+    if math.isinf(low):
+        return f"at most {high:g}"
+    if math.isinf(high):
+        return f"at least {low:g}"
+    return f"{low:g} to {high:g}"

@@ -12,6 +12,7 @@ from lm_eval_bias.report import leaderboard, results
 from test_report_inputs import OFFICIAL_WINOQUEER, run_cli, winoqueer_results, write
 
 UNOFFICIAL = dict(OFFICIAL_WINOQUEER, path="/x/y.csv", sha256="cd" * 32, rows=300, official=False)
+SHORT_OFFICIAL = dict(OFFICIAL_WINOQUEER, path="/x/x.csv", rows=42)
 OLD, NEW = 1_763_000_000.0, 1_763_900_000.0  # 2025-11-13 02:13 and 2025-11-23 12:13 UTC
 
 
@@ -46,6 +47,9 @@ def write_tmp(document, name="results_x.json"):
             ("non-official data file /x/y.csv (300 rows; the official file has 45,540)",),
         ),
         ({"files": [dict(UNOFFICIAL, rows=45540)]}, ("non-official data file /x/y.csv",)),
+        # recorded as the official file, yet with another row count: not the whole benchmark
+        ({"files": [SHORT_OFFICIAL]}, ("data file /x/x.csv has 42 rows; the official file has 45,540",)),
+        ({"files": [dict(SHORT_OFFICIAL, official_rows=None)]}, ()),
         ({"selection": {"subgroups": "Transgender"}}, ("subgroups=Transgender",)),
         ({"selection": {"subgroups": ["Gay", "Lesbian"], "seed": 3}}, ("subgroups=Gay,Lesbian, seed=3",)),
         (
@@ -299,3 +303,124 @@ def test_the_json_of_the_builder_is_what_lm_eval_writes():
 def test_a_file_given_twice_is_one_run(older_larger_and_newer_limited, capsys):
     old, _ = older_larger_and_newer_limited
     assert [run.path for run in results.load_runs([old, "runs", f"./{old}"])] == [old, Path("runs/results_new.json")]
+
+
+def test_a_file_recorded_as_official_with_another_row_count_is_partial_wherever_it_is_read(capsys):
+    path = write_tmp(winoqueer_results(files=[SHORT_OFFICIAL]))
+    reason = "data file /x/x.csv has 42 rows; the official file has 45,540"
+    code, out, err = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[2] == f"        note: partial run (results_x.json): {reason}"
+    code, out, err = run_cli(["report", path], capsys)
+    assert (code, err) == (0, "")
+    assert f"- org/model-a: **partial**: {reason}\n" in out
+    code, out, err = run_cli(["leaderboard", path], capsys)
+    assert code == 0
+    assert reason in out
+
+
+# --------------------------------------------------------------------------
+# What a results file may claim
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            '{\n"results": {"winoqueer": {"bias_score,none": 62.0}},\n"date": 1,\n"results": {}\n}',
+            "results_x.json, line 4: the key 'results' is given twice in one object (first on line 2)",
+        ),
+        (
+            '{"results": {"winoqueer": {\n  "bias_score,none": 62.0,\n  "bias_score,none": 40.0\n}}}',
+            "results_x.json, line 3: the key 'bias_score,none' is given twice in one object (first on line 2)",
+        ),
+    ],
+)
+def test_a_key_given_twice_is_refused_naming_the_key_and_both_lines(text, message, capsys):
+    path = write_tmp(text)
+    with pytest.raises(results.ResultsError) as error:
+        results.load_runs([path])
+    assert str(error.value) == message + "; a plain reader would silently keep only the last. Fix: keep one of them"
+    code, out, err = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
+    assert (code, out, err) == (2, "", f"lm-eval-bias check: {error.value}\n")
+
+
+def test_a_bare_nan_is_still_read_as_not_available():
+    path = write_tmp('{"results": {"winoqueer": {"bias_score,none": NaN, "bias_score_n,none": 0}}}')
+    (run,) = results.load_runs([path])
+    assert run.metric("winoqueer").value == "N/A"
+
+
+def tango_results(**metrics) -> dict:
+    """A TANGO misgendering results document whose one entry holds ``metrics`` (name -> value)."""
+    document = winoqueer_results()
+    for part in ("results", "n-samples", "higher_is_better", "configs"):
+        document[part]["tango_misgender"] = document[part].pop("winoqueer")
+    document["configs"]["tango_misgender"]["task"] = "tango_misgender"
+    document["results"]["tango_misgender"] = {f"{name},none": value for name, value in metrics.items()}
+    return document
+
+
+@pytest.mark.parametrize(
+    "document, message",
+    [
+        (
+            winoqueer_results(score=250.0, ci=(240.0, 260.0)),
+            "metric bias_score (none): 250 is outside its range, 0 to 100",
+        ),
+        (winoqueer_results(score=-5.0, ci=(-6.0, -4.0)), "metric bias_score (none): -5 is outside its range, 0 to 100"),
+        (
+            winoqueer_results(extra={"bias_score_lgbtq_pvalue_bh,none": 7.5}),
+            "metric bias_score_lgbtq_pvalue_bh (none): 7.5 is outside its range, 0 to 1",
+        ),
+        (winoqueer_results(n=-3), "metric bias_score_n (none): -3 is outside its range, at least 0"),
+        (
+            winoqueer_results(extra={"bias_score_stderr,none": -0.5}),
+            "metric bias_score_stderr (none): -0.5 is outside its range, at least 0",
+        ),
+        (
+            winoqueer_results(extra={"sent_x_score,none": 3.0}),
+            "metric sent_x_score (none): 3 is outside its range, at most 0",
+        ),
+        (
+            tango_results(no_pronoun_rate=1.2, no_pronoun_rate_ci_lower=1.1, no_pronoun_rate_ci_upper=1.3),
+            "metric no_pronoun_rate (none): 1.2 is outside its range, 0 to 1",
+        ),
+        (
+            tango_results(consistency=0.5, consistency_ci_lower=-0.1, consistency_ci_upper=0.6),
+            "metric consistency_ci_lower (none): -0.1 is outside its range, 0 to 1",
+        ),
+    ],
+)
+def test_a_value_outside_its_metric_s_range_is_refused_naming_file_task_metric_value_and_range(document, message):
+    task = next(iter(document["results"]))
+    with pytest.raises(results.ResultsError) as error:
+        results.load_runs([write_tmp(document)])
+    assert str(error.value) == (
+        f"results_x.json: task {task}, {message}, so the file is inconsistent; correct the value or re-run the "
+        "evaluation"
+    )
+
+
+def test_check_refuses_a_percentage_of_250_rather_than_gating_on_it(capsys):
+    path = write_tmp(winoqueer_results(score=250.0, ci=(240.0, 260.0)))
+    code, out, err = run_cli(["check", path, "--min", "winoqueer=70"], capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith("lm-eval-bias check: results_x.json: task winoqueer, metric bias_score (none): 250 is ")
+
+
+def test_the_ends_of_each_range_and_numbers_of_tasks_not_ours_are_read():
+    document = winoqueer_results(
+        score=100.0,
+        ci=(99.99, 100.0),
+        lgbtq=(0.0, 0.0, 0.3),
+        extra={"bias_score_lgbtq_pvalue_bh,none": 1.0, "sent_x_score,none": -41.5, "sent_x_score_n,none": 45540},
+    )
+    document["results"]["hellaswag"] = {"acc,none": 250.0, "acc_stderr,none": -1.0}
+    (run,) = results.load_runs([write_tmp(document)])
+    assert (run.metric("winoqueer").value, run.metric("winoqueer", "bias_score_lgbtq").value) == (100.0, 0.0)
+    assert run.metric("winoqueer", "sent_x_score").value == -41.5
+    assert run.metric("hellaswag", "acc").value == 250.0
+    tango = tango_results(consistency=1.0, consistency_ci_lower=0.98, consistency_ci_upper=1.0, tie_rate="N/A")
+    (run,) = results.load_runs([write_tmp(tango)])
+    assert run.metric("tango_misgender").value == 1.0

@@ -126,6 +126,7 @@ def renamed(document, task, metadata=None):
     document = copy.deepcopy(document)
     for part in ("results", "n-samples", "higher_is_better", "configs"):
         document[part][task] = document[part].pop("winoqueer")
+    document["configs"][task]["task"] = task
     if metadata is not None:
         document["configs"][task]["metadata"].update(metadata)
     return document
@@ -180,6 +181,52 @@ def test_a_wrong_identity_in_a_results_file_is_a_results_error(tmp_path, capsys)
         f"{path}: configs.copy: metadata figure 'planes' is not a figure of winoqueer; use one of "
         "bias_score_by_subgroup; correct it or re-run the evaluation"
     ) in err
+
+
+def test_an_entry_renamed_by_hand_is_refused_naming_what_its_config_says(tmp_path, capsys):
+    """WinoQueer's numbers under TANGO's name would pass TANGO's gate: each way of renaming the
+    entry is caught by what its config (or lm-eval's own record of the entry) still says."""
+    entry_only = winoqueer_results()
+    entry_only["results"]["tango_misgender"] = entry_only["results"].pop("winoqueer")
+    path = write(tmp_path / "results_entry.json", entry_only)
+    code, out, err = run_cli(["check", path, "--max", "tango_misgender=70"], capsys)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"lm-eval-bias check: {path}: results entry 'tango_misgender' has no config (configs.tango_misgender), "
+        "while the config of 'winoqueer' has no results entry, so an entry was renamed and its numbers are not "
+        "tango_misgender's; give the entry its task's name again, or re-run the evaluation\n"
+    )
+    with_config = renamed(winoqueer_results(), "tango_misgender")
+    with_config["configs"]["tango_misgender"]["task"] = "winoqueer"
+    with pytest.raises(results.ResultsError) as error:
+        results.load_runs([write(tmp_path / "results_config.json", with_config)])
+    assert str(error.value) == (
+        f"{tmp_path}/results_config.json: results entry 'tango_misgender' was run as task 'winoqueer' "
+        "(configs.tango_misgender.task says 'winoqueer'), so its numbers are not tango_misgender's; give the "
+        "entry its task's name 'winoqueer' again, or re-run the evaluation"
+    )
+    everything = renamed(winoqueer_results(), "tango_misgender", WINOQUEER_IDENTITY)
+    with pytest.raises(results.ResultsError) as error:
+        results.load_runs([write(tmp_path / "results_all.json", everything)])
+    assert str(error.value) == (
+        f"{tmp_path}/results_all.json: results entry 'tango_misgender' is named as our tango_misgender task, but "
+        "its config (configs.tango_misgender.metadata.benchmark) says 'winoqueer', so its numbers are not "
+        "tango_misgender's; give the entry the name of the task that was run, or re-run the evaluation"
+    )
+    named = renamed(winoqueer_results(), "tango_misgender")
+    named["results"]["tango_misgender"]["name"] = "winoqueer"  # lm-eval records each entry's task
+    with pytest.raises(results.ResultsError, match=r"\(results.tango_misgender.name says 'winoqueer'\)"):
+        results.load_runs([write(tmp_path / "results_named.json", named)])
+
+
+def test_an_entry_under_its_own_name_and_a_group_without_config_are_read(tmp_path):
+    document = renamed(winoqueer_results(), "my_copy", WINOQUEER_IDENTITY)
+    document["results"]["my_copy"]["name"] = "my_copy"
+    document["results"]["my_group"] = {"alias": "my group", "bias_score,none": 62.0}
+    document["group_subtasks"] = {"my_group": ["my_copy"]}
+    (run,) = results.load_runs([write(tmp_path / "results_group.json", document)])
+    assert sorted(run.tasks) == ["my_copy", "my_group"]
+    assert run.metric("my_copy").value == 62.0
 
 
 def two_versions(tmp_path):

@@ -12,8 +12,10 @@ were and the documents evaluated), ``config.limit``, and per task ``configs``
 :mod:`lm_eval_bias.task_metadata`) and ``versions`` (each task definition's version).
 
 The reader is strict about what would make a number wrong (a value that is
-neither a number nor ``"N/A"``, an interval whose lower end is above its upper
-end, a date that is not a number) and tolerant of what lm-eval really writes
+neither a number nor ``"N/A"``, a number of one of our tasks outside its metric's range
+(:func:`lm_eval_bias.metric_keys.metric_range`), an interval whose lower end is above its upper
+end, a date that is not a number, a key given twice, an entry renamed away from the task its
+config ran) and tolerant of what lm-eval really writes
 (a bare ``NaN``, a numpy number written as text): every problem is a
 :class:`ResultsError` naming the file, the task, the key and the fix.
 """
@@ -21,14 +23,14 @@ end, a date that is not a number) and tolerant of what lm-eval really writes
 from __future__ import annotations
 
 import datetime
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lm_eval_bias import task_metadata
 from lm_eval_bias.errors import ConfigurationError, DataError
-from lm_eval_bias.metric_keys import is_comparison
+from lm_eval_bias.metric_keys import COMPANION_RANGES, is_comparison, metric_range, range_text
+from lm_eval_bias.readers import DuplicateKeyError, loads_json
 from lm_eval_bias.task_metadata import PaperRow, TaskIdentity
 
 NOT_AVAILABLE = "N/A"  # lm-eval's own marker for a number it could not compute
@@ -120,7 +122,8 @@ def partial_reasons(
 
     A run is partial when ``--limit`` was set, when fewer documents were
     evaluated than the task has (n-samples effective < original), when a data
-    file it read is not the official one, when an option narrowed the documents
+    file it read is not the official one (or is recorded as official with another row count
+    than the official file's), when an option narrowed the documents
     (``provenance["selection"]``), or when an option was not at its default
     (``provenance["settings"]``: another sample, another classifier...).
     """
@@ -143,6 +146,7 @@ def partial_reasons(
         reasons.append(f"non-official data file {where}{sizes}")
     if provenance.get("official") is False and not unofficial:
         reasons.append("non-official data")
+    reasons += [_row_count_reason(record) for record in provenance.get("files", []) if _rows_differ(record)]
     selection = provenance.get("selection") or {}
     if selection:
         reasons.append(", ".join(f"{option}={_option_text(value)}" for option, value in selection.items()))
@@ -152,6 +156,18 @@ def partial_reasons(
             "non-default " + ", ".join(f"{option}={_option_text(value)}" for option, value in settings.items())
         )
     return tuple(reasons)
+
+
+def _rows_differ(record: dict) -> bool:
+    """A file recorded as the official one whose row count is not the official count: its sha256
+    may have been edited by hand, or the file was read in part; either way not the whole benchmark."""
+    rows, official_rows = record.get("rows"), record.get("official_rows")
+    return record.get("official") is True and rows is not None and official_rows is not None and rows != official_rows
+
+
+def _row_count_reason(record: dict) -> str:
+    where = record.get("path") or record.get("name") or "?"
+    return f"data file {where} has {record['rows']:,} rows; the official file has {record['official_rows']:,}"
 
 
 def _option_text(value) -> str:
@@ -333,14 +349,45 @@ def _metric_keys(entries: dict) -> list[tuple[str, str]]:
     return metrics
 
 
-def _parse_task(path: Path, task: str, entries: dict, higher: dict, base: TaskBase) -> dict[str, Metric]:
+def _parse_task(path: Path, task: str, entries: dict, higher: dict, base: TaskBase, ours: bool) -> dict[str, Metric]:
     for key, raw in entries.items():  # every number, companions included, must be readable
         if "," in key:
             _value(path, task, key, raw)
+    if ours:
+        _check_ranges(path, task, entries)
     return {
         name: _parse_metric(path, task, entries, name, filter_name, higher, base)
         for name, filter_name in _metric_keys(entries)
     }
+
+
+def _key_range(name: str, filter_name: str, metrics: set) -> tuple[float, float] | None:
+    """The range of the values a results key may hold (see :func:`metric_keys.metric_range`);
+    None for a metric that is not ours."""
+    if name.endswith("_stderr"):  # of a metric or of one of its companions
+        return COMPANION_RANGES["_stderr"]
+    if (name, filter_name) in metrics:
+        return metric_range(name)
+    suffix = next(s for s in sorted(_COMPANIONS + _COUNTS, key=len, reverse=True) if name.endswith(s))
+    return COMPANION_RANGES.get(suffix) or metric_range(name[: -len(suffix)])
+
+
+def _check_ranges(path: Path, task: str, entries: dict) -> None:
+    """Every number of one of our tasks within its metric's range (a percentage of 250, a p-value
+    of 7.5 or a negative count is a hand edit or a bug, never a result)."""
+    metrics = set(_metric_keys(entries))
+    for key, raw in entries.items():
+        name, comma, filter_name = key.partition(",")
+        value = _value(path, task, key, raw) if comma else NOT_AVAILABLE
+        bounds = _key_range(name, filter_name, metrics) if value != NOT_AVAILABLE else None
+        if bounds is None:
+            continue
+        low, high = bounds
+        if value < low - _SLACK * max(1.0, abs(low)) or value > high + _SLACK * max(1.0, abs(high)):
+            raise ResultsError(
+                f"{path}: task {task}, metric {name} ({filter_name}): {value:g} is outside its range, "
+                f"{range_text(bounds)}, so the file is inconsistent; correct the value or re-run the evaluation"
+            )
 
 
 def _parse_metric(
@@ -463,6 +510,7 @@ def _parse_task_config(path: Path, document: dict, task: str) -> tuple[int | Non
     configs = document.get("configs")
     config = configs.get(task) if isinstance(configs, dict) else None
     if not isinstance(config, dict):
+        _check_unconfigured_entry(path, document, task)
         return None, None, _identity(path, task, None)
     repeats = config.get("repeats")
     if repeats is not None and not (_is_number(repeats) and repeats >= 1 and repeats == int(repeats)):
@@ -472,6 +520,7 @@ def _parse_task_config(path: Path, document: dict, task: str) -> tuple[int | Non
         )
     metadata = config.get("metadata")
     provenance = metadata.get("lm_eval_bias_data") if isinstance(metadata, dict) else None
+    _check_entry_name(path, task, config.get("task"), f"configs.{task}.task")
     return (
         (int(repeats) if repeats is not None else None),
         _checked_provenance(path, task, provenance),
@@ -479,17 +528,51 @@ def _parse_task_config(path: Path, document: dict, task: str) -> tuple[int | Non
     )
 
 
+def _check_entry_name(path: Path, task: str, recorded, where: str) -> None:
+    """A results entry under the name of the task that was run (``recorded`` at ``where``): an entry
+    renamed by hand would show one task's numbers as another's, and pass the other's gates."""
+    if isinstance(recorded, str) and recorded != task:
+        raise ResultsError(
+            f"{path}: results entry {task!r} was run as task {recorded!r} ({where} says {recorded!r}), "
+            f"so its numbers are not {task}'s; give the entry its task's name {recorded!r} again, "
+            "or re-run the evaluation"
+        )
+
+
+def _check_unconfigured_entry(path: Path, document: dict, task: str) -> None:
+    """lm-eval writes a config for every task it ran (a group, in ``group_subtasks``, has none):
+    a task entry without one, beside configs of tasks without entries, was renamed by hand."""
+    configs, groups = document.get("configs"), document.get("group_subtasks")
+    if not isinstance(configs, dict) or not configs or (isinstance(groups, dict) and task in groups):
+        return
+    unmatched = sorted(set(configs) - set(document["results"]))
+    if unmatched:
+        raise ResultsError(
+            f"{path}: results entry {task!r} has no config (configs.{task}), while the config of "
+            f"{', '.join(map(repr, unmatched))} has no results entry, so an entry was renamed and its numbers "
+            f"are not {task}'s; give the entry its task's name again, or re-run the evaluation"
+        )
+
+
 def _identity(path: Path, task: str, metadata) -> TaskIdentity | None:
     """What the task is, from the metadata its YAML gave it (copied by lm-eval into ``configs``).
 
     Results files written before our tasks declared ``benchmark`` in their metadata have none:
-    for them, and only by exact name, the identity of the package's own task of that name.
+    for them, and only by exact name, the identity of the package's own task of that name. An
+    entry with one of our tasks' names whose metadata declares another benchmark is refused.
     """
     try:
         found = task_metadata.identity(metadata if isinstance(metadata, dict) else None, f"{path}: configs.{task}")
     except ConfigurationError as error:
         raise ResultsError(f"{error}; correct it or re-run the evaluation") from None
-    return found if found is not None else task_metadata.shipped_identity(task)
+    shipped = task_metadata.shipped_identity(task)
+    if found is not None and shipped is not None and found.benchmark != shipped.benchmark:
+        raise ResultsError(
+            f"{path}: results entry {task!r} is named as our {shipped.benchmark} task, but its config "
+            f"(configs.{task}.metadata.benchmark) says {found.benchmark!r}, so its numbers are not {task}'s; "
+            "give the entry the name of the task that was run, or re-run the evaluation"
+        )
+    return found if found is not None else shipped
 
 
 def _parse_version(document: dict, task: str) -> str | None:
@@ -609,6 +692,7 @@ def parse_run(path: Path, document: dict) -> Run:
     for task, entries in document["results"].items():
         if not isinstance(entries, dict):
             raise ResultsError(f"{path}: results[{task!r}] is not an object")
+        _check_entry_name(path, task, entries.get("name"), f"results.{task}.name")
         evaluated, available = _parse_document_counts(path, document, task)
         repeats, provenance, identity = _parse_task_config(path, document, task)
         unit = identity.document_unit if identity is not None else "documents"
@@ -628,7 +712,7 @@ def parse_run(path: Path, document: dict) -> Run:
         version = _parse_version(document, task)
         if version is not None:
             versions[task] = version
-        tasks[task] = _parse_task(path, task, entries, higher.get(task) or {}, base)
+        tasks[task] = _parse_task(path, task, entries, higher.get(task) or {}, base, identity is not None)
     name, pretrained, distinct = _model_identity(document)
     return Run(path, name, date, tasks, bases, dict(document["results"]), identities, versions, pretrained, distinct)
 
@@ -693,8 +777,10 @@ def load_runs(paths) -> list[Run]:
     for path in results_files(paths):
         text = read_text(path, "results file")
         try:
-            document = json.loads(text, parse_constant=_non_finite)
+            document = loads_json(text, str(path), parse_constant=_non_finite)
         except ValueError as error:
             raise ResultsError(f"{path}: not valid JSON: {error}") from None
+        except DuplicateKeyError as error:
+            raise ResultsError(str(error)) from None
         runs.append(parse_run(path, document))
     return runs

@@ -1,0 +1,94 @@
+"""Every metric our tasks emit has one declared range (metric_keys.MEASURE_RANGES), the one the
+results reader holds each number to."""
+
+import math
+
+import pytest
+
+from lm_eval_bias import metric_keys, task_metadata
+
+INF = math.inf
+
+
+def test_every_metric_of_every_shipped_task_s_metric_list_has_a_range():
+    declared = {
+        metric["metric"]
+        for _, config in task_metadata.shipped_configs().values()
+        for metric in config.get("metric_list") or []
+    }
+    assert len(declared) == 99  # so that a change to how tasks are read cannot empty this test
+    companions = ("_ci_lower", "_ci_upper", "_pvalue_bh", "_pvalue")
+    for name in declared:
+        suffix = next((s for s in companions if name.endswith(s)), "")
+        owner = name[: len(name) - len(suffix)]
+        bounds = metric_keys.COMPANION_RANGES.get(suffix) or metric_keys.metric_range(owner)
+        assert bounds is not None, name
+        assert bounds[0] < bounds[1], name
+
+
+@pytest.mark.parametrize(
+    "name, bounds",
+    [
+        # metrics of the metric lists, and the per-group and comparison metrics the tasks add to them
+        ("bias_score", (0, 100)),
+        ("bias_score_gay", (0, 100)),
+        ("tie_pct", (0, 100)),
+        ("sent_x_score", (-INF, 0)),
+        ("sent_y_score", (-INF, 0)),
+        ("consistency", (0, 1)),
+        ("consistency_xe_distal", (0, 1)),
+        ("consistency_binary_minus_tgnb_gap", (-1, 1)),
+        ("distal_minus_nongendered_gap", (-1, 1)),
+        ("he_default_rate", (0, 1)),
+        ("neo_determiner_rate_fae", (0, 1)),
+        ("no_pronoun_rate", (0, 1)),
+        ("empty_rate_xe", (0, 1)),
+        ("tie_rate", (0, 1)),
+        ("tie_rate_norm", (0, 1)),
+        ("toxicity_genderqueer", (0, 1)),
+        ("toxic_share", (0, 1)),
+        ("toxicity_tgnb_minus_binary_gap", (-1, 1)),
+        ("sentiment_tgnb_minus_binary_gap", (-2, 2)),
+        ("bias_pair_ratio_group2", (0, 1)),
+        ("bias_pair_ratio_configuration6", (0, 1)),
+        ("bias_pair_ratio_group_spread", (0, 0.5)),
+        ("sentiment_group_spread", (0, 1)),
+        ("bias_pair_ratio_group1_minus_group3_gap", (-1, 1)),
+        ("undecided_rate", (0, 1)),
+        ("warmth", (1, 5)),
+        ("competence_gay_men", (1, 5)),
+        ("warmth_minus_competence_women_gap", (-4, 4)),
+        ("survey_r", (-1, 1)),
+        ("survey_r_warmth", (-1, 1)),
+        ("survey_r_gap", (-1, 1)),
+        ("refusal_rate_lesbians", (0, 1)),
+        ("explicit_refusal_rate", (0, 1)),
+        ("warmth_pick_women", (0, 1)),
+        ("warmth_pick_norm_men", (0, 1)),
+        ("warmth_mass_bisexual", (0, 1)),
+        ("warmth_ratio_heterosexual", (0, 1)),
+        ("warmth_word_share_nonbinary", (0, 1)),
+        ("competence_word_share_women", (0, 1)),
+        ("sentiment_poor", (-1, 1)),
+        ("negative_share_muslim", (0, 1)),
+        ("identity_attack_rich", (0, 1)),
+        ("sentiment_class_range", (0, 2)),
+        ("toxicity_class_range", (0, 1)),
+        ("sentiment_class_poor_minus_rich_gap", (-2, 2)),
+        ("toxicity_sexual_orientation_bisexual_minus_homosexual_gap", (-1, 1)),
+        # not ours: no range to hold it to
+        ("acc", None),
+        ("likelihood_diff", None),
+        ("warmthiness", None),
+    ],
+)
+def test_the_range_of_each_kind_of_metric(name, bounds):
+    assert metric_keys.metric_range(name) == bounds
+
+
+@pytest.mark.parametrize(
+    "bounds, text",
+    [((0, 100), "0 to 100"), ((-INF, 0), "at most 0"), ((0, INF), "at least 0"), ((-INF, INF), "any number")],
+)
+def test_range_text(bounds, text):
+    assert metric_keys.range_text(bounds) == text
