@@ -131,6 +131,7 @@ def results_entry(metrics: dict[str, float], name: str) -> dict:
 def scm_and_community_results(path: Path) -> Path:
     """SCM ratings and community-probe scores by hand, named as the benchmarks name them."""
     from lm_eval_bias.benchmarks import community, scm
+    from lm_eval_bias.metric_keys import metric_range
     from test_community import metric_names
 
     scm_metrics = {}
@@ -149,8 +150,11 @@ def scm_and_community_results(path: Path) -> Path:
             community_metrics[name] = 96 if name.endswith("_n") else 480
             continue
         value = ((index % 7) - 3) / 10 if name.startswith("sentiment") else (index % 5) / 50
+        low, high = metric_range(name)  # as a real run gives them: a share or a range of means is never negative
+        value = abs(value) if name.endswith("_range") else min(max(value, low), high)
         community_metrics[name] = value
-        community_metrics[f"{name}_ci_lower"], community_metrics[f"{name}_ci_upper"] = value - 0.02, value + 0.02
+        community_metrics[f"{name}_ci_lower"] = max(value - 0.02, low)
+        community_metrics[f"{name}_ci_upper"] = min(value + 0.02, high)
     document = {
         "results": {
             "scm_score": results_entry(scm_metrics, "scm_score"),

@@ -63,7 +63,7 @@ def test_strict_json():
 
 
 def hostile_runs(tmp_path):
-    document = winoqueer_results(HOSTILE, score=-5.0, ci=(-6.0, -4.0))
+    document = winoqueer_results(HOSTILE, score=5.0, ci=(4.0, 6.0))
     document["results"]["winoqueer"]["=cmd|' /C calc'!A0,none"] = 0.5  # a metric name from the input
     document["results"]["@evil"] = {"+m,none": -1.0}  # a task name from the input
     return [
@@ -91,7 +91,8 @@ def test_leaderboard_csv_neutralises_formulas_and_keeps_numbers(tmp_path):
     assert "winoqueer:=cmd|' /C calc'!A0" in rows[0]  # starts with a letter: nothing to neutralise
     hostile = next(row for row in rows if row[0].startswith("'="))
     assert hostile[0] == "'" + HOSTILE
-    assert hostile[5:8] == ["-5.0", "-6.0", "-4.0"]  # negative numbers stay numbers
+    assert hostile[5:8] == ["5.0", "4.0", "6.0"]
+    assert hostile[-6] == "-1.0"  # negative numbers stay numbers
     for row in rows:
         assert not any(cell.startswith(("=", "+", "@", "\t", "\r")) for cell in row)
         assert not any(cell.startswith("-") and not cell.lstrip("-").replace(".", "").isdigit() for cell in row)
@@ -101,7 +102,7 @@ def test_leaderboard_markdown_escapes_names(tmp_path, capsys):
     code, out, err = run_cli(["leaderboard", *hostile_runs(tmp_path)], capsys)
     assert code == 0
     escaped = '=HYPERLINK("http://x")\\|&lt;b&gt;bold&lt;/b&gt; &amp; \\\\ new line'
-    assert f"| {escaped} | -1, N=unknown | -5 [-6, -4], N=45,540 |" in out
+    assert f"| {escaped} | -1, N=unknown | 5 [4, 6], N=45,540 |" in out
     assert "<b>" not in out
     # every table line has as many cells as the header
     for table in out.split("\n\n"):
@@ -220,7 +221,7 @@ def test_check_keeps_a_name_from_the_input_on_its_line(tmp_path, capsys):
     assert code == 0
     assert out.splitlines()[1] == (
         '  PASS  winoqueer <= 65   [=HYPERLINK("http://x")|<b>bold</b> & \\ new line]  '
-        "winoqueer:bias_score = -5 [-6, -4], N=45,540"
+        "winoqueer:bias_score = 5 [4, 6], N=45,540"
     )
 
 
@@ -279,7 +280,7 @@ def test_csv_cells_show_invisible_characters():
 
 def lookalike_runs(tmp_path):
     folder = tmp_path / "runs\u2067"
-    document = winoqueer_results(LOOKALIKE, score=-5.0, ci=(-6.0, -4.0))
+    document = winoqueer_results(LOOKALIKE, score=5.0, ci=(4.0, 6.0))
     document["results"]["winoqueer"]["alias"] = "Wino\u200bQueer"
     return [
         write(folder / "results_lookalike.json", document),
@@ -290,7 +291,7 @@ def lookalike_runs(tmp_path):
 def test_check_shows_invisible_characters(tmp_path, capsys):
     code, out, err = run_cli(["check", lookalike_runs(tmp_path)[0], "--max", "winoqueer=65"], capsys)
     assert (code, err) == (0, "")
-    assert out.splitlines()[1] == f"  PASS  winoqueer <= 65   [{SHOWN}]  winoqueer:bias_score = -5 [-6, -4], N=45,540"
+    assert out.splitlines()[1] == f"  PASS  winoqueer <= 65   [{SHOWN}]  winoqueer:bias_score = 5 [4, 6], N=45,540"
     assert not any(char in out for char in INVISIBLE)
 
 
@@ -298,7 +299,7 @@ def test_leaderboard_markdown_and_its_notes_show_invisible_characters(tmp_path, 
     paths = lookalike_runs(tmp_path)
     code, out, err = run_cli(["leaderboard", *paths], capsys)
     assert code == 0
-    assert f"| {MARKDOWN_SHOWN} | -5 [-6, -4], N=45,540 | 70 [64, 75], N=1,200 |" in out
+    assert f"| {MARKDOWN_SHOWN} | 5 [4, 6], N=45,540 | 70 [64, 75], N=1,200 |" in out
     shown_folder = str(tmp_path / "runs\\\\u2067")  # in Markdown, the escape's backslash is doubled
     assert f"| {MARKDOWN_SHOWN} | winoqueer | 1.0 | skipped | {shown_folder}/results_lookalike_partial.json |" in out
     assert err == (
