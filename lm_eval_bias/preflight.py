@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import inspect
 import logging
 import math
 import sys
@@ -1010,6 +1011,17 @@ def _checked_evaluate(model, model_args, tasks, *args, task_manager, metadata, l
     import lm_eval.evaluator
 
     import lm_eval_bias
+    from lm_eval_bias import cli
+
+    # By name, so that a use_cache (or gen_kwargs, ...) given by position is checked like the others.
+    by_position = dict(zip(list(inspect.signature(lm_eval.evaluator.simple_evaluate).parameters)[3:], args))
+    if set(by_position) & set(kwargs):
+        raise TypeError(f"simple_evaluate() got multiple values for {sorted(set(by_position) & set(kwargs))}")
+    kwargs.update(by_position)
+    args = ()
+    unwritable = cli.unwritable_run_paths(kwargs)
+    if unwritable:
+        raise PreflightError(unwritable)
 
     if metadata is not None and (not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata)):
         raise ConfigurationError(
@@ -1064,6 +1076,11 @@ def _checked_evaluate(model, model_args, tasks, *args, task_manager, metadata, l
         problems += check_generation_settings(model, leaves, kwargs.get("gen_kwargs"))
         problems += check_chat_messages(model, leaves, kwargs.get("apply_chat_template"))
     problems += check_limit(limit, leaves)
+    if kwargs.get("use_cache"):
+        try:
+            kwargs["use_cache"] = cli.cache_path_for_run(kwargs["use_cache"], model, model_args)
+        except ConfigurationError as error:
+            problems.append(str(error))
     if problems:
         raise PreflightError(problems)
     install_request_gate()
