@@ -271,3 +271,27 @@ def test_the_command_refuses_an_unresolvable_hub_id_before_the_model_loads(tmp_p
         f"lm-eval-bias: error: 1 problem found before the evaluation started:\n- {unresolvable_message(hub_cache)}\n"
     )
     assert not (tmp_path / "cache").exists()
+
+
+def test_the_stock_simple_evaluate_with_a_request_keyed_cache_is_refused_before_the_first_request(
+    tmp_path, tiny_gpt2, winoqueer_dir
+):
+    import lm_eval
+
+    cache = tmp_path / "cache" / "lm"
+    with pytest.raises(PreflightError) as error:
+        lm_eval.simple_evaluate(
+            model="hf",
+            model_args={"pretrained": str(tiny_gpt2), "dtype": "float32"},
+            tasks=["winoqueer"],
+            task_manager=lm_eval_bias.task_manager(
+                metadata={"data_file": str(winoqueer_dir / "winoqueer_head_sample.csv")}
+            ),
+            device="cpu",
+            use_cache=str(cache),
+        )
+    assert error.value.problems == [
+        f"--use_cache: the cache {cache}_rank0.db is keyed on the request alone, so it could answer with another "
+        "model's, or earlier weights', log-likelihoods. Fix: run with lm-eval-bias (or "
+        "lm_eval_bias.simple_evaluate), which keys the cache on the model and its weights, or leave --use_cache out"
+    ]
