@@ -73,6 +73,44 @@ def test_a_pinned_commit_is_the_key_itself_without_any_cache(offline_hub):
     )
 
 
+class FakeHubInfo:
+    sha = COMMIT_B
+
+
+def test_online_a_hub_id_is_resolved_on_the_hub(offline_hub, monkeypatch):
+    from huggingface_hub import HfApi
+
+    fake_hub_cache(offline_hub, "org/tiny", {"main": COMMIT_A})  # an older download: the hub wins
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    asked = []
+    monkeypatch.setattr(HfApi, "model_info", lambda self, repo, **kw: asked.append((repo, kw)) or FakeHubInfo())
+    [source] = cli.identify_weights("hf", "pretrained=org/tiny")
+    assert (source.key, source.how) == (
+        f"pretrained=hub:org/tiny@{COMMIT_B}",
+        f"commit {COMMIT_B} (main on the Hugging Face hub)",
+    )
+    assert asked == [("org/tiny", {"revision": "main", "timeout": 10})]
+
+
+def test_online_a_hub_that_cannot_be_asked_falls_back_to_the_local_cache_and_says_so(offline_hub, monkeypatch):
+    from huggingface_hub import HfApi
+
+    repo = fake_hub_cache(offline_hub, "org/tiny", {"main": COMMIT_A})
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+
+    def unreachable(self, repo, **kw):
+        raise ConnectionError("no route to host")
+
+    monkeypatch.setattr(HfApi, "model_info", unreachable)
+    [source] = cli.identify_weights("hf", "pretrained=org/tiny")
+    assert source.how == (
+        f"commit {COMMIT_A} ({repo / 'refs' / 'main'} in the local Hugging Face cache, the hub could not be "
+        "asked: ConnectionError: no route to host)"
+    )
+
+
 def unresolvable_message(hub_cache: Path) -> str:
     ref = hub_cache / "models--org--unknown" / "refs" / "main"
     return (
