@@ -195,8 +195,8 @@ def _identify(argument: str, value: str, revision: str) -> WeightsSource:
             argument,
             value,
             f"{argument}=folder:{fingerprint}",
-            f"the folder {place.resolve()} ({len(files)} files by name, size and modification time: "
-            f"{fingerprint[:12]})",
+            f"the folder {place.resolve()} ({len(files)} file{'' if len(files) == 1 else 's'} by name, size and "
+            f"modification time: {fingerprint[:12]})",
         )
     if place.is_file():
         stat = place.stat()
@@ -216,8 +216,15 @@ def _identify(argument: str, value: str, revision: str) -> WeightsSource:
 def _folder_listing(folder: Path) -> list[str]:
     """``name<TAB>size<TAB>modification time`` of every file under ``folder``, hidden folders aside."""
     listing = []
+    seen = set()
     for root, folders, names in os.walk(folder, followlinks=True):
-        folders[:] = sorted(name for name in folders if not name.startswith("."))
+        seen.add(os.path.realpath(root))
+        # a link back to a folder above would be walked for ever
+        folders[:] = sorted(
+            name
+            for name in folders
+            if not name.startswith(".") and os.path.realpath(os.path.join(root, name)) not in seen
+        )
         for name in sorted(names):
             path = Path(root) / name
             try:

@@ -165,6 +165,15 @@ def test_a_local_folder_is_keyed_on_its_files_names_sizes_and_modification_times
     assert source.how.startswith(f"the folder {folder} (2 files by name, size and modification time: ")
 
 
+def test_a_folder_linked_into_itself_is_listed_once(tmp_path):
+    folder = tmp_path / "ckpt"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "weights.bin").write_bytes(b"0")
+    (folder / "sub" / "up").symlink_to(folder, target_is_directory=True)
+    [source] = cli.identify_weights("hf", {"pretrained": str(folder)})
+    assert "(1 file by name, size and modification time: " in source.how
+
+
 def test_a_local_adapter_folder_is_keyed_like_the_model(tmp_path, offline_hub):
     fake_hub_cache(offline_hub, "org/base", {"main": COMMIT_A})
     adapter = tmp_path / "lora"
