@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import inspect
 import logging
 import math
 import sys
@@ -834,6 +835,27 @@ def _install_excepthook() -> None:
     sys.excepthook = excepthook
 
 
+# The --use_cache paths keyed on the model and its weights (``cli.cache_path_for_run``) in this process.
+_KEYED_CACHE_PATHS: set[str] = set()
+
+
+def check_cache_keyed(lm, tasks) -> list[str]:
+    """A request cache that lm-eval keys on the request alone (the stock ``lm_eval`` CLI or
+    ``lm_eval.simple_evaluate`` with ``use_cache``): refused for our tasks, since it would answer
+    with another model's, or the same folder's earlier weights', log-likelihoods."""
+    from lm_eval.api.model import CachingLM
+
+    if not isinstance(lm, CachingLM) or not any(is_ours(task) for task in tasks):
+        return []
+    if any(str(lm.cache_db).startswith(path) for path in _KEYED_CACHE_PATHS):
+        return []
+    return [
+        f"--use_cache: the cache {lm.cache_db} is keyed on the request alone, so it could answer with another "
+        "model's, or earlier weights', log-likelihoods. Fix: run with lm-eval-bias (or "
+        "lm_eval_bias.simple_evaluate), which keys the cache on the model and its weights, or leave --use_cache out"
+    ]
+
+
 def install_request_gate() -> None:
     """Wrap ``lm_eval.evaluator.evaluate`` (once) so that the backend and ``--limit`` checks run
     on the loaded model before any request is built, and tasks can see the model; and show our
@@ -851,6 +873,7 @@ def install_request_gate() -> None:
         limit = kwargs.get("limit", args[0] if args else None)
         problems = check_backend(lm, tasks) + check_limit(limit, tasks)
         problems += check_chat_messages(lm, tasks, kwargs.get("apply_chat_template"))
+        problems += check_cache_keyed(lm, tasks)
         problems += check_shards(lm, limit, tasks) if not problems else []
         if kwargs.get("apply_chat_template"):
             problems += _no_chat_template(lm, tasks)
@@ -1010,6 +1033,17 @@ def _checked_evaluate(model, model_args, tasks, *args, task_manager, metadata, l
     import lm_eval.evaluator
 
     import lm_eval_bias
+    from lm_eval_bias import cli
+
+    # By name, so that a use_cache (or gen_kwargs, ...) given by position is checked like the others.
+    by_position = dict(zip(list(inspect.signature(lm_eval.evaluator.simple_evaluate).parameters)[3:], args))
+    if set(by_position) & set(kwargs):
+        raise TypeError(f"simple_evaluate() got multiple values for {sorted(set(by_position) & set(kwargs))}")
+    kwargs.update(by_position)
+    args = ()
+    unwritable = cli.unwritable_run_paths(kwargs)
+    if unwritable:
+        raise PreflightError(unwritable)
 
     if metadata is not None and (not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata)):
         raise ConfigurationError(
@@ -1064,6 +1098,12 @@ def _checked_evaluate(model, model_args, tasks, *args, task_manager, metadata, l
         problems += check_generation_settings(model, leaves, kwargs.get("gen_kwargs"))
         problems += check_chat_messages(model, leaves, kwargs.get("apply_chat_template"))
     problems += check_limit(limit, leaves)
+    if kwargs.get("use_cache"):
+        try:
+            kwargs["use_cache"] = cli.cache_path_for_run(kwargs["use_cache"], model, model_args)
+            _KEYED_CACHE_PATHS.add(kwargs["use_cache"])
+        except ConfigurationError as error:
+            problems.append(str(error))
     if problems:
         raise PreflightError(problems)
     install_request_gate()

@@ -1,0 +1,344 @@
+"""``--use_cache`` is keyed on the weights a run loads, not only on the model's name and arguments."""
+
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import lm_eval_bias
+from lm_eval_bias import cli
+from lm_eval_bias.errors import ConfigurationError, PreflightError
+from tiny_models import build_tiny_gpt2, winoqueer_sentences
+
+BIN = Path(sys.executable).parent
+COMMIT_A = "a" * 40
+COMMIT_B = "0123456789abcdef0123456789abcdef01234567"
+
+
+def fake_hub_cache(root: Path, repo_id: str, refs: dict[str, str]) -> Path:
+    """A Hugging Face hub cache holding only ``refs/`` of ``repo_id``, as a download leaves them."""
+    repo = root / ("models--" + repo_id.replace("/", "--"))
+    for name, commit in refs.items():
+        (repo / "refs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / "refs" / name).write_text(commit)
+    return repo
+
+
+@pytest.fixture
+def offline_hub(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return tmp_path / "hub"
+
+
+# --------------------------------------------------------------------------
+# Hub ids
+
+
+def test_a_hub_id_is_keyed_on_the_commit_its_revision_names_in_the_local_cache(offline_hub, tmp_path, caplog):
+    repo = fake_hub_cache(offline_hub, "org/tiny", {"main": COMMIT_A})
+    base = str(tmp_path / "cache" / "lm")
+    with caplog.at_level(logging.INFO, logger="lm_eval_bias"):
+        first = cli.cache_path_for_run(base, "hf", "pretrained=org/tiny,dtype=float32")
+    (repo / "refs" / "main").write_text(COMMIT_B)  # the repository moved on and was downloaded again
+    with caplog.at_level(logging.INFO, logger="lm_eval_bias"):
+        second = cli.cache_path_for_run(base, "hf", "pretrained=org/tiny,dtype=float32")
+
+    assert first != second
+    assert re.fullmatch(re.escape(base) + r"__tiny__[0-9a-f]{12}__weights-[0-9a-f]{12}", first)
+    assert first.rpartition("__weights-")[0] == second.rpartition("__weights-")[0]  # same model and arguments
+    assert [record.getMessage() for record in caplog.records] == [
+        f"--use_cache {base} -> {path} (keyed by the model, its arguments and its weights: pretrained=org/tiny: "
+        f"commit {commit} ({repo / 'refs' / 'main'} in the local Hugging Face cache, offline))"
+        for path, commit in ((first, COMMIT_A), (second, COMMIT_B))
+    ]
+
+
+def test_a_revision_that_is_a_branch_or_tag_is_resolved_through_its_own_ref(offline_hub, tmp_path):
+    fake_hub_cache(offline_hub, "org/tiny", {"main": COMMIT_A, "v1": COMMIT_B})
+    [source] = cli.identify_weights("hf", {"pretrained": "org/tiny", "revision": "v1"})
+    assert source.key == f"pretrained=hub:org/tiny@{COMMIT_B}"
+
+
+def test_a_pinned_commit_is_the_key_itself_without_any_cache(offline_hub):
+    [source] = cli.identify_weights("hf", {"pretrained": "org/not-downloaded", "revision": COMMIT_B})
+    assert (source.key, source.how) == (
+        f"pretrained=hub:org/not-downloaded@{COMMIT_B}",
+        f"commit {COMMIT_B} (pinned by revision=)",
+    )
+
+
+class FakeHubInfo:
+    sha = COMMIT_B
+
+
+def test_online_a_hub_id_is_resolved_on_the_hub(offline_hub, monkeypatch):
+    from huggingface_hub import HfApi
+
+    fake_hub_cache(offline_hub, "org/tiny", {"main": COMMIT_A})  # an older download: the hub wins
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    asked = []
+    monkeypatch.setattr(HfApi, "model_info", lambda self, repo, **kw: asked.append((repo, kw)) or FakeHubInfo())
+    [source] = cli.identify_weights("hf", "pretrained=org/tiny")
+    assert (source.key, source.how) == (
+        f"pretrained=hub:org/tiny@{COMMIT_B}",
+        f"commit {COMMIT_B} (main on the Hugging Face hub)",
+    )
+    assert asked == [("org/tiny", {"revision": "main", "timeout": 10})]
+
+
+def test_online_a_hub_that_cannot_be_asked_falls_back_to_the_local_cache_and_says_so(offline_hub, monkeypatch):
+    from huggingface_hub import HfApi
+
+    repo = fake_hub_cache(offline_hub, "org/tiny", {"main": COMMIT_A})
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+
+    def unreachable(self, repo, **kw):
+        raise ConnectionError("no route to host")
+
+    monkeypatch.setattr(HfApi, "model_info", unreachable)
+    [source] = cli.identify_weights("hf", "pretrained=org/tiny")
+    assert source.how == (
+        f"commit {COMMIT_A} ({repo / 'refs' / 'main'} in the local Hugging Face cache, the hub could not be "
+        "asked: ConnectionError: no route to host)"
+    )
+
+
+def unresolvable_message(hub_cache: Path) -> str:
+    ref = hub_cache / "models--org--unknown" / "refs" / "main"
+    return (
+        "--use_cache: cannot tell which weights pretrained=org/unknown names: it is no local folder, no "
+        "revision= pins a commit, the hub is offline (HF_HUB_OFFLINE) and the local Hugging Face cache has "
+        f"no {ref}. A cache keyed by the name alone could return another version's log-likelihoods. Fix: pin "
+        "revision=<the full 40-character commit hash> in --model_args, or download the model once, or leave "
+        "--use_cache out"
+    )
+
+
+def test_a_hub_id_that_cannot_be_resolved_offline_is_refused_with_the_fix(offline_hub):
+    with pytest.raises(ConfigurationError) as error:
+        cli.cache_path_for_run("/tmp/lm", "hf", "pretrained=org/unknown")
+    assert str(error.value) == unresolvable_message(offline_hub)
+
+
+def test_an_adapter_and_a_tokenizer_from_the_hub_are_keyed_on_their_own_commits(offline_hub, tmp_path):
+    fake_hub_cache(offline_hub, "org/base", {"main": COMMIT_A})
+    adapter = fake_hub_cache(offline_hub, "org/lora", {"main": COMMIT_A})
+    fake_hub_cache(offline_hub, "org/tok", {"main": COMMIT_A})
+    args = {"pretrained": "org/base", "peft": "org/lora", "tokenizer": "org/tok"}
+    before = cli.cache_path_for_run(str(tmp_path / "lm"), "hf", args)
+    assert [source.key for source in cli.identify_weights("hf", args)] == [
+        f"pretrained=hub:org/base@{COMMIT_A}",
+        f"peft=hub:org/lora@{COMMIT_A}",
+        f"tokenizer=hub:org/tok@{COMMIT_A}",
+    ]
+    (adapter / "refs" / "main").write_text(COMMIT_B)
+    assert cli.cache_path_for_run(str(tmp_path / "lm"), "hf", args) != before
+
+
+# --------------------------------------------------------------------------
+# Local folders and files
+
+
+def test_a_local_folder_is_keyed_on_its_files_names_sizes_and_modification_times(tmp_path):
+    folder = tmp_path / "ckpt"
+    (folder / ".git").mkdir(parents=True)
+    (folder / "config.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(b"0" * 64)
+    base = str(tmp_path / "lm")
+    args = f"pretrained={folder}"
+    first = cli.cache_path_for_run(base, "hf", args)
+    assert cli.cache_path_for_run(base, "hf", args) == first
+    (folder / ".git" / "index").write_text("a commit of the folder is no new weights")
+    assert cli.cache_path_for_run(base, "hf", args) == first
+
+    os.utime(folder / "model.safetensors", ns=(1, 1))  # same name and size, written at another time
+    assert cli.cache_path_for_run(base, "hf", args) != first
+    [source] = cli.identify_weights("hf", args)
+    assert source.how.startswith(f"the folder {folder} (2 files by name, size and modification time: ")
+
+
+def test_a_folder_linked_into_itself_is_listed_once(tmp_path):
+    folder = tmp_path / "ckpt"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "weights.bin").write_bytes(b"0")
+    (folder / "sub" / "up").symlink_to(folder, target_is_directory=True)
+    [source] = cli.identify_weights("hf", {"pretrained": str(folder)})
+    assert "(1 file by name, size and modification time: " in source.how
+
+
+def test_a_local_adapter_folder_is_keyed_like_the_model(tmp_path, offline_hub):
+    fake_hub_cache(offline_hub, "org/base", {"main": COMMIT_A})
+    adapter = tmp_path / "lora"
+    adapter.mkdir()
+    (adapter / "adapter_model.safetensors").write_bytes(b"1" * 8)
+    args = {"pretrained": "org/base", "peft": str(adapter)}
+    before = cli.cache_path_for_run(str(tmp_path / "lm"), "hf", args)
+    (adapter / "adapter_model.safetensors").write_bytes(b"2" * 9)
+    assert cli.cache_path_for_run(str(tmp_path / "lm"), "hf", args) != before
+
+
+# --------------------------------------------------------------------------
+# What cannot be identified
+
+
+def test_an_api_backend_is_keyed_by_name_and_arguments_with_a_warning(tmp_path, caplog):
+    base = str(tmp_path / "lm")
+    args = "model=served,base_url=http://127.0.0.1:8000/v1/completions"
+    with caplog.at_level(logging.INFO, logger="lm_eval_bias"):
+        path = cli.cache_path_for_run(base, "local-completions", args)
+    assert path == cli.model_specific_cache_path(base, "local-completions", args)
+    assert [(record.levelname, record.getMessage()) for record in caplog.records] == [
+        (
+            "WARNING",
+            f"--use_cache {base} -> {path} is keyed by the model name and arguments only: the weights behind "
+            "local-completions cannot be identified. After the served model changes, give --use_cache a new path",
+        )
+    ]
+
+
+def test_a_model_object_is_refused():
+    class Wrapper:
+        pass
+
+    with pytest.raises(ConfigurationError) as error:
+        cli.identify_weights(Wrapper(), None)
+    assert str(error.value) == (
+        "--use_cache: the model is an object (Wrapper), so which weights it holds cannot be identified and a "
+        "cache could return the log-likelihoods of other weights. Fix: pass the model by name (model='hf', "
+        "model_args={'pretrained': FOLDER}), or leave use_cache out"
+    )
+
+
+def test_python_simple_evaluate_keys_the_cache_the_same_way(offline_hub, tmp_path, winoqueer_dir):
+    """``lm_eval_bias.simple_evaluate(use_cache=...)`` goes through the same check as the command,
+    before the model loads: here it is refused, since the hub id cannot be resolved."""
+    with pytest.raises(PreflightError) as error:
+        lm_eval_bias.simple_evaluate(
+            model="hf",
+            model_args={"pretrained": "org/unknown"},
+            tasks=["winoqueer"],
+            metadata={"data_file": str(winoqueer_dir / "winoqueer_head_sample.csv")},
+            use_cache=str(tmp_path / "lm"),
+        )
+    assert error.value.problems == [unresolvable_message(offline_hub)]
+
+
+# --------------------------------------------------------------------------
+# The loop users run: evaluate, change the weights in place, evaluate again
+
+
+def run_winoqueer(workdir: Path, model_dir: Path, data_file: Path, use_cache: Path | None) -> tuple[list, str]:
+    """One ``lm-eval-bias`` run of winoqueer; its samples' log-likelihoods and its stderr."""
+    out = workdir / f"out{len(list(workdir.glob('out*')))}"
+    command = [
+        str(BIN / "lm-eval-bias"),
+        "run",
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={model_dir},dtype=float32",
+        "--device",
+        "cpu",
+        "--batch_size",
+        "16",
+        "--tasks",
+        "winoqueer",
+        "--metadata",
+        json.dumps({"data_file": str(data_file)}),
+        "--output_path",
+        str(out),
+        "--log_samples",
+        *(["--use_cache", str(use_cache)] if use_cache else []),
+    ]
+    completed = subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=600)
+    assert completed.returncode == 0, completed.stderr[-6000:]
+    samples_file = next(out.rglob("samples_winoqueer_*.jsonl"))
+    samples = sorted((json.loads(line) for line in samples_file.read_text().splitlines()), key=lambda s: s["doc_id"])
+    return [sample["resps"] for sample in samples], completed.stderr
+
+
+def cache_keys_logged(stderr: str) -> list[str]:
+    return re.findall(r"--use_cache \S+ -> (\S+) \(keyed by the model, its arguments and its weights", stderr)
+
+
+def test_weights_saved_into_the_same_folder_are_not_answered_from_the_cache(tmp_path, winoqueer_dir):
+    model_dir = tmp_path / "ckpt"
+    build_tiny_gpt2(model_dir, winoqueer_sentences(), seed=0)
+    data_file = winoqueer_dir / "winoqueer_head_sample.csv"
+    cache = tmp_path / "cache" / "lm"
+
+    before, before_log = run_winoqueer(tmp_path, model_dir, data_file, cache)
+    build_tiny_gpt2(model_dir, winoqueer_sentences(), seed=1)  # "fine-tuned" into the same folder
+    after, after_log = run_winoqueer(tmp_path, model_dir, data_file, cache)
+    uncached, _ = run_winoqueer(tmp_path, model_dir, data_file, None)
+
+    assert after == uncached  # the new weights' log-likelihoods, not the cached ones
+    assert after != before
+    [first_key], [second_key] = cache_keys_logged(before_log), cache_keys_logged(after_log)
+    assert first_key != second_key
+    assert f"pretrained={model_dir}: the folder {model_dir} (" in after_log
+    assert sorted(path.name for path in cache.parent.glob("*.db")) == sorted(
+        [Path(first_key).name + "_rank0.db", Path(second_key).name + "_rank0.db"]
+    )
+
+
+def test_the_command_refuses_an_unresolvable_hub_id_before_the_model_loads(tmp_path, winoqueer_dir):
+    hub_cache = tmp_path / "hub"
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lm_eval_bias",
+            "--model",
+            "hf",
+            "--model_args",
+            "pretrained=org/unknown",
+            "--tasks",
+            "winoqueer",
+            "--metadata",
+            json.dumps({"data_file": str(winoqueer_dir / "winoqueer_head_sample.csv")}),
+            "--use_cache",
+            str(tmp_path / "cache" / "lm"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(hub_cache)},
+    )
+    assert completed.returncode == 2
+    assert completed.stderr.endswith(
+        f"lm-eval-bias: error: 1 problem found before the evaluation started:\n- {unresolvable_message(hub_cache)}\n"
+    )
+    assert not (tmp_path / "cache").exists()
+
+
+def test_the_stock_simple_evaluate_with_a_request_keyed_cache_is_refused_before_the_first_request(
+    tmp_path, tiny_gpt2, winoqueer_dir
+):
+    import lm_eval
+
+    cache = tmp_path / "cache" / "lm"
+    with pytest.raises(PreflightError) as error:
+        lm_eval.simple_evaluate(
+            model="hf",
+            model_args={"pretrained": str(tiny_gpt2), "dtype": "float32"},
+            tasks=["winoqueer"],
+            task_manager=lm_eval_bias.task_manager(
+                metadata={"data_file": str(winoqueer_dir / "winoqueer_head_sample.csv")}
+            ),
+            device="cpu",
+            use_cache=str(cache),
+        )
+    assert error.value.problems == [
+        f"--use_cache: the cache {cache}_rank0.db is keyed on the request alone, so it could answer with another "
+        "model's, or earlier weights', log-likelihoods. Fix: run with lm-eval-bias (or "
+        "lm_eval_bias.simple_evaluate), which keys the cache on the model and its weights, or leave --use_cache out"
+    ]
