@@ -58,7 +58,10 @@ def simple_evaluate(*args, **kwargs):
     """``lm_eval.simple_evaluate`` with our tasks indexed (unless you pass a ``task_manager``)
     and every check done before the model loads: each task's options, data and classifiers,
     the ``metadata`` keys, the backend and ``limit``. All problems are raised together as one
-    :class:`~lm_eval_bias.errors.PreflightError`. Arguments and result are lm-eval's."""
+    :class:`~lm_eval_bias.errors.PreflightError`. ``use_cache`` is keyed on the model, its
+    arguments and its weights, as with the ``lm-eval-bias`` command
+    (:func:`lm_eval_bias.cli.cache_path_for_run`), and it and the tracker's output path are checked
+    to be writable first. Arguments and result are lm-eval's."""
     from lm_eval_bias import models, preflight
 
     models.register()

@@ -353,3 +353,14 @@ def test_leaderboard_version_warning_shows_paths_as_they_are(tmp_path):
         "version of lm-eval-bias**"
     ) in markdown
     assert "\u202e" not in markdown
+
+
+def test_an_error_message_shows_the_invisible_characters_it_quotes(tmp_path, capsys):
+    folder = tmp_path / "runs\u2067"
+    path = write(folder / "results_x.json", winoqueer_results("gpt2", score=250.0, ci=(249.0, 251.0)))
+    code, out, err = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
+    assert code == 2
+    assert err.startswith(
+        f"lm-eval-bias check: {tmp_path}/runs\\u2067/results_x.json: task winoqueer, metric bias_score"
+    )
+    assert not any(char in err for char in INVISIBLE)

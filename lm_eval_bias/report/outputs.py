@@ -28,21 +28,15 @@ import math
 import os
 import re
 import tempfile
-import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from lm_eval_bias.errors import LmEvalBiasError
+from lm_eval_bias.errors import LmEvalBiasError, visible
 
 NOT_AVAILABLE = "N/A"
 # What a spreadsheet reads as the start of a formula (OWASP, "CSV injection").
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-# Whitespace every output shows as whitespace; each format decides what a line break becomes.
-_SEEN_AS_WHITESPACE = frozenset("\t\n\r")
-# Unicode's control, format, surrogate, private-use and unassigned characters (C*), and the line and
-# paragraph separators, which terminals and browsers treat as line breaks.
-_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 # Markdown's links and images ([text](url), ![alt](url), [text][ref], a definition [ref]: url) all
 # need a "]" directly followed by "(", "[" or ":"; escaping that "]" leaves plain text, and leaves an
 # interval such as "[60, 64]" as it is.
@@ -51,41 +45,6 @@ _MARKDOWN_LINK_END = re.compile(r"\](?=[(\[:])")
 
 class OutputError(LmEvalBiasError):
     """An output file cannot be written."""
-
-
-def _escape(char: str) -> str:
-    code = ord(char)
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
-
-
-def visible(text) -> str:
-    r"""``text`` with every character that cannot be seen, or that reorders the text around it, shown
-    as its escape: a right-to-left override (U+202E) after ``gpt2`` is shown as ``gpt2\u202e``.
-    Every output applies it to text from its inputs, so that a model name cannot pass for another
-    (a right-to-left override turning ``evil`` into ``live``, a zero-width space splitting one name
-    into two rows).
-
-    Parameters
-    ----------
-    text : object
-        The text (anything else is shown as ``str(text)``).
-
-    Returns
-    -------
-    str
-        The text, with tabs and line breaks kept (each format decides what they become) and every
-        other Unicode control, format, surrogate, private-use or unassigned character, and the line
-        and paragraph separators, written as ``\uXXXX`` (``\UXXXXXXXX`` beyond U+FFFF).
-    """
-    text = str(text)
-    if text.isascii() and text.isprintable():
-        return text
-    return "".join(
-        _escape(char)
-        if char not in _SEEN_AS_WHITESPACE and unicodedata.category(char) in _INVISIBLE_CATEGORIES
-        else char
-        for char in text
-    )
 
 
 def csv_cell(value):
