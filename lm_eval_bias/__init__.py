@@ -60,7 +60,7 @@ def simple_evaluate(*args, **kwargs):
     the ``metadata`` keys, the backend and ``limit``. All problems are raised together as one
     :class:`~lm_eval_bias.errors.PreflightError`. ``use_cache`` is keyed on the model, its
     arguments and its weights, as with the ``lm-eval-bias`` command
-    (:func:`lm_eval_bias.cli.cache_path_for_run`), and it and the tracker's output path are checked
+    (:func:`lm_eval_bias.cache_key.cache_path_for_run`), and it and the tracker's output path are checked
     to be writable first. Arguments and result are lm-eval's."""
     from lm_eval_bias import models, preflight
 

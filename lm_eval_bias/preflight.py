@@ -835,7 +835,7 @@ def _install_excepthook() -> None:
     sys.excepthook = excepthook
 
 
-# The --use_cache paths keyed on the model and its weights (``cli.cache_path_for_run``) in this process.
+# The --use_cache paths keyed on the model and its weights (``cache_key.cache_path_for_run``) in this process.
 _KEYED_CACHE_PATHS: set[str] = set()
 
 
@@ -1033,7 +1033,7 @@ def _checked_evaluate(model, model_args, tasks, *args, task_manager, metadata, l
     import lm_eval.evaluator
 
     import lm_eval_bias
-    from lm_eval_bias import cli
+    from lm_eval_bias import cache_key
 
     # By name, so that a use_cache (or gen_kwargs, ...) given by position is checked like the others.
     by_position = dict(zip(list(inspect.signature(lm_eval.evaluator.simple_evaluate).parameters)[3:], args))
@@ -1041,7 +1041,7 @@ def _checked_evaluate(model, model_args, tasks, *args, task_manager, metadata, l
         raise TypeError(f"simple_evaluate() got multiple values for {sorted(set(by_position) & set(kwargs))}")
     kwargs.update(by_position)
     args = ()
-    unwritable = cli.unwritable_run_paths(kwargs)
+    unwritable = cache_key.unwritable_run_paths(kwargs)
     if unwritable:
         raise PreflightError(unwritable)
 
@@ -1100,7 +1100,7 @@ def _checked_evaluate(model, model_args, tasks, *args, task_manager, metadata, l
     problems += check_limit(limit, leaves)
     if kwargs.get("use_cache"):
         try:
-            kwargs["use_cache"] = cli.cache_path_for_run(kwargs["use_cache"], model, model_args)
+            kwargs["use_cache"] = cache_key.cache_path_for_run(kwargs["use_cache"], model, model_args)
             _KEYED_CACHE_PATHS.add(kwargs["use_cache"])
         except ConfigurationError as error:
             problems.append(str(error))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import lm_eval_bias
-from lm_eval_bias import cli
+from lm_eval_bias import cache_key
 from lm_eval_bias.errors import ConfigurationError, PreflightError
 from tiny_models import build_tiny_gpt2, winoqueer_sentences
 
@@ -44,10 +44,10 @@ def test_a_hub_id_is_keyed_on_the_commit_its_revision_names_in_the_local_cache(o
     repo = fake_hub_cache(offline_hub, "org/tiny", {"main": COMMIT_A})
     base = str(tmp_path / "cache" / "lm")
     with caplog.at_level(logging.INFO, logger="lm_eval_bias"):
-        first = cli.cache_path_for_run(base, "hf", "pretrained=org/tiny,dtype=float32")
+        first = cache_key.cache_path_for_run(base, "hf", "pretrained=org/tiny,dtype=float32")
     (repo / "refs" / "main").write_text(COMMIT_B)  # the repository moved on and was downloaded again
     with caplog.at_level(logging.INFO, logger="lm_eval_bias"):
-        second = cli.cache_path_for_run(base, "hf", "pretrained=org/tiny,dtype=float32")
+        second = cache_key.cache_path_for_run(base, "hf", "pretrained=org/tiny,dtype=float32")
 
     assert first != second
     assert re.fullmatch(re.escape(base) + r"__tiny__[0-9a-f]{12}__weights-[0-9a-f]{12}", first)
@@ -61,12 +61,12 @@ def test_a_hub_id_is_keyed_on_the_commit_its_revision_names_in_the_local_cache(o
 
 def test_a_revision_that_is_a_branch_or_tag_is_resolved_through_its_own_ref(offline_hub, tmp_path):
     fake_hub_cache(offline_hub, "org/tiny", {"main": COMMIT_A, "v1": COMMIT_B})
-    [source] = cli.identify_weights("hf", {"pretrained": "org/tiny", "revision": "v1"})
+    [source] = cache_key.identify_weights("hf", {"pretrained": "org/tiny", "revision": "v1"})
     assert source.key == f"pretrained=hub:org/tiny@{COMMIT_B}"
 
 
 def test_a_pinned_commit_is_the_key_itself_without_any_cache(offline_hub):
-    [source] = cli.identify_weights("hf", {"pretrained": "org/not-downloaded", "revision": COMMIT_B})
+    [source] = cache_key.identify_weights("hf", {"pretrained": "org/not-downloaded", "revision": COMMIT_B})
     assert (source.key, source.how) == (
         f"pretrained=hub:org/not-downloaded@{COMMIT_B}",
         f"commit {COMMIT_B} (pinned by revision=)",
@@ -85,7 +85,7 @@ def test_online_a_hub_id_is_resolved_on_the_hub(offline_hub, monkeypatch):
     monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
     asked = []
     monkeypatch.setattr(HfApi, "model_info", lambda self, repo, **kw: asked.append((repo, kw)) or FakeHubInfo())
-    [source] = cli.identify_weights("hf", "pretrained=org/tiny")
+    [source] = cache_key.identify_weights("hf", "pretrained=org/tiny")
     assert (source.key, source.how) == (
         f"pretrained=hub:org/tiny@{COMMIT_B}",
         f"commit {COMMIT_B} (main on the Hugging Face hub)",
@@ -104,7 +104,7 @@ def test_online_a_hub_that_cannot_be_asked_falls_back_to_the_local_cache_and_say
         raise ConnectionError("no route to host")
 
     monkeypatch.setattr(HfApi, "model_info", unreachable)
-    [source] = cli.identify_weights("hf", "pretrained=org/tiny")
+    [source] = cache_key.identify_weights("hf", "pretrained=org/tiny")
     assert source.how == (
         f"commit {COMMIT_A} ({repo / 'refs' / 'main'} in the local Hugging Face cache, the hub could not be "
         "asked: ConnectionError: no route to host)"
@@ -124,7 +124,7 @@ def unresolvable_message(hub_cache: Path) -> str:
 
 def test_a_hub_id_that_cannot_be_resolved_offline_is_refused_with_the_fix(offline_hub):
     with pytest.raises(ConfigurationError) as error:
-        cli.cache_path_for_run("/tmp/lm", "hf", "pretrained=org/unknown")
+        cache_key.cache_path_for_run("/tmp/lm", "hf", "pretrained=org/unknown")
     assert str(error.value) == unresolvable_message(offline_hub)
 
 
@@ -133,14 +133,14 @@ def test_an_adapter_and_a_tokenizer_from_the_hub_are_keyed_on_their_own_commits(
     adapter = fake_hub_cache(offline_hub, "org/lora", {"main": COMMIT_A})
     fake_hub_cache(offline_hub, "org/tok", {"main": COMMIT_A})
     args = {"pretrained": "org/base", "peft": "org/lora", "tokenizer": "org/tok"}
-    before = cli.cache_path_for_run(str(tmp_path / "lm"), "hf", args)
-    assert [source.key for source in cli.identify_weights("hf", args)] == [
+    before = cache_key.cache_path_for_run(str(tmp_path / "lm"), "hf", args)
+    assert [source.key for source in cache_key.identify_weights("hf", args)] == [
         f"pretrained=hub:org/base@{COMMIT_A}",
         f"peft=hub:org/lora@{COMMIT_A}",
         f"tokenizer=hub:org/tok@{COMMIT_A}",
     ]
     (adapter / "refs" / "main").write_text(COMMIT_B)
-    assert cli.cache_path_for_run(str(tmp_path / "lm"), "hf", args) != before
+    assert cache_key.cache_path_for_run(str(tmp_path / "lm"), "hf", args) != before
 
 
 # --------------------------------------------------------------------------
@@ -154,14 +154,14 @@ def test_a_local_folder_is_keyed_on_its_files_names_sizes_and_modification_times
     (folder / "model.safetensors").write_bytes(b"0" * 64)
     base = str(tmp_path / "lm")
     args = f"pretrained={folder}"
-    first = cli.cache_path_for_run(base, "hf", args)
-    assert cli.cache_path_for_run(base, "hf", args) == first
+    first = cache_key.cache_path_for_run(base, "hf", args)
+    assert cache_key.cache_path_for_run(base, "hf", args) == first
     (folder / ".git" / "index").write_text("a commit of the folder is no new weights")
-    assert cli.cache_path_for_run(base, "hf", args) == first
+    assert cache_key.cache_path_for_run(base, "hf", args) == first
 
     os.utime(folder / "model.safetensors", ns=(1, 1))  # same name and size, written at another time
-    assert cli.cache_path_for_run(base, "hf", args) != first
-    [source] = cli.identify_weights("hf", args)
+    assert cache_key.cache_path_for_run(base, "hf", args) != first
+    [source] = cache_key.identify_weights("hf", args)
     assert source.how.startswith(f"the folder {folder} (2 files by name, size and modification time: ")
 
 
@@ -170,7 +170,7 @@ def test_a_folder_linked_into_itself_is_listed_once(tmp_path):
     (folder / "sub").mkdir(parents=True)
     (folder / "sub" / "weights.bin").write_bytes(b"0")
     (folder / "sub" / "up").symlink_to(folder, target_is_directory=True)
-    [source] = cli.identify_weights("hf", {"pretrained": str(folder)})
+    [source] = cache_key.identify_weights("hf", {"pretrained": str(folder)})
     assert "(1 file by name, size and modification time: " in source.how
 
 
@@ -180,9 +180,9 @@ def test_a_local_adapter_folder_is_keyed_like_the_model(tmp_path, offline_hub):
     adapter.mkdir()
     (adapter / "adapter_model.safetensors").write_bytes(b"1" * 8)
     args = {"pretrained": "org/base", "peft": str(adapter)}
-    before = cli.cache_path_for_run(str(tmp_path / "lm"), "hf", args)
+    before = cache_key.cache_path_for_run(str(tmp_path / "lm"), "hf", args)
     (adapter / "adapter_model.safetensors").write_bytes(b"2" * 9)
-    assert cli.cache_path_for_run(str(tmp_path / "lm"), "hf", args) != before
+    assert cache_key.cache_path_for_run(str(tmp_path / "lm"), "hf", args) != before
 
 
 # --------------------------------------------------------------------------
@@ -193,8 +193,8 @@ def test_an_api_backend_is_keyed_by_name_and_arguments_with_a_warning(tmp_path, 
     base = str(tmp_path / "lm")
     args = "model=served,base_url=http://127.0.0.1:8000/v1/completions"
     with caplog.at_level(logging.INFO, logger="lm_eval_bias"):
-        path = cli.cache_path_for_run(base, "local-completions", args)
-    assert path == cli.model_specific_cache_path(base, "local-completions", args)
+        path = cache_key.cache_path_for_run(base, "local-completions", args)
+    assert path == cache_key.model_specific_cache_path(base, "local-completions", args)
     assert [(record.levelname, record.getMessage()) for record in caplog.records] == [
         (
             "WARNING",
@@ -209,7 +209,7 @@ def test_a_model_object_is_refused():
         pass
 
     with pytest.raises(ConfigurationError) as error:
-        cli.identify_weights(Wrapper(), None)
+        cache_key.identify_weights(Wrapper(), None)
     assert str(error.value) == (
         "--use_cache: the model is an object (Wrapper), so which weights it holds cannot be identified and a "
         "cache could return the log-likelihoods of other weights. Fix: pass the model by name (model='hf', "
@@ -342,3 +342,30 @@ def test_the_stock_simple_evaluate_with_a_request_keyed_cache_is_refused_before_
         "model's, or earlier weights', log-likelihoods. Fix: run with lm-eval-bias (or "
         "lm_eval_bias.simple_evaluate), which keys the cache on the model and its weights, or leave --use_cache out"
     ]
+
+
+def test_cache_path_differs_between_models_and_model_args(tmp_path):
+    base = str(tmp_path / "lm")
+    gpt2 = cache_key.model_specific_cache_path(base, "hf", {"pretrained": "gpt2"})
+    assert gpt2 == cache_key.model_specific_cache_path(base, "hf", {"pretrained": "gpt2"})
+    assert gpt2 != cache_key.model_specific_cache_path(base, "hf", {"pretrained": "gpt2-medium"})
+    assert gpt2 != cache_key.model_specific_cache_path(base, "hf", {"pretrained": "gpt2", "revision": "v2"})
+    assert gpt2 != cache_key.model_specific_cache_path(base, "vllm", {"pretrained": "gpt2"})
+    assert re.fullmatch(re.escape(base) + r"__gpt2__[0-9a-f]{12}", gpt2)
+
+
+def test_cache_path_of_other_weights_differs_only_in_its_weights_part(tmp_path):
+    base = str(tmp_path / "lm")
+    args = {"pretrained": "./ckpt"}
+    before = cache_key.model_specific_cache_path(base, "hf", args, ["pretrained=folder:1"])
+    after = cache_key.model_specific_cache_path(base, "hf", args, ["pretrained=folder:2"])
+    unidentified = cache_key.model_specific_cache_path(base, "hf", args)
+    assert re.fullmatch(re.escape(unidentified) + r"__weights-[0-9a-f]{12}", before)
+    assert re.fullmatch(re.escape(unidentified) + r"__weights-[0-9a-f]{12}", after)
+    assert before != after
+
+
+def test_cache_path_inside_an_existing_directory(tmp_path):
+    path = cache_key.model_specific_cache_path(str(tmp_path), "hf", "pretrained=org/My Model,dtype=float32")
+    assert Path(path).parent == tmp_path
+    assert Path(path).name.startswith("My_Model__")

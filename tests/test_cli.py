@@ -10,33 +10,6 @@ from lm_eval_bias import cli
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_cache_path_differs_between_models_and_model_args(tmp_path):
-    base = str(tmp_path / "lm")
-    gpt2 = cli.model_specific_cache_path(base, "hf", {"pretrained": "gpt2"})
-    assert gpt2 == cli.model_specific_cache_path(base, "hf", {"pretrained": "gpt2"})
-    assert gpt2 != cli.model_specific_cache_path(base, "hf", {"pretrained": "gpt2-medium"})
-    assert gpt2 != cli.model_specific_cache_path(base, "hf", {"pretrained": "gpt2", "revision": "v2"})
-    assert gpt2 != cli.model_specific_cache_path(base, "vllm", {"pretrained": "gpt2"})
-    assert re.fullmatch(re.escape(base) + r"__gpt2__[0-9a-f]{12}", gpt2)
-
-
-def test_cache_path_of_other_weights_differs_only_in_its_weights_part(tmp_path):
-    base = str(tmp_path / "lm")
-    args = {"pretrained": "./ckpt"}
-    before = cli.model_specific_cache_path(base, "hf", args, ["pretrained=folder:1"])
-    after = cli.model_specific_cache_path(base, "hf", args, ["pretrained=folder:2"])
-    unidentified = cli.model_specific_cache_path(base, "hf", args)
-    assert re.fullmatch(re.escape(unidentified) + r"__weights-[0-9a-f]{12}", before)
-    assert re.fullmatch(re.escape(unidentified) + r"__weights-[0-9a-f]{12}", after)
-    assert before != after
-
-
-def test_cache_path_inside_an_existing_directory(tmp_path):
-    path = cli.model_specific_cache_path(str(tmp_path), "hf", "pretrained=org/My Model,dtype=float32")
-    assert Path(path).parent == tmp_path
-    assert Path(path).name.startswith("My_Model__")
-
-
 def test_tasks_dir_command(capsys):
     with pytest.raises(SystemExit) as exit_:
         cli.main(["tasks-dir"])

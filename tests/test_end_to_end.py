@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import lm_eval_bias
+import lm_eval_bias.cache_key
 import lm_eval_bias.cli
 from lm_eval_bias import stats
 from lm_eval_bias.benchmarks import winoqueer as wq
@@ -232,7 +233,7 @@ def test_results_are_recomputable_from_the_logged_pair_scores(cli_run):
 def test_cache_file_is_specific_to_the_model(cli_run, tiny_gpt2):
     databases = list((cli_run["workdir"] / "cache").glob("*.db"))
     assert len(databases) == 1
-    expected = lm_eval_bias.cli.model_specific_cache_path(
+    expected = lm_eval_bias.cache_key.model_specific_cache_path(
         str(cli_run["workdir"] / "cache" / "lm"), "hf", {"pretrained": str(tiny_gpt2), "dtype": "float32"}
     )
     assert databases[0].name.startswith(Path(expected).name)

@@ -1,0 +1,338 @@
+"""The ``--use_cache`` path of a run, keyed on the model, its arguments and its weights.
+
+lm-eval 0.4.13 keys its request cache on the request alone, so one cache shared by two models, or
+by one model before and after its weights changed (a fine-tune saved into the same folder, a hub
+repository that moved on), would silently return the first weights' log-likelihoods. A local folder
+is identified by its files' names, sizes and modification times; a hub id by its commit (a pinned
+``revision=<commit>``, else resolved on the hub, or from the local Hugging Face cache's ``refs/``
+when offline); ``peft=``, ``delta=``, ``tokenizer=`` and vLLM's ``lora_local_path=`` the same way.
+A hub id that can be neither pinned nor resolved is refused. An API backend's weights cannot be
+identified: its cache is keyed by the model name and arguments only, with a warning. The log names
+the path and the key. Used by the ``lm-eval-bias`` command and :func:`lm_eval_bias.simple_evaluate`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from lm_eval_bias.errors import ConfigurationError
+
+logger = logging.getLogger("lm_eval_bias")
+
+
+def model_specific_cache_path(use_cache: str, model, model_args, weights_keys: Sequence[str] = ()) -> str:
+    """The cache path of one model: ``use_cache`` extended with the model's readable name, a
+    digest of model + model_args and, when the weights were identified, a digest of them.
+
+    Parameters
+    ----------
+    use_cache:
+        The path given to ``--use_cache`` (a folder, or a folder and a file name prefix).
+    model, model_args:
+        The backend's name and its arguments (a ``key=value,...`` string or a dict).
+    weights_keys:
+        What identifies the weights (see :func:`identify_weights`); empty when they cannot be.
+
+    Returns
+    -------
+    str
+        ``<use_cache>__<name>__<args digest>[__weights-<weights digest>]``; lm-eval appends
+        ``_rank<N>.db``.
+    """
+    if isinstance(model_args, str):
+        args_for_digest = model_args
+        pretrained = re.search(r"(?:^|,)\s*pretrained=([^,]+)", model_args)
+        pretrained = pretrained.group(1) if pretrained else ""
+    else:
+        args_for_digest = model_args or {}
+        pretrained = str((model_args or {}).get("pretrained", ""))
+    identity = json.dumps({"model": str(model), "model_args": args_for_digest}, sort_keys=True, default=str)
+    digest = hashlib.sha256(identity.encode()).hexdigest()[:12]
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(pretrained).name or str(model)).strip("_")
+    suffix = f"{readable}__{digest}"
+    if weights_keys:
+        suffix += "__weights-" + hashlib.sha256("\n".join(weights_keys).encode()).hexdigest()[:12]
+    path = Path(use_cache)
+    if path.is_dir() or use_cache.endswith(("/", "\\")):
+        return str(path / suffix)
+    return str(path.parent / f"{path.name}__{suffix}")
+
+
+# Model arguments whose value names weights or files that shape the model's log-likelihoods: the
+# model itself, an adapter or delta on top of it (``hf``), a LoRA folder (``vllm``), a tokenizer.
+WEIGHTS_ARGUMENTS = ("pretrained", "peft", "delta", "lora_local_path", "tokenizer")
+_FULL_COMMIT = re.compile(r"[0-9a-f]{40}")
+_TRUE_TEXTS = {"1", "on", "yes", "true"}
+
+
+@dataclass(frozen=True)
+class WeightsSource:
+    """What one model argument names, as the cache key sees it.
+
+    ``key`` enters the cache path's digest; ``how`` says in the log what identified it.
+    """
+
+    argument: str
+    value: str
+    key: str
+    how: str
+
+
+def identify_weights(model, model_args) -> list[WeightsSource]:
+    """What identifies the weights a run will load, for the ``--use_cache`` key.
+
+    A local folder is identified by the names, sizes and modification times of its files (hidden
+    folders such as ``.git`` aside), a local file by its size and modification time, a Hugging
+    Face hub id by its commit: a ``revision=`` that is a full commit hash is the key itself;
+    otherwise the revision (``main`` by default) is resolved on the hub, or from the local
+    Hugging Face cache's ``refs/`` when offline or when the hub cannot be reached.
+
+    Parameters
+    ----------
+    model:
+        The backend's name (``hf``, ``vllm``, ...) or a model object.
+    model_args:
+        The backend's arguments: a ``key=value,...`` string or a dict.
+
+    Returns
+    -------
+    list[WeightsSource]
+        One per weights argument given (:data:`WEIGHTS_ARGUMENTS`); empty when the backend takes
+        none (an API backend: the weights behind its server cannot be identified).
+
+    Raises
+    ------
+    ConfigurationError
+        When the weights cannot be identified, so that a cache could return another version's
+        log-likelihoods: a model object, or a hub id that is neither pinned nor resolvable.
+    """
+    if not isinstance(model, str):
+        raise ConfigurationError(
+            f"--use_cache: the model is an object ({type(model).__name__}), so which weights it holds cannot be "
+            "identified and a cache could return the log-likelihoods of other weights. Fix: pass the model by "
+            "name (model='hf', model_args={'pretrained': FOLDER}), or leave use_cache out"
+        )
+    arguments = _parsed_model_args(model_args)
+    revision = arguments.get("revision")
+    sources = []
+    for argument in WEIGHTS_ARGUMENTS:
+        value = arguments.get(argument)
+        if value is None or value == "":
+            continue
+        if not isinstance(value, (str, os.PathLike)):
+            raise ConfigurationError(
+                f"--use_cache: {argument} is an object ({type(value).__name__}), so which weights it holds cannot "
+                f"be identified and a cache could return the log-likelihoods of other weights. Fix: save it "
+                f"(save_pretrained) and pass its folder as {argument}=FOLDER, or leave use_cache out"
+            )
+        own_revision = arguments.get("tokenizer_revision") if argument == "tokenizer" else None
+        sources.append(_identify(argument, str(value), str(own_revision or revision or "main")))
+    return sources
+
+
+def _parsed_model_args(model_args) -> dict:
+    """``model_args`` as lm-eval reads them: a dict, or a ``key=value,...`` string."""
+    if isinstance(model_args, dict):
+        return model_args
+    if not model_args or not str(model_args).strip():
+        return {}
+    from lm_eval.utils import simple_parse_args_string
+
+    return simple_parse_args_string(str(model_args))
+
+
+def _identify(argument: str, value: str, revision: str) -> WeightsSource:
+    """One weights argument: a local folder or file (as the loaders look first), else a hub id."""
+    place = Path(value)
+    if place.is_dir():
+        files = _folder_listing(place)
+        fingerprint = hashlib.sha256("\n".join(files).encode()).hexdigest()
+        return WeightsSource(
+            argument,
+            value,
+            f"{argument}=folder:{fingerprint}",
+            f"the folder {place.resolve()} ({len(files)} file{'' if len(files) == 1 else 's'} by name, size and "
+            f"modification time: {fingerprint[:12]})",
+        )
+    if place.is_file():
+        stat = place.stat()
+        return WeightsSource(
+            argument,
+            value,
+            f"{argument}=file:{place.resolve()}\t{stat.st_size}\t{stat.st_mtime_ns}",
+            f"the file {place.resolve()} (size {stat.st_size}, modified {stat.st_mtime_ns} ns)",
+        )
+    if not _is_hub_id(value):
+        # Neither a folder, a file nor a hub id: the backend will not load it, so nothing is cached.
+        return WeightsSource(argument, value, f"{argument}=missing:{value}", "not found here")
+    commit, how = _hub_commit(argument, value, revision)
+    return WeightsSource(argument, value, f"{argument}=hub:{value}@{commit}", f"commit {commit} ({how})")
+
+
+def _folder_listing(folder: Path) -> list[str]:
+    """``name<TAB>size<TAB>modification time`` of every file under ``folder``, hidden folders aside."""
+    listing = []
+    seen = set()
+    for root, folders, names in os.walk(folder, followlinks=True):
+        seen.add(os.path.realpath(root))
+        # a link back to a folder above would be walked for ever
+        folders[:] = sorted(
+            name
+            for name in folders
+            if not name.startswith(".") and os.path.realpath(os.path.join(root, name)) not in seen
+        )
+        for name in sorted(names):
+            path = Path(root) / name
+            try:
+                stat = path.stat()  # a link counts as the file it points to (Hugging Face snapshots)
+            except OSError:
+                continue  # a dangling link is no file the loader can read
+            listing.append(f"{path.relative_to(folder).as_posix()}\t{stat.st_size}\t{stat.st_mtime_ns}")
+    return listing
+
+
+def _is_hub_id(value: str) -> bool:
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(value)
+    except HFValidationError:
+        return False
+    return True
+
+
+def _hub_offline() -> bool:
+    """Whether the Hugging Face libraries are told to stay offline (read now, not at their import)."""
+    offline = (os.environ.get(name, "").strip().lower() for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    return any(value in _TRUE_TEXTS for value in offline)
+
+
+def hub_cache_dir() -> Path:
+    """The local Hugging Face hub cache, as ``huggingface_hub`` finds it from the environment."""
+    for name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        if os.environ.get(name):
+            return Path(os.environ[name]).expanduser()
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
+    base = Path(os.environ["XDG_CACHE_HOME"]).expanduser() if os.environ.get("XDG_CACHE_HOME") else None
+    return (base or Path.home() / ".cache") / "huggingface" / "hub"
+
+
+def _cached_commit(repo_id: str, revision: str) -> tuple[str | None, Path]:
+    """The commit the local Hugging Face cache's ``refs/<revision>`` names for ``repo_id``."""
+    ref = hub_cache_dir() / ("models--" + repo_id.replace("/", "--")) / "refs" / revision
+    try:
+        commit = ref.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None, ref
+    return (commit if _FULL_COMMIT.fullmatch(commit) else None), ref
+
+
+def _hub_commit(argument: str, repo_id: str, revision: str) -> tuple[str, str]:
+    """The commit behind ``repo_id`` at ``revision``, and how it was found."""
+    if _FULL_COMMIT.fullmatch(revision):
+        return revision, "pinned by revision="
+    hub_error = None
+    if not _hub_offline():
+        try:
+            from huggingface_hub import HfApi
+
+            return HfApi().model_info(repo_id, revision=revision, timeout=10).sha, f"{revision} on the Hugging Face hub"
+        except Exception as error:  # noqa: BLE001 - any failure falls back to what the loader would use
+            hub_error = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"[:200]
+    commit, ref = _cached_commit(repo_id, revision)
+    if commit:
+        why = "offline" if hub_error is None else f"the hub could not be asked: {hub_error}"
+        return commit, f"{ref} in the local Hugging Face cache, {why}"
+    asked = "the hub is offline (HF_HUB_OFFLINE)" if hub_error is None else f"the hub could not be asked ({hub_error})"
+    raise ConfigurationError(
+        f"--use_cache: cannot tell which weights {argument}={repo_id} names: it is no local folder, no "
+        f"revision= pins a commit, {asked} and the local Hugging Face cache has no {ref}. A cache keyed by "
+        f"the name alone could return another version's log-likelihoods. Fix: pin revision=<the full "
+        f"40-character commit hash> in --model_args, or download the model once, or leave --use_cache out"
+    )
+
+
+def cache_path_for_run(use_cache: str, model, model_args) -> str:
+    """The ``--use_cache`` path of this run, keyed on the model, its arguments and its weights.
+
+    lm-eval's cache key is the request alone, so one cache shared by two models, or by a model
+    before and after its weights changed, silently returns the first one's log-likelihoods. Used
+    by the ``lm-eval-bias`` command and by :func:`lm_eval_bias.simple_evaluate`. The log says the
+    path and what identified the weights; for a backend without weights arguments (an API
+    server) it warns that the cache is keyed by the model name and arguments only.
+
+    Parameters
+    ----------
+    use_cache:
+        The path given to ``--use_cache``.
+    model, model_args:
+        As given to ``simple_evaluate``.
+
+    Returns
+    -------
+    str
+        The path to give lm-eval (see :func:`model_specific_cache_path`).
+
+    Raises
+    ------
+    ConfigurationError
+        When the weights cannot be identified (see :func:`identify_weights`).
+    """
+    weights = identify_weights(model, model_args)
+    path = model_specific_cache_path(use_cache, model, model_args, [source.key for source in weights])
+    if any(source.argument == "pretrained" for source in weights):
+        logger.info(
+            "--use_cache %s -> %s (keyed by the model, its arguments and its weights: %s)",
+            use_cache,
+            path,
+            "; ".join(f"{source.argument}={source.value}: {source.how}" for source in weights),
+        )
+    else:
+        logger.warning(
+            "--use_cache %s -> %s is keyed by the model name and arguments only%s: the weights behind %s cannot "
+            "be identified. After the served model changes, give --use_cache a new path",
+            use_cache,
+            path,
+            "".join(f" and {source.argument}={source.value}: {source.how}" for source in weights),
+            model,
+        )
+    return path
+
+
+def unwritable_run_paths(kwargs: dict) -> list[str]:
+    """Problems with ``simple_evaluate``'s ``use_cache`` and its tracker's output path: a folder
+    that cannot be created or written (lm-eval would find out after the last request)."""
+    tracker_output = getattr(kwargs.get("evaluation_tracker"), "output_path", None)
+    problems = [
+        _unwritable("--use_cache", Path(kwargs["use_cache"]).parent) if kwargs.get("use_cache") else None,
+        _unwritable(
+            "--output_path",
+            Path(tracker_output) if not str(tracker_output).endswith(".json") else Path(tracker_output).parent,
+        )
+        if tracker_output
+        else None,
+    ]
+    return [problem for problem in problems if problem]
+
+
+def _unwritable(option: str, folder: Path) -> str | None:
+    """Why ``folder`` cannot be created or written (lm-eval would find out only after every
+    request: results lost, or a crash), or None."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        reason = f"{existing} is a file, not a folder"
+    elif not os.access(existing, os.W_OK | os.X_OK):
+        reason = f"{existing} is not writable"
+    else:
+        return None
+    return f"{option}: cannot write under {folder}: {reason}. Fix: give a path in a writable folder"
