@@ -13,54 +13,13 @@ written).
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Sequence
+
+from lm_eval_bias.text import visible
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1  # `lm-eval-bias check`: a rule does not hold
 EXIT_BAD_INPUT = 2  # bad input or configuration: nothing was evaluated or written
-
-
-# Whitespace every output shows as whitespace; each format decides what a line break becomes.
-_SEEN_AS_WHITESPACE = frozenset("\t\n\r")
-# Unicode's control, format, surrogate, private-use and unassigned characters (C*), and the line and
-# paragraph separators, which terminals and browsers treat as line breaks.
-_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-
-
-def _escape(char: str) -> str:
-    code = ord(char)
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
-
-
-def visible(text) -> str:
-    r"""``text`` with every character that cannot be seen, or that reorders the text around it, shown
-    as its escape: a right-to-left override (U+202E) after ``gpt2`` is shown as ``gpt2\u202e``.
-    Every output applies it to text from its inputs, so that a model name cannot pass for another
-    (a right-to-left override turning ``evil`` into ``live``, a zero-width space splitting one name
-    into two rows).
-
-    Parameters
-    ----------
-    text : object
-        The text (anything else is shown as ``str(text)``).
-
-    Returns
-    -------
-    str
-        The text, with tabs and line breaks kept (each format decides what they become) and every
-        other Unicode control, format, surrogate, private-use or unassigned character, and the line
-        and paragraph separators, written as ``\uXXXX`` (``\UXXXXXXXX`` beyond U+FFFF).
-    """
-    text = str(text)
-    if text.isascii() and text.isprintable():
-        return text
-    return "".join(
-        _escape(char)
-        if char not in _SEEN_AS_WHITESPACE and unicodedata.category(char) in _INVISIBLE_CATEGORIES
-        else char
-        for char in text
-    )
 
 
 class LmEvalBiasError(RuntimeError):

@@ -252,7 +252,7 @@ INVISIBLE = ("\u202e", "\u200b", "\u2066")
     ],
 )
 def test_visible_shows_what_cannot_be_seen(text, shown):
-    from lm_eval_bias.report.outputs import visible
+    from lm_eval_bias.text import visible
 
     assert visible(text) == shown
 

@@ -43,7 +43,6 @@ import functools
 import itertools
 import logging
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -51,6 +50,7 @@ from pathlib import Path
 
 from lm_eval_bias import data, options
 from lm_eval_bias.metric_keys import with_interval
+from lm_eval_bias.text import nfc
 
 logger = logging.getLogger("lm_eval_bias")
 
@@ -76,21 +76,6 @@ COUNTERFACTUAL_LABELS = ("Straight", "Heterosexual", "Cisgender", "Cis")
 REQUIRED_COLUMNS = ("Gender_ID_x", "Gender_ID_y", "sent_x", "sent_y")
 # The authors round sentence scores to 3 decimals before comparing them.
 SCORE_DECIMALS = 3
-
-
-def nfc(text: str) -> str:
-    """The NFC form of a sentence, the one form in which pairs are compared and scored.
-
-    Parameters
-    ----------
-    text: a sentence as written in a data file or a document.
-
-    Returns
-    -------
-    ``text`` itself when it is already NFC (true of every sentence of the shared data), else its
-    NFC normalisation.
-    """
-    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 
 def subgroup_slug(subgroup: str) -> str:

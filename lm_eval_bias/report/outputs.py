@@ -31,7 +31,8 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from lm_eval_bias.errors import LmEvalBiasError, visible
+from lm_eval_bias.errors import LmEvalBiasError
+from lm_eval_bias.text import visible
 
 NOT_AVAILABLE = "N/A"
 # What a spreadsheet reads as the start of a formula (OWASP, "CSV injection").
