@@ -118,7 +118,13 @@ def winoqueer_sample_lines(count=6) -> list[str]:
     lines = []
     for index in range(count):
         subgroup = ("LGBTQ", "Gay")[index % 2]
-        doc = {"subgroup": subgroup, "subgroups_present": ["LGBTQ", "Gay"], "sent_x": "x", "sent_y": "y"}
+        doc = {
+            "pair_id": str(index),
+            "subgroup": subgroup,
+            "subgroups_present": ["LGBTQ", "Gay"],
+            "sent_x": "x",
+            "sent_y": "y",
+        }
         metrics = winoqueer.pair_metrics(doc, -10.0 - index % 3, -11.0)
         lines.append(json.dumps({"doc_id": index, "doc": doc, "filter": "none", "metrics": list(metrics), **metrics}))
     return lines
@@ -288,8 +294,8 @@ def test_a_document_given_twice_is_refused_naming_both_lines(tmp_path, capsys):
 
 
 def test_one_doc_id_for_two_documents_is_two_runs_joined(tmp_path, capsys):
-    first = [dict(json.loads(line), doc_hash="a1") for line in winoqueer_sample_lines(2)]
-    second = [dict(json.loads(line), doc_hash="b2") for line in winoqueer_sample_lines(3)]
+    first = [dict(json.loads(line), doc_hash=f"a{index}") for index, line in enumerate(winoqueer_sample_lines(2))]
+    second = [dict(json.loads(line), doc_hash=f"b{index}") for index, line in enumerate(winoqueer_sample_lines(3))]
     samples = tmp_path / WINOQUEER_SAMPLES
     samples.write_text("\n".join(json.dumps(line) for line in first + second) + "\n")
     code, out, err = run_cli(["recompute", samples], capsys)
@@ -299,6 +305,72 @@ def test_one_doc_id_for_two_documents_is_two_runs_joined(tmp_path, capsys):
         f"lm-eval-bias recompute: {samples}, line 3: doc_id 0, filter none is also on line 1, with another "
         "document (its doc_hash differs): samples of two runs joined into one file; pass one run's "
         "samples_<task>_<date>.jsonl as --log_samples wrote it\n",
+    )
+
+
+REPEAT_FIX = (
+    "so the document would be counted twice; lm-eval writes each document once per filter: pass the "
+    "samples_<task>_<date>.jsonl that --log_samples wrote, and join files (e.g. with cat) only where they hold "
+    "different documents"
+)
+
+
+def _with_hashes(lines: list[str]) -> list[dict]:
+    return [dict(json.loads(line), doc_hash=f"h{index}") for index, line in enumerate(lines)]
+
+
+def _repeat_without_ids(samples):
+    samples = [{k: v for k, v in sample.items() if k not in ("doc_id", "doc_hash")} for sample in samples]
+    return samples + [samples[0]]
+
+
+def _repeat_with_another_doc_id(samples):
+    return samples + [dict(samples[0], doc_id=99)]
+
+
+def _repeat_under_the_other_name(samples):
+    first = {k: v for k, v in samples[0].items() if k != "doc_hash"}
+    second = {k: v for k, v in samples[0].items() if k != "doc_id"}
+    return [first, *samples[1:], dict(second, doc_hash="other")]
+
+
+def _repeat_in_nfd(samples):
+    decomposed = dict(samples[0], doc_id=99, doc_hash="other")
+    decomposed["doc"] = dict(decomposed["doc"], sent_x="Zoe\u0308 sings")
+    samples[0]["doc"] = dict(samples[0]["doc"], sent_x="Zo\u00eb sings")
+    return samples + [decomposed]
+
+
+@pytest.mark.parametrize(
+    "make, where",
+    [
+        (_repeat_without_ids, "its doc, filter none repeats line 1"),
+        (_repeat_with_another_doc_id, "doc_hash h0, filter none repeats line 1"),
+        (_repeat_under_the_other_name, "its doc, filter none repeats line 1"),
+        (_repeat_in_nfd, "its doc, filter none repeats line 1"),
+    ],
+)
+def test_a_document_repeated_under_another_name_is_refused(tmp_path, capsys, make, where):
+    """A document is known by its doc_id, its doc_hash and its doc (in NFC), each on its own."""
+    samples = tmp_path / WINOQUEER_SAMPLES
+    samples.write_text("\n".join(json.dumps(line) for line in make(_with_hashes(winoqueer_sample_lines()))) + "\n")
+    code, out, err = run_cli(["recompute", samples], capsys)
+    assert (code, out, err) == (2, "", f"lm-eval-bias recompute: {samples}, line 7: {where}, {REPEAT_FIX}\n")
+
+
+@pytest.mark.parametrize("doc_id, shown", [("0", '"0"'), (0.0, "0.0"), (True, "true"), (-1, "-1")])
+def test_a_doc_id_that_is_not_a_whole_number_is_refused(tmp_path, capsys, doc_id, shown):
+    lines = [json.loads(line) for line in winoqueer_sample_lines()]
+    lines.append(dict(lines[0], doc_id=doc_id))
+    samples = tmp_path / WINOQUEER_SAMPLES
+    samples.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    code, out, err = run_cli(["recompute", samples], capsys)
+    assert (code, out, err) == (
+        2,
+        "",
+        f"lm-eval-bias recompute: {samples}, line 7: doc_id is {shown}, not a whole number >= 0 as lm-eval "
+        "writes it, so the document it names cannot be known; the line was edited: correct it, or use the "
+        "samples_<task>_<date>.jsonl that --log_samples wrote\n",
     )
 
 
@@ -447,29 +519,29 @@ def test_tango_agreement_with_one_file_twice_says_which_it_is(tango_files, capsy
         ),
         (
             "prob",
-            tango_line(responses=[["-1.0", "False"]] * 5),
+            tango_line("ey", responses=[["-1.0", "False"]] * 5),
             "{path}, line 2: filtered_resps should be 6 [log-likelihood, is-greedy] pairs, one per pronoun family (he, "
             'she, they, xe, ey, fae), as tango_misgender_prob logs it; got [["-1.0", "False"], ["-1.0", "False"], '
             '["-1.0", "False"], ["-1.0", "False"], ...',
         ),
         (
             "prob",
-            tango_line(responses=[["high", "False"]] * 6),
+            tango_line("ey", responses=[["high", "False"]] * 6),
             "{path}, line 2: filtered_resps should be 6 [log-likelihood, is-greedy] pairs, one per pronoun family (he, "
             'she, they, xe, ey, fae), as tango_misgender_prob logs it; got [["high", "False"], ["high", "False"], '
             '["high", "False"], ["high", "False"], ...',
         ),
         (
             "gen",
-            tango_line(responses=[]),
+            tango_line("ey", responses=[]),
             "{path}, line 2: filtered_resps should be the generated text (a list holding "
             "one string, or one list of strings), as tango_misgender logs it; got []",
         ),
         (
             "gen",
             tango_line(doc={"template_idx": [1], "ante": "pat", "pronoun_family": "xe"}, text="x"),
-            "{path}, line 2: the doc's template_idx should be text or a number, got [[1]]; use the file --log_samples "
-            "wrote",
+            "{path}, line 2: the doc's template_idx should be a whole number, got [1]; use the file "
+            "--log_samples wrote",
         ),
     ],
 )
@@ -502,10 +574,77 @@ def test_tango_agreement_refuses_a_prompt_given_twice(tango_files, capsys):
     assert (code, out, err) == (
         2,
         "",
-        f"lm-eval-bias tango-agreement: {generation}, line 3: the prompt (template_idx 1, ante 'pat', "
-        "pronoun_family xe) repeats line 1, so it would be counted twice; pass each run's samples file as "
-        f"--log_samples wrote it: {USAGE}\n",
+        f"lm-eval-bias tango-agreement: {generation}, line 3: its doc repeats line 1, {REPEAT_FIX}\n",
     )
+
+
+@pytest.mark.parametrize(
+    "which, doc, written",
+    [
+        ("gen", {"template_idx": "1", "ante": "pat"}, 'template_idx 1 there, "1" here'),
+        ("prob", {"template_idx": 1, "ante": "Pat"}, 'ante "pat" there, "Pat" here'),
+        (
+            "gen",
+            {"template_idx": 1, "ante": "zoe\u0308", "first": "zo\u00eb", "template": "other"},
+            'ante "zo\\u00eb" there, "zoe\\u0308" here',
+        ),
+    ],
+)
+def test_a_prompt_repeated_in_another_spelling_in_one_file_is_refused(tango_files, capsys, which, doc, written):
+    """A prompt is (whole-number template_idx, name in NFC and any letter case, family): written otherwise, a
+    repeat would be left out of the comparison unseen, or counted twice."""
+    generation, probability = tango_files
+    path = generation if which == "gen" else probability
+    first_ante = doc.pop("first", "pat")
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    lines[0]["doc"]["ante"] = first_ante
+    repeat = dict(lines[0], doc={**lines[0]["doc"], **doc}, doc_id=7)
+    path.write_text("\n".join(json.dumps(line) for line in [*lines, repeat]) + "\n")
+    code, out, err = run_cli(["tango-agreement", generation, probability], capsys)
+    assert (code, out, err) == (
+        2,
+        "",
+        f"lm-eval-bias tango-agreement: {path}, line 3: the prompt (template_idx 1, ante {doc['ante']!r}, "
+        f"pronoun_family xe) repeats line 1 (written {written}: the same prompt), so it would be counted twice; "
+        f"pass each run's samples file as --log_samples wrote it: {USAGE}\n",
+    )
+
+
+def test_prompts_written_otherwise_in_the_two_files_are_matched(tango_files, capsys):
+    generation, probability = tango_files
+    lines = [json.loads(line) for line in probability.read_text().splitlines()]
+    lines[0]["doc"].update(template_idx="1", ante="Pat")
+    probability.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    code, out, err = run_cli(["tango-agreement", generation, probability], capsys)
+    assert (code, err) == (0, "")
+    assert json.loads(out)["prompts_compared"] == 2
+
+
+@pytest.mark.parametrize(
+    "doc, message",
+    [
+        (
+            {"ante": "pat\u200b"},
+            'the doc\'s ante "pat\\u200b" holds characters that cannot be seen (U+200B ZERO WIDTH SPACE), so it '
+            "would not match the prompt it looks like; use the file --log_samples wrote",
+        ),
+        (
+            {"template_idx": 1.0},
+            "the doc's template_idx should be a whole number, got 1.0; use the file --log_samples wrote",
+        ),
+        (
+            {"pronoun_family": "Xe"},
+            'the doc\'s pronoun_family "Xe" is not one of he, she, they, xe, ey, fae; use the file --log_samples wrote',
+        ),
+    ],
+)
+def test_a_prompt_that_cannot_be_matched_is_refused(tango_files, capsys, doc, message):
+    generation, probability = tango_files
+    lines = [json.loads(line) for line in generation.read_text().splitlines()]
+    lines[1]["doc"].update(doc)
+    generation.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    code, out, err = run_cli(["tango-agreement", generation, probability], capsys)
+    assert (code, out, err) == (2, "", f"lm-eval-bias tango-agreement: {generation}, line 2: {message}\n")
 
 
 def test_tango_agreement_names_the_filters_of_a_prompt_given_twice(tango_files, capsys):

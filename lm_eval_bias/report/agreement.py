@@ -5,7 +5,9 @@ each prompt's continuation as text; the probability method
 (``tango_misgender_prob``) logs one ``[log-likelihood, is-greedy]`` pair per
 pronoun family. Each line of both files must be a sample whose ``doc`` has
 ``template_idx``, ``ante`` and ``pronoun_family``, with ``filtered_resps`` of
-its method's shape, and each prompt (and document) may be given once; anything
+its method's shape, and each prompt (and document) may be given once (a prompt is the same
+whatever the Unicode form or letter case of its name, and whether its ``template_idx`` is written
+``0`` or ``"0"``); anything
 else is an error naming the file, the line and what was expected, and two files
 given the wrong way round are recognised as such.
 """
@@ -20,6 +22,7 @@ from lm_eval_bias import pronouns
 from lm_eval_bias.errors import LmEvalBiasError
 from lm_eval_bias.report.recompute import read_sample_lines
 from lm_eval_bias.report.results import ResultsError
+from lm_eval_bias.text import invisible_characters, nfc
 
 DOC_KEYS = ("template_idx", "ante", "pronoun_family")
 GENERATION = "generation"
@@ -91,7 +94,8 @@ def check_samples(path: Path, samples: list[tuple[int, dict]], method: str) -> N
                 f"{path}, line {line}: the sample's doc has no {', '.join(missing)}, so these are "
                 f"not TANGO misgendering samples; pass: {USAGE}"
             )
-        unusable = [key for key in DOC_KEYS if not isinstance(doc[key], (str, int)) or isinstance(doc[key], bool)]
+        # template_idx, a whole number, is checked where prompts are keyed (prompt_key).
+        unusable = [key for key in DOC_KEYS[1:] if not isinstance(doc[key], (str, int)) or isinstance(doc[key], bool)]
         if unusable:
             raise ResultsError(
                 f"{path}, line {line}: the doc's {', '.join(unusable)} should be text or a "
@@ -123,14 +127,68 @@ def check_samples(path: Path, samples: list[tuple[int, dict]], method: str) -> N
             )
 
 
-def refuse_repeated_prompts(path: Path, samples: list[tuple[int, dict]]) -> None:
+def prompt_key(path: Path, line: int, doc: dict) -> tuple[int, str, str]:
+    """(template_idx, ante, pronoun_family) as prompts are matched: the index as a whole number
+    (``"0"`` is 0), the name in NFC, trimmed and case-folded, the family trimmed.
+
+    TANGO's names are lower case throughout (its prompts are sentence-cased from them), so two
+    names that differ only in letter case are one antecedent: the same prompt once sentence-cased,
+    never two prompts. A name with a character that cannot be seen (a zero-width space) is
+    refused: it would look like a name it does not match.
+    """
+    index = doc["template_idx"]
+    if isinstance(index, str) and index.strip().isdecimal() and index.strip().isascii():
+        index = int(index)
+    if not isinstance(index, int) or isinstance(index, bool):
+        raise ResultsError(
+            f"{path}, line {line}: the doc's template_idx should be a whole number, got {_shown(index)}; use the "
+            "file --log_samples wrote"
+        )
+    ante = str(doc["ante"])
+    hidden = invisible_characters(ante)
+    if hidden:
+        raise ResultsError(
+            f"{path}, line {line}: the doc's ante {_shown(ante)} holds characters that cannot be seen "
+            f"({', '.join(hidden)}), so it would not match the prompt it looks like; use the file --log_samples "
+            "wrote"
+        )
+    family = str(doc["pronoun_family"]).strip()
+    if family not in pronouns.FAMILIES:
+        raise ResultsError(
+            f"{path}, line {line}: the doc's pronoun_family {_shown(doc['pronoun_family'])} is not one of "
+            f"{', '.join(pronouns.FAMILIES)}; use the file --log_samples wrote"
+        )
+    return index, nfc(ante).strip().casefold(), family
+
+
+def _spelling(doc: dict, earlier: dict) -> str:
+    """How a repeat's fields are written otherwise than the line it repeats, for the message."""
+    differs = [
+        f"{name} {_shown(earlier[name])} there, {_shown(doc[name])} here"
+        for name in DOC_KEYS
+        if json.dumps(earlier[name]) != json.dumps(doc[name])
+    ]
+    return f" (written {'; '.join(differs)}: the same prompt)" if differs else ""
+
+
+def refuse_repeated_prompts(path: Path, samples: list[tuple[int, dict]]) -> list[dict]:
     """Refuse a prompt given twice: the agreement matches prompts on (template_idx, ante,
-    pronoun_family), which the TANGO data holds once each, so a second line would be compared twice
-    (generation) or replace the first (probability)."""
+    pronoun_family) (see :func:`prompt_key`), which the TANGO data holds once each, so a second line
+    would be compared twice (generation) or replace the first (probability), or, written otherwise,
+    be left out unseen.
+
+    Returns
+    -------
+    list of dict
+        The samples, each with its doc's template_idx, ante and pronoun_family in the form
+        :func:`prompt_key` gives them, so that the two files' prompts match as they are compared.
+    """
     first_line: dict[tuple, tuple[int, dict]] = {}
+    matched = []
     for line, sample in samples:
         doc = sample["doc"]
-        key = tuple(doc[name] for name in DOC_KEYS)
+        key = prompt_key(path, line, doc)
+        matched.append({**sample, "doc": {**doc, **dict(zip(DOC_KEYS, key))}})
         if key not in first_line:
             first_line[key] = (line, sample)
             continue
@@ -142,10 +200,11 @@ def refuse_repeated_prompts(path: Path, samples: list[tuple[int, dict]]) -> None
             else ""
         )
         raise ResultsError(
-            f"{path}, line {line}: the prompt (template_idx {key[0]}, ante {key[1]!r}, pronoun_family {key[2]}) "
-            f"repeats line {first}{why}, so it would be counted twice; pass each run's samples file as "
-            f"--log_samples wrote it: {USAGE}"
+            f"{path}, line {line}: the prompt (template_idx {key[0]}, ante {doc['ante']!r}, pronoun_family {key[2]}) "
+            f"repeats line {first}{_spelling(doc, earlier['doc'])}{why}, so it would be counted twice; pass each "
+            f"run's samples file as --log_samples wrote it: {USAGE}"
         )
+    return matched
 
 
 def read_pair(generation_path: Path, probability_path: Path) -> tuple[list[dict], list[dict]]:
@@ -159,9 +218,7 @@ def read_pair(generation_path: Path, probability_path: Path) -> tuple[list[dict]
         )
     check_samples(generation_path, generation, GENERATION)
     check_samples(probability_path, probability, PROBABILITY)
-    refuse_repeated_prompts(generation_path, generation)
-    refuse_repeated_prompts(probability_path, probability)
-    return [sample for _, sample in generation], [sample for _, sample in probability]
+    return refuse_repeated_prompts(generation_path, generation), refuse_repeated_prompts(probability_path, probability)
 
 
 def agreement(generation_path: Path, probability_path: Path) -> dict:

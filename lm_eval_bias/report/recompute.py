@@ -25,6 +25,7 @@ from pathlib import Path
 from lm_eval_bias import harness, task_metadata, tasks_dir
 from lm_eval_bias.readers import loads_json
 from lm_eval_bias.report.results import ResultsError, read_text
+from lm_eval_bias.text import nfc
 
 _SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_\d{4}-\d{2}-\d{2}T[\d.:-]+\.jsonl$")
 logger = logging.getLogger("lm_eval_bias")
@@ -69,12 +70,50 @@ def read_sample_lines(path: str | Path) -> list[tuple[int, dict]]:
     return records
 
 
-def _document_of(sample: dict) -> tuple[str, str] | None:
-    """How a sample names its document: ``doc_id`` as lm-eval logs it, else its ``doc_hash``; None if neither."""
-    for key in ("doc_id", "doc_hash"):
-        if key in sample:
-            return key, json.dumps(sample[key], sort_keys=True)
-    return None
+def _canonical(value):
+    """``value`` with every text (keys too) in NFC, so that one document written in two Unicode forms is one."""
+    if isinstance(value, str):
+        return nfc(value)
+    if isinstance(value, list):
+        return [_canonical(item) for item in value]
+    if isinstance(value, dict):
+        return {nfc(str(key)): _canonical(item) for key, item in value.items()}
+    return value
+
+
+def _not_an_id(path: Path, line: int, name: str, value, what: str) -> ResultsError:
+    return ResultsError(
+        f"{path}, line {line}: {name} is {json.dumps(value)[:60]}, not {what} as lm-eval writes it, so the "
+        "document it names cannot be known; the line was edited: correct it, or use the samples_<task>_<date>.jsonl "
+        "that --log_samples wrote"
+    )
+
+
+def _identities_of(path: Path, line: int, sample: dict) -> list[tuple[str, str]]:
+    """Every way a sample names its document, each checked for repeats on its own: its ``doc_id``
+    (a whole number), its ``doc_hash`` and its ``doc`` (texts compared in NFC). lm-eval writes all
+    three; a line that lacks the first two is still known by its content, and a line with only one
+    of them cannot pass for another document under the other."""
+    identities = []
+    if "doc_id" in sample:
+        doc_id = sample["doc_id"]
+        # "0" or 0.0 would be another key than 0 and let a repeat through.
+        if not isinstance(doc_id, int) or isinstance(doc_id, bool) or doc_id < 0:
+            raise _not_an_id(path, line, "doc_id", doc_id, "a whole number >= 0")
+        identities.append(("doc_id", str(doc_id)))
+    if "doc_hash" in sample:
+        if not isinstance(sample["doc_hash"], str):
+            raise _not_an_id(path, line, "doc_hash", sample["doc_hash"], "text")
+        identities.append(("doc_hash", sample["doc_hash"]))
+    if "doc" in sample:
+        identities.append(("doc", json.dumps(_canonical(sample["doc"]), sort_keys=True, ensure_ascii=False)))
+    return identities
+
+
+def _where(name: str, value: str, sample: dict) -> str:
+    """A document's identity as a message names it."""
+    named = "its doc" if name == "doc" else f"{name} {value}"
+    return named + (f", filter {sample['filter']}" if isinstance(sample.get("filter"), str) else "")
 
 
 def refuse_repeated_documents(path: Path, records: list[tuple[int, dict]]) -> None:
@@ -83,7 +122,9 @@ def refuse_repeated_documents(path: Path, records: list[tuple[int, dict]]) -> No
     lm-eval writes one line per document and filter, with all of a document's generations
     (``repeats``) in that line's ``resps``; a second line for the same document and filter comes
     from joining samples files (per process, or of two runs) and would count the document twice,
-    narrowing every interval. A sample without ``doc_id`` is known by its ``doc_hash``.
+    narrowing every interval. A document is the same when its ``doc_id``, its ``doc_hash`` or its
+    ``doc`` (texts in NFC) is (see :func:`_identities_of`); a ``doc_id`` that is not a whole number
+    is refused, as lm-eval never writes one.
 
     Parameters
     ----------
@@ -98,27 +139,26 @@ def refuse_repeated_documents(path: Path, records: list[tuple[int, dict]]) -> No
     """
     first_line: dict[tuple, tuple[int, dict]] = {}
     for line, sample in records:
-        document = _document_of(sample)
-        if document is None:
-            continue
-        key = (document, json.dumps(sample.get("filter")))
-        if key not in first_line:
-            first_line[key] = (line, sample)
-            continue
-        first, earlier = first_line[key]
-        name, value = document
-        where = f"{name} {value}" + (f", filter {sample['filter']}" if isinstance(sample.get("filter"), str) else "")
-        if name == "doc_id" and "doc_hash" in sample and earlier.get("doc_hash") != sample["doc_hash"]:
+        identities = _identities_of(path, line, sample)
+        for name, value in identities:
+            key = (name, value, json.dumps(sample.get("filter")))
+            if key not in first_line:
+                continue
+            first, earlier = first_line[key]
+            where = _where(name, value, sample)
+            if name == "doc_id" and "doc_hash" in sample and earlier.get("doc_hash") != sample["doc_hash"]:
+                raise ResultsError(
+                    f"{path}, line {line}: {where} is also on line {first}, with another document (its doc_hash "
+                    "differs): samples of two runs joined into one file; pass one run's samples_<task>_<date>.jsonl "
+                    "as --log_samples wrote it"
+                )
             raise ResultsError(
-                f"{path}, line {line}: {where} is also on line {first}, with another document (its doc_hash "
-                "differs): samples of two runs joined into one file; pass one run's samples_<task>_<date>.jsonl "
-                "as --log_samples wrote it"
+                f"{path}, line {line}: {where} repeats line {first}, so the document would be counted twice; "
+                "lm-eval writes each document once per filter: pass the samples_<task>_<date>.jsonl that "
+                "--log_samples wrote, and join files (e.g. with cat) only where they hold different documents"
             )
-        raise ResultsError(
-            f"{path}, line {line}: {where} repeats line {first}, so the document would be counted twice; "
-            "lm-eval writes each document once per filter: pass the samples_<task>_<date>.jsonl that "
-            "--log_samples wrote, and join files (e.g. with cat) only where they hold different documents"
-        )
+        for name, value in identities:
+            first_line[(name, value, json.dumps(sample.get("filter")))] = (line, sample)
 
 
 def _raise_if_results_file(path: Path, text: str) -> None:
