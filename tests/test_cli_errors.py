@@ -147,17 +147,59 @@ def test_recompute_writes_strict_json(tmp_path, capsys):
     assert all(isinstance(v, (int, float)) or v == "N/A" for v in numbers.values())
 
 
-def test_recompute_turns_a_non_finite_number_into_na(tmp_path, capsys):
+VALUE_FIX = "the line was edited or damaged: correct it, or use the file --log_samples wrote"
+
+
+@pytest.mark.parametrize(
+    "name, value, message",
+    [
+        (
+            "bias_score",
+            True,
+            "bias_score (none) is true, where winoqueer writes a number (true or false would count as 1 or 0)",
+        ),
+        ("bias_score", 250, "bias_score (none) is 250, outside its range, 0 to 100"),
+        ("bias_score_ci_upper", -1, "bias_score_ci_upper (none) is -1, outside its range, 0 to 100"),
+        ("sent_x_score", 3.5, "sent_x_score (none) is 3.5, outside its range, at most 0"),
+        ("bias_score_n", -1, "bias_score_n (none) is -1, outside its range, at least 0"),
+        (
+            "sent_x_score",
+            float("nan"),  # lm-eval's json writes a bare NaN
+            "sent_x_score (none) is NaN, where winoqueer writes a finite number for every document (N/A is only "
+            "ever a result)",
+        ),
+        (
+            "bias_score",
+            "N/A",
+            'bias_score (none) is "N/A", where winoqueer writes a finite number for every document (N/A is only '
+            "ever a result)",
+        ),
+    ],
+)
+def test_a_value_no_document_can_have_names_its_line_and_metric(tmp_path, capsys, name, value, message):
+    """Our process_results write a finite number in the metric's range for every document: anything
+    else is an edit that would be counted (true as 1) or would hide the line (NaN as N/A)."""
     lines = [json.loads(line) for line in winoqueer_sample_lines()]
-    lines[0]["sent_x_score"] = float("nan")  # lm-eval's json writes a bare NaN
+    lines[1][name] = value
     samples = tmp_path / WINOQUEER_SAMPLES
     samples.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
-    out = tmp_path / "numbers.json"
-    code, printed, err = run_cli(["recompute", samples, "--json", out], capsys)
-    assert code == 0
-    assert "NaN" not in out.read_text()
-    assert json.loads(out.read_text())["sent_x_score,none"] == "N/A"
-    assert next(line for line in printed.splitlines() if line.startswith("sent_x_score ")).split()[2] == "N/A"
+    code, out, err = run_cli(["recompute", samples], capsys)
+    assert (code, out, err) == (2, "", f"lm-eval-bias recompute: {samples}, line 2: {message}; {VALUE_FIX}\n")
+
+
+def test_a_metric_listed_twice_in_a_sample_is_refused(tmp_path, capsys):
+    lines = [json.loads(line) for line in winoqueer_sample_lines()]
+    lines[0]["metrics"].append("bias_score")
+    samples = tmp_path / WINOQUEER_SAMPLES
+    samples.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    code, out, err = run_cli(["recompute", samples], capsys)
+    assert (code, out, err) == (
+        2,
+        "",
+        f"lm-eval-bias recompute: {samples}, line 1: the sample's metrics list names bias_score twice, so its value "
+        "would be counted twice; lm-eval lists each metric once: the line was edited: correct it, or use the file "
+        "--log_samples wrote\n",
+    )
 
 
 def test_recompute_of_another_tasks_samples_is_exit_2(tmp_path, capsys):

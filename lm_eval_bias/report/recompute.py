@@ -7,10 +7,12 @@ same numbers as the run, with the same seeds, without the model.
 
 The samples must be the task's: its declared metrics (or its headline metric)
 must be among the samples' metric names, and ``--task`` may not contradict the
-file's name; a value an aggregation cannot take is an error naming the file,
-the line and the metric. Each document is counted once per filter: a document
-on two lines of one filter (files joined with ``cat``), or a key given twice in
-one line, is an error naming both lines.
+file's name; a value an aggregation cannot take, or no document can have (true
+or false, NaN, "N/A", a number outside the metric's range), is an error naming
+the file, the line and the metric. Each document is counted once per filter: a
+document on two lines of one filter (files joined with ``cat``; known by its
+doc_id, its doc_hash or its doc), a key given twice in one line, or a metric
+listed twice, is an error naming the lines.
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from lm_eval_bias import harness, task_metadata, tasks_dir
+from lm_eval_bias.metric_keys import COMPANION_RANGES, is_comparison, metric_range, range_text
 from lm_eval_bias.readers import loads_json
 from lm_eval_bias.report.results import ResultsError, read_text
 from lm_eval_bias.text import nfc
@@ -281,6 +285,54 @@ def check_samples_are_of(path: Path, task: str, names: set[str], declared: dict,
         )
 
 
+def _refuse_listed_twice(path: Path, line: int, names: list) -> None:
+    """A metric named twice in a sample's ``metrics`` would have its one value counted twice."""
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise ResultsError(
+                f"{path}, line {line}: the sample's metrics list names {name} twice, so its value would be counted "
+                "twice; lm-eval lists each metric once: the line was edited: correct it, or use the file "
+                "--log_samples wrote"
+            )
+        seen.add(name)
+
+
+def _document_range(name: str, declared: dict) -> tuple[float, float] | None:
+    """The range of one document's value of a metric: its counts are at least 0, and a metric the
+    task averages (and its interval's ends, whose per-document values are the metric's) takes
+    values in the metric's range; None where a document's value is no number of that range (a
+    comparison's (group, value) pair, a statistic the task computes otherwise)."""
+    from lm_eval.api.metrics import mean
+
+    for suffix in ("_n_samples", "_n"):
+        if name.endswith(suffix):
+            return COMPANION_RANGES[suffix]
+    if is_comparison(name):
+        return None
+    base = next((name[: -len(end)] for end in ("_ci_lower", "_ci_upper") if name.endswith(end)), name)
+    if (declared.get(base) or harness.aggregation_for(base)) is not mean:
+        return None
+    return metric_range(base)
+
+
+def check_document_value(path: Path, task: str, line: int, name: str, filter_name: str, value, declared: dict) -> None:
+    """One document's value of a metric, as our ``process_results`` write it: never true or false
+    (which would count as 1 or 0), never NaN, infinite or "N/A" (a document always has a value; only
+    an aggregate may be N/A), and within the metric's range (see :func:`_document_range`)."""
+    where = f"{path}, line {line}: {name} ({filter_name}) is {json.dumps(value)[:60]}"
+    fix = "the line was edited or damaged: correct it, or use the file --log_samples wrote"
+    if isinstance(value, bool):
+        raise ResultsError(f"{where}, where {task} writes a number (true or false would count as 1 or 0); {fix}")
+    if value == "N/A" or (isinstance(value, float) and not math.isfinite(value)):
+        raise ResultsError(
+            f"{where}, where {task} writes a finite number for every document (N/A is only ever a result); {fix}"
+        )
+    bounds = _document_range(name, declared) if isinstance(value, (int, float)) else None
+    if bounds is not None and not bounds[0] <= value <= bounds[1]:
+        raise ResultsError(f"{where}, outside its range, {range_text(bounds)}; {fix}")
+
+
 def recompute(samples_path: str | Path, task: str | None = None) -> dict:
     """A task's results again from its ``--log_samples`` file.
 
@@ -316,9 +368,14 @@ def recompute(samples_path: str | Path, task: str | None = None) -> dict:
                     "no value for it; the file was edited or cut short: use the file --log_samples "
                     "wrote"
                 )
+        _refuse_listed_twice(path, line_number, names)
+        for name in names:
             values.setdefault((name, filter_name), []).append((line_number, sample[name]))
     check_samples_are_of(path, task, {name for name, _ in values}, declared, named_in_file)
     check_output_type(path, task, *samples[0], named_in_file)
+    for (name, filter_name), lines_and_items in values.items():
+        for line_number, item in lines_and_items:
+            check_document_value(path, task, line_number, name, filter_name, item, declared)
     results = {}
     for (name, filter_name), lines_and_items in values.items():
         aggregation = declared.get(name) or harness.aggregation_for(name)
