@@ -398,8 +398,8 @@ class _Metric:
 
 
 def _kind(value) -> str:
-    """A value's kind, as a message names it; "N/A" (a statistic a document could not support) is a number's."""
-    if value == "N/A" or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+    """A value's kind, as a message names it ("N/A" is refused before: see :func:`check_document_value`)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         return "a number"
     if isinstance(value, str):
         return "text"
