@@ -416,6 +416,21 @@ def test_a_doc_id_that_is_not_a_whole_number_is_refused(tmp_path, capsys, doc_id
     )
 
 
+def test_a_sample_that_names_no_document_is_refused(tmp_path, capsys):
+    lines = [json.loads(line) for line in winoqueer_sample_lines()]
+    del lines[2]["doc_id"], lines[2]["doc"]
+    samples = tmp_path / WINOQUEER_SAMPLES
+    samples.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    code, out, err = run_cli(["recompute", samples], capsys)
+    assert (code, out, err) == (
+        2,
+        "",
+        f"lm-eval-bias recompute: {samples}, line 3: the sample has no doc_id, doc_hash or doc, so a document "
+        "given twice could not be told apart; lm-eval writes all three: use the samples_<task>_<date>.jsonl that "
+        "--log_samples wrote\n",
+    )
+
+
 def test_a_document_under_each_of_several_filters_is_counted_once_per_filter(tmp_path, capsys):
     """lm-eval writes one line per document and filter (a document's generations share that line)."""
     lines = []

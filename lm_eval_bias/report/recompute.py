@@ -111,6 +111,11 @@ def _identities_of(path: Path, line: int, sample: dict) -> list[tuple[str, str]]
         identities.append(("doc_hash", sample["doc_hash"]))
     if "doc" in sample:
         identities.append(("doc", json.dumps(_canonical(sample["doc"]), sort_keys=True, ensure_ascii=False)))
+    if not identities:
+        raise ResultsError(
+            f"{path}, line {line}: the sample has no doc_id, doc_hash or doc, so a document given twice could not "
+            "be told apart; lm-eval writes all three: use the samples_<task>_<date>.jsonl that --log_samples wrote"
+        )
     return identities
 
 
