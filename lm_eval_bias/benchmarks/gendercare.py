@@ -136,7 +136,7 @@ def pair_sets_of(path: Path, group: int, elements: Sequence, official: bool = Fa
 
 
 def _refuse_invisible(where: str, element: dict) -> None:
-    """Refuse a target or descriptor holding a character that cannot be seen: "man\u200b" would be
+    r"""Refuse a target or descriptor holding a character that cannot be seen: "man\u200b" would be
     a second target that looks like "man", and its prompts would be counted twice."""
     for field in ("object", *PAIR_FIELDS):
         text = str(element[field])

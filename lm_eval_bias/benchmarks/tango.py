@@ -116,7 +116,7 @@ def misgendering_prompts(path: Path, rows: Sequence[tuple[int, dict]], official:
 
 
 def _refuse_invisible(path: Path, line: int, row: dict, columns: Sequence[str]) -> None:
-    """Refuse a field holding a character that cannot be seen: "casey\u200b" would be another
+    r"""Refuse a field holding a character that cannot be seen: "casey\u200b" would be another
     antecedent, and its prompt another prompt, that looks like "casey"."""
     for column in columns:
         found = invisible_characters(str(row[column]))

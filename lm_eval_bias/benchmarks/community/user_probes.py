@@ -103,7 +103,7 @@ def _check_fields(path: Path, where: str, entry: dict, allowed: Sequence[str], r
 
 
 def _refuse_invisible(path: Path, where: str, field: str, value) -> None:
-    """Refuse text holding a character that cannot be seen: "queer\u200b" would be a second keyword,
+    r"""Refuse text holding a character that cannot be seen: "queer\u200b" would be a second keyword,
     and its prompts other prompts, that look like "queer"."""
     texts = value if isinstance(value, list) else [value]
     found = [name for text in texts if isinstance(text, str) for name in invisible_characters(text)]
