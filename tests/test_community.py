@@ -650,3 +650,61 @@ def test_the_readme_example(tmp_path):
     names = metric_names(list(rows))
     assert "sentiment_gender_identity_transgender_minus_cisgender_gap" in names
     assert not any(name.startswith("sentiment_sexual_orientation") for name in names)  # one demographic only
+
+
+# ---------------------------------------------------------------- text that looks like other text
+
+
+def probe_file(tmp_path, keywords):
+    entries = "".join(f"  - {{keyword: {k}, demographic: {d}, dimension: orientation}}\n" for k, d in keywords)
+    return write(tmp_path / "probes.yaml", f'templates:\n  - "I like XYZ."\nkeywords:\n{entries}')
+
+
+@pytest.mark.parametrize(
+    "second,written",
+    [
+        ('"cafe\u0301"', ""),  # the same letters in NFD: compared (and sent) in NFC
+        ('"gay  men"', ", written 'gay men' there: the same words with other spacing"),
+    ],
+)
+def test_a_keyword_written_twice_alike_is_refused(tmp_path, second, written):
+    first = "café" if "cafe" in second else "gay men"
+    path = probe_file(tmp_path, [(first, "a"), (second, "a")])
+    with pytest.raises(data.MalformedDataError) as error:
+        cp.load_user_probes(probe_file=str(path))
+    keyword = first if not written else "gay  men"
+    assert str(error.value) == (
+        f"{path}, keywords entry 2: keyword {keyword!r} is already listed at keywords entry 1 (demographic 'a'"
+        f"{written}); each keyword belongs to one demographic once"
+    )
+
+
+@pytest.mark.parametrize(
+    "keyword,named",
+    [("queer\u200b", "U+200B ZERO WIDTH SPACE"), ("gay\u00a0men", "U+00A0 NO-BREAK SPACE")],
+)
+def test_an_invisible_character_in_a_keyword_is_refused(tmp_path, keyword, named):
+    path = probe_file(tmp_path, [("queer", "a"), (json.dumps(keyword), "a")])
+    with pytest.raises(data.MalformedDataError) as error:
+        cp.load_user_probes(probe_file=str(path))
+    assert str(error.value) == (
+        f"{path}, keywords entry 2: keyword {keyword!r} holds {named}, a character that cannot be seen (or a space "
+        "other than the plain one), so it would look like other text. Fix: delete it, or type a plain space"
+    )
+
+
+def test_a_demographic_in_two_unicode_forms_is_one_group(tmp_path):
+    path = probe_file(tmp_path, [("queer", "zo\u00eb"), ("gay", json.dumps("zoe\u0308"))])
+    rows = cp.load_user_probes(probe_file=str(path))["test"]
+    assert [row["demographic"] for row in rows] == ["zo\u00eb", "zo\u00eb"]
+    assert rows[0]["dimension_demographics"] == ["zo"]  # one metric name, not "zo" and "zoe"
+
+
+def test_a_template_with_an_invisible_character_is_refused(tmp_path):
+    keywords = "keywords: [{keyword: a, demographic: b, dimension: c}]\n"
+    path = write(tmp_path / "probes.yaml", 'templates: ["I like\\u202e XYZ."]\n' + keywords)
+    with pytest.raises(data.MalformedDataError) as error:
+        cp.load_user_probes(probe_file=str(path))
+    assert str(error.value).startswith(
+        f"{path}, templates entry 1: template 'I like\\u202e XYZ.' holds U+202E RIGHT-TO-LEFT OVERRIDE"
+    )

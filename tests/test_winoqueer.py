@@ -439,3 +439,40 @@ def test_the_shared_data_is_nfc_so_normalising_moves_no_number(winoqueer_dir):
     for name in ("winoqueer_gender_subset.csv", "winoqueer_head_sample.csv"):
         text = (winoqueer_dir / name).read_text(encoding="utf-8")
         assert unicodedata.is_normalized("NFC", text), name
+
+
+# ---------------------------------------------------------------- text that looks like other text
+
+PAIR = "Gay,Straight,Gay people sing.,Straight people sing."
+
+
+@pytest.mark.parametrize(
+    "sent_y,named",
+    [
+        ("Gay\u200b people sing.", "U+200B ZERO WIDTH SPACE"),
+        ("\u202eGay people sing.", "U+202E RIGHT-TO-LEFT OVERRIDE"),
+        ("G\u00aday people sing.", "U+00AD SOFT HYPHEN"),
+    ],
+)
+def test_a_pair_differing_only_by_an_invisible_character_names_it(tmp_path, sent_y, named):
+    path = write(tmp_path, HEADER + f"0,Gay,Straight,Gay people sing.,{sent_y}\n")
+    with pytest.raises(data.MalformedDataError) as error:
+        wq.load_dataset(data_file=str(path))
+    assert str(error.value) == (
+        f"{path}, line 2: sent_y {sent_y!r} holds {named}, a character that cannot be seen (or a space other than "
+        "the plain one), so it would look like another text. Fix: delete it, or type a plain space"
+    )
+
+
+def test_a_pair_repeated_with_an_invisible_character_is_refused(tmp_path):
+    repeated = PAIR.replace("sing.,", "sing.\u200b,")
+    path = write(tmp_path, HEADER + f"0,{PAIR}\n1,{repeated}\n")
+    with pytest.raises(data.MalformedDataError) as error:
+        wq.load_dataset(data_file=str(path))
+    assert str(error.value) == (
+        f"{path}, line 3: sent_x 'Gay people sing.\\u200b' holds U+200B ZERO WIDTH SPACE, a character that cannot be "
+        "seen (or a space other than the plain one), so it would look like another text. Fix: delete it, or type a "
+        "plain space"
+    )
+    # the official file's text is scored as published
+    assert len(wq.read_pairs(path, official=True)) == 2

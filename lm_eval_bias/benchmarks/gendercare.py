@@ -17,13 +17,13 @@ import json
 import logging
 import random
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from lm_eval_bias import data, options, readers
 from lm_eval_bias.metric_keys import with_empty_rate, with_interval, with_test
+from lm_eval_bias.text import invisible_characters, is_invisible, nfc
 
 logger = logging.getLogger("lm_eval_bias")
 
@@ -82,17 +82,32 @@ def _first_unpaired(text: str) -> str:
         position = pair.end()
 
 
-def read_pair_sets(path: str | Path, group: int) -> list[PairSet]:
-    """Validated pair sets of one group file; every problem names the file and element."""
+def read_pair_sets(path: str | Path, group: int, official: bool = False) -> list[PairSet]:
+    """Validated pair sets of one group file; every problem names the file and element.
+
+    ``official``: the file is the group's released pair set (see :func:`load_genderpair`), used as
+    published; in any other file a target or descriptor holding a character that cannot be seen is
+    refused.
+    """
     path = Path(path)
+    return pair_sets_of(path, group, _elements(path), official)
+
+
+def _elements(path: Path) -> list:
+    """The JSON list of a pair-set file."""
     try:
         elements = readers.loads_json(data.read_text(path), str(path))
     except json.JSONDecodeError as error:
         raise data.MalformedDataError(f"{path}: not JSON: {error}") from None
     if not isinstance(elements, list) or not elements:
         raise data.MalformedDataError(f"{path}: expected a non-empty JSON list of pair sets")
+    return elements
+
+
+def pair_sets_of(path: Path, group: int, elements: Sequence, official: bool = False) -> list[PairSet]:
+    """The validated pair sets of a pair-set file's ``elements`` (:func:`read_pair_sets`)."""
     sets = []
-    first_element: dict[str, tuple[int, str]] = {}  # NFC target -> (element, target as written)
+    first_element: dict[str, tuple[int, str]] = {}  # the target as compared -> (element, target as written)
     for index, element in enumerate(elements):
         where = f"{path}, element {index}"
         if not isinstance(element, dict) or "object" not in element:
@@ -100,17 +115,10 @@ def read_pair_sets(path: str | Path, group: int) -> list[PairSet]:
         missing = [field for field in PAIR_FIELDS if field not in element]
         if missing:
             raise data.MalformedDataError(f"{where}: missing {', '.join(missing)}")
+        if not official:
+            _refuse_invisible(where, element)
         target = str(element["object"]).strip()
-        # "é" may be one code point or "e" and a combining accent: the same target either way
-        same_target = unicodedata.normalize("NFC", target)
-        if same_target in first_element:
-            first, written = first_element[same_target]
-            raise data.MalformedDataError(
-                f"{where}: target {target!r} is also element {first}"
-                + ("" if written == target else f" (written {written!r}, the same letters in another Unicode form)")
-                + ", so its prompts would be counted twice; remove one"
-            )
-        first_element[same_target] = (index, target)
+        _refuse_repeated_target(where, index, target, first_element)
         parsed = {field: _parse_pairs(str(element[field]), f"{where} {field}") for field in PAIR_FIELDS}
         pairs = parsed["format1"]
         expected = {
@@ -125,6 +133,44 @@ def read_pair_sets(path: str | Path, group: int) -> list[PairSet]:
                 raise data.MalformedDataError(f"{where}: {field} does not match format1 for target {target!r}")
         sets.append(PairSet(group, target, tuple(pairs)))
     return sets
+
+
+def _refuse_invisible(where: str, element: dict) -> None:
+    r"""Refuse a target or descriptor holding a character that cannot be seen: "man\u200b" would be
+    a second target that looks like "man", and its prompts would be counted twice."""
+    for field in ("object", *PAIR_FIELDS):
+        text = str(element[field])
+        found = invisible_characters(text)
+        if found:
+            at = next(position for position, char in enumerate(text) if is_invisible(char))
+            raise data.MalformedDataError(
+                f"{where}: {field} holds {', '.join(found)} (at {text[max(0, at - 30) : at + 30]!r}), a character "
+                "that cannot be seen (or a space other than the plain one), so it would look like other text. "
+                "Fix: delete it, or type a plain space"
+            )
+
+
+def _refuse_repeated_target(where: str, index: int, target: str, first_element: dict) -> None:
+    """A target the file already has, whatever its letter case, spacing or Unicode form ("man" and
+    "Man", "é" as one code point or as "e" and a combining accent), would be counted twice."""
+    same_target = " ".join(nfc(target).casefold().split())
+    if same_target in first_element:
+        first, written = first_element[same_target]
+        raise data.MalformedDataError(
+            f"{where}: target {target!r} is also element {first}"
+            + ("" if written == target else f" (written {written!r}, {_how_written(written, target)})")
+            + ", so its prompts would be counted twice; remove one"
+        )
+    first_element[same_target] = (index, target)
+
+
+def _how_written(written: str, target: str) -> str:
+    """How two spellings of one target differ."""
+    if nfc(written) == nfc(target):
+        return "the same letters in another Unicode form"
+    if nfc(written).casefold() == nfc(target).casefold():
+        return "the same target in other letter case"
+    return "the same target with other spacing"
 
 
 # --------------------------------------------------------------------------
@@ -252,10 +298,11 @@ def load_genderpair(data_file, data_dir, full, pairs_per_target, seed, groups, m
     pair_sets, files = [], []
     for group in groups:
         path = data.resolve_data_file(SOURCES[group], data_dir=data_dir)
-        group_sets = read_pair_sets(path, group)
-        files.append(data.describe_file(SOURCES[group], path, len(group_sets)))
+        # A released pair set is used as published: whether this is it is known before its elements are checked.
+        elements = _elements(path)
+        files.append(data.describe_file(SOURCES[group], path, len(elements)))
         _refuse_another_groups_file(group, files[-1])
-        pair_sets += group_sets
+        pair_sets += pair_sets_of(path, group, elements, files[-1]["official"])
     rows = prompts_for(pair_sets) if full else sample_prompts(pair_sets, pairs_per_target, seed)
     logger.info(
         "gendercare_genderpair: %d prompts (%s)",

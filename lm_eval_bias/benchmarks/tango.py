@@ -15,12 +15,13 @@ import csv
 import json
 import logging
 import random
-import unicodedata
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from lm_eval_bias import data, options, pronouns, readers, stats
 from lm_eval_bias.metric_keys import slug, with_empty_rate, with_interval, with_test
+from lm_eval_bias.text import invisible_characters, nfc
 
 logger = logging.getLogger("lm_eval_bias")
 
@@ -87,63 +88,133 @@ def sentence_case(text: str) -> str:
     return text[: len(text) - len(stripped)] + stripped[:1].upper() + stripped[1:]
 
 
-def read_misgendering(path: str | Path) -> list[dict]:
-    """Validated misgendering prompts, each with its sentence-cased ``prompt``."""
+def read_misgendering(path: str | Path, official: bool = False) -> list[dict]:
+    """Validated misgendering prompts, each with its sentence-cased ``prompt``.
+
+    ``official``: the file is the release itself (see :func:`load_misgendering`), whose text is
+    used as published; any other file is refused where a field holds a character that cannot
+    be seen (a zero-width or no-break space: another prompt that looks the same).
+    """
     path = Path(path)
+    return misgendering_prompts(path, list(_rows(path)), official)
+
+
+def misgendering_prompts(path: Path, rows: Sequence[tuple[int, dict]], official: bool = False) -> list[dict]:
+    """The validated prompts of the (line, row) pairs of ``path`` (:func:`read_misgendering`)."""
     prompts = []
-    first_line: dict[tuple, tuple[int, str]] = {}  # key -> (line, ante as written)
-    for line, row in _rows(path):
+    repeats = _Repeats(path)
+    for line, row in rows:
         _require_columns(path, line, row, MISGENDERING_COLUMNS)
-        family, ante_type = str(row["pronoun_family"]).strip(), str(row["ante_type"]).strip()
-        if family not in pronouns.FAMILIES:
-            raise data.MalformedDataError(
-                f"{path}, line {line}: unknown pronoun_family {family!r}; expected one of "
-                f"{', '.join(pronouns.FAMILIES)}"
-            )
-        if ante_type not in ANTECEDENT_TYPES:
-            raise data.MalformedDataError(
-                f"{path}, line {line}: unknown ante_type {ante_type!r}; expected one of {', '.join(ANTECEDENT_TYPES)}"
-            )
-        template = str(row["template"])
-        if not template.strip():
-            raise data.MalformedDataError(f"{path}, line {line}: template is empty")
-        # A label that disagrees with the template's own pronouns would score a consistent model
-        # as misgendering (true of no row of the release).
-        # Only the families' own pronouns count: "it" for a thing is no claim about the person.
-        others = sorted(
-            {match.family for match in pronouns.find_pronouns(template) if match.family in pronouns.FAMILIES} - {family}
-        )
-        if others:
-            raise data.MalformedDataError(
-                f"{path}, line {line}: pronoun_family is {family!r} but the template uses {', '.join(others)} "
-                f"pronouns ({template.strip()[:80]!r}); the family must be the template's own. Fix: correct the "
-                "pronoun_family label or the template"
-            )
-        # The release has each (template, antecedent, family) once: a repeat would count twice.
-        # Names compare in NFC: "Zoë" with one code point or with a combining accent is one name.
-        ante = str(row["ante"]).strip()
-        key = (str(row["template_idx"]).strip(), unicodedata.normalize("NFC", ante), family)
-        if key in first_line:
-            first, written = first_line[key]
-            raise data.MalformedDataError(
-                f"{path}, line {line}: repeats line {first} (template_idx {key[0]}, ante {ante!r}"
-                + ("" if written == ante else f", written {written!r} there: the same letters in another Unicode form")
-                + f", pronoun_family {family}), so it would be counted twice; remove the repeated row"
-            )
-        first_line[key] = (line, ante)
-        prompts.append(
-            {
-                "template_idx": _whole_number(path, line, row, "template_idx"),
-                "ante": str(row["ante"]),
-                "ante_type": ante_type,
-                "pronoun_family": family,
-                "template": template,
-                "prompt": sentence_case(template),
-            }
-        )
+        if not official:
+            _refuse_invisible(path, line, row, MISGENDERING_COLUMNS)
+        prompt = _misgendering_prompt(path, line, row)
+        repeats.check(line, prompt)
+        prompts.append(prompt)
     if not prompts:
         raise data.MalformedDataError(f"{path}: no prompts (is the file empty?)")
     return prompts
+
+
+def _refuse_invisible(path: Path, line: int, row: dict, columns: Sequence[str]) -> None:
+    r"""Refuse a field holding a character that cannot be seen: "casey\u200b" would be another
+    antecedent, and its prompt another prompt, that looks like "casey"."""
+    for column in columns:
+        found = invisible_characters(str(row[column]))
+        if found:
+            raise data.MalformedDataError(
+                f"{path}, line {line}: {column} {str(row[column])!r} holds {', '.join(found)}, a character "
+                "that cannot be seen (or a space other than the plain one), so it would look like another row. "
+                "Fix: delete it, or type a plain space"
+            )
+
+
+def _misgendering_prompt(path: Path, line: int, row: dict) -> dict:
+    """One row's prompt, its labels checked against the release's and its template's pronouns."""
+    family, ante_type = str(row["pronoun_family"]).strip(), str(row["ante_type"]).strip()
+    if family not in pronouns.FAMILIES:
+        raise data.MalformedDataError(
+            f"{path}, line {line}: unknown pronoun_family {family!r}; expected one of {', '.join(pronouns.FAMILIES)}"
+        )
+    if ante_type not in ANTECEDENT_TYPES:
+        raise data.MalformedDataError(
+            f"{path}, line {line}: unknown ante_type {ante_type!r}; expected one of {', '.join(ANTECEDENT_TYPES)}"
+        )
+    template = str(row["template"])
+    if not template.strip():
+        raise data.MalformedDataError(f"{path}, line {line}: template is empty")
+    # A label that disagrees with the template's own pronouns would score a consistent model
+    # as misgendering (true of no row of the release).
+    # Only the families' own pronouns count: "it" for a thing is no claim about the person.
+    others = sorted(
+        {match.family for match in pronouns.find_pronouns(template) if match.family in pronouns.FAMILIES} - {family}
+    )
+    if others:
+        raise data.MalformedDataError(
+            f"{path}, line {line}: pronoun_family is {family!r} but the template uses {', '.join(others)} "
+            f"pronouns ({template.strip()[:80]!r}); the family must be the template's own. Fix: correct the "
+            "pronoun_family label or the template"
+        )
+    return {
+        "template_idx": _template_index(path, line, row["template_idx"]),
+        "ante": str(row["ante"]),
+        "ante_type": ante_type,
+        "pronoun_family": family,
+        "template": template,
+        "prompt": sentence_case(template),
+    }
+
+
+# A number written with a sign, decimals or an exponent ("+0", "0.0", "1e0"): refused with how to write it
+_NUMBER_LIKE = re.compile(r"[+-]?[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?")
+
+
+def _template_index(path: Path, line: int, value) -> int:
+    """``template_idx`` as a number: "00" and "0" are one template (the repeat check compares
+    numbers), and text that is not plainly one ("+0", "0.0", "seven") is refused."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value  # a JSON Lines number
+    text = str(value).strip()
+    if text.isascii() and text.isdigit():
+        return int(text)
+    raise data.MalformedDataError(
+        f"{path}, line {line}: template_idx must be a whole number, got {value!r}"
+        + ("; write it in digits alone (0, 1, 2, ...)" if _NUMBER_LIKE.fullmatch(text) else "")
+    )
+
+
+class _Repeats:
+    """Refuses a row that repeats an earlier one, naming both lines: the release has each
+    (template, antecedent, family) once and each prompt once, and a repeat would count twice."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.row_line: dict[tuple, tuple[int, str]] = {}  # (template_idx, NFC ante, family) -> (line, ante)
+        self.prompt_line: dict[str, tuple[int, dict]] = {}  # the prompt as the model sees it -> (line, row)
+
+    def check(self, line: int, prompt: dict) -> None:
+        # Names compare in NFC: "Zoë" with one code point or with a combining accent is one name.
+        ante, family = prompt["ante"].strip(), prompt["pronoun_family"]
+        key = (prompt["template_idx"], nfc(ante), family)
+        if key in self.row_line:
+            first, written = self.row_line[key]
+            raise data.MalformedDataError(
+                f"{self.path}, line {line}: repeats line {first} (template_idx {key[0]}, ante {ante!r}"
+                + ("" if written == ante else f", written {written!r} there: the same letters in another Unicode form")
+                + f", pronoun_family {family}), so it would be counted twice; remove the repeated row"
+            )
+        self.row_line[key] = (line, ante)
+        # The model sees the prompt, not the labels: the same prompt under another template_idx, or
+        # with an antecedent written in other letter case or spacing, is the same question twice.
+        seen = " ".join(nfc(prompt["prompt"]).split())
+        if seen in self.prompt_line:
+            first, other = self.prompt_line[seen]
+            raise data.MalformedDataError(
+                f"{self.path}, line {line}: its prompt {seen!r} is also line {first}'s (template_idx "
+                f"{other['template_idx']}, ante {other['ante'].strip()!r} there; template_idx "
+                f"{prompt['template_idx']}, ante {ante!r} here), so the model would be asked it twice and it would "
+                "be counted twice; remove the repeated row"
+            )
+        self.prompt_line[seen] = (line, prompt)
 
 
 def check_misgendering_shape(prompts: Sequence[dict], path: Path) -> list[str]:
@@ -205,8 +276,10 @@ def load_misgendering(data_file, data_dir, families, metadata):
 
     selected = _choose(families, pronouns.FAMILIES, "pronoun family")
     path = data.resolve_data_file(MISGENDERING, data_file=data_file, data_dir=data_dir)
-    prompts = read_misgendering(path)
-    provenance = data.describe_file(MISGENDERING, path, len(prompts))
+    # The release is used as published: whether this is it is known before its rows are checked.
+    rows = list(_rows(path))
+    provenance = data.describe_file(MISGENDERING, path, len(rows))
+    prompts = misgendering_prompts(path, rows, provenance["official"])
     check_misgendering_shape(prompts, path)
     if selected:
         prompts = [p for p in prompts if p["pronoun_family"] in selected]

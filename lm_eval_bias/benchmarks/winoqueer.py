@@ -50,7 +50,7 @@ from pathlib import Path
 
 from lm_eval_bias import data, options
 from lm_eval_bias.metric_keys import with_interval
-from lm_eval_bias.text import nfc
+from lm_eval_bias.text import invisible_characters, nfc
 
 logger = logging.getLogger("lm_eval_bias")
 
@@ -87,9 +87,18 @@ def subgroup_slug(subgroup: str) -> str:
 # Data
 
 
-def read_pairs(path: str | Path) -> list[dict]:
-    """Read and validate a WinoQueer CSV; every problem names the file and line."""
+def read_pairs(path: str | Path, official: bool = False) -> list[dict]:
+    """Read and validate a WinoQueer CSV; every problem names the file and line.
+
+    ``official``: the file is the official one (see :func:`load_dataset`), whose text is scored
+    as published; in any other file a field holding a character that cannot be seen is refused.
+    """
     path = Path(path)
+    return pairs_of(path, *_csv_rows(path), official=official)
+
+
+def _csv_rows(path: Path) -> tuple[list[str], list[tuple[int, dict]]]:
+    """The header and the (line, row) pairs of a WinoQueer CSV, its columns checked."""
     reader = csv.DictReader(data.open_text(path))
     header = reader.fieldnames
     if not header:
@@ -102,15 +111,37 @@ def read_pairs(path: str | Path) -> list[dict]:
             f"{path}: missing column(s) {', '.join(missing)}; found {', '.join(header)}. "
             f"A WinoQueer file needs {', '.join(REQUIRED_COLUMNS)}"
         )
+    return header, [(reader.line_num, row) for row in reader]
+
+
+def pairs_of(path: Path, header: list[str], rows: Sequence[tuple[int, dict]], official: bool = False) -> list[dict]:
+    """The validated pairs of the (line, row) pairs of ``path`` (:func:`read_pairs`)."""
     id_column = header[0] if header[0] not in REQUIRED_COLUMNS else None
     pairs = []
-    for row in reader:
-        pair = _validated_pair(row, path, reader.line_num, id_column)
-        pair["line"] = reader.line_num
+    for line, row in rows:
+        if not official:
+            _refuse_invisible(path, line, row, [column for column in (id_column, *REQUIRED_COLUMNS) if column])
+        pair = _validated_pair(row, path, line, id_column)
+        pair["line"] = line
         pairs.append(pair)
     if not pairs:
         raise data.MalformedDataError(f"{path}: the file has a header but no pairs")
     return pairs
+
+
+def _refuse_invisible(path: Path, line: int, row: dict, columns: Sequence[str]) -> None:
+    """Refuse a field holding a character that cannot be seen: a pair whose sentences differ only
+    by a zero-width space, a soft hyphen or a bidi control looks like no pair at all, and a pair
+    repeated with one is counted twice."""
+    for column in columns:
+        value = row.get(column)
+        found = invisible_characters(value) if isinstance(value, str) else []
+        if found:
+            raise data.MalformedDataError(
+                f"{path}, line {line}: {column} {value!r} holds {', '.join(found)}, a character that cannot be "
+                "seen (or a space other than the plain one), so it would look like another text. Fix: delete it, "
+                "or type a plain space"
+            )
 
 
 def duplicate_pairs(pairs: Sequence[dict]) -> list[tuple[int, int]]:
@@ -214,8 +245,10 @@ def load_dataset(data_file, data_dir, subgroups, metadata):
 
     selected = parse_subgroups(subgroups)
     path = data.resolve_data_file(SOURCE, data_file=data_file, data_dir=data_dir)
-    pairs = read_pairs(path)
-    provenance = data.describe_file(SOURCE, path, len(pairs))
+    # The official file is scored as published: whether this is it is known before its rows are checked.
+    header, rows = _csv_rows(path)
+    provenance = data.describe_file(SOURCE, path, len(rows))
+    pairs = pairs_of(path, header, rows, official=provenance["official"])
     repeats = duplicate_pairs(pairs)
     if repeats and not provenance["official"]:
         shown = ", ".join(f"line {second} repeats line {first}" for first, second in repeats[:5])

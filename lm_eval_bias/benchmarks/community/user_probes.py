@@ -19,6 +19,7 @@ from lm_eval_bias.benchmarks.community.probes import (
 )
 from lm_eval_bias.benchmarks.community.prompts import accepts, realise_prompts
 from lm_eval_bias.metric_keys import slug
+from lm_eval_bias.text import invisible_characters, nfc
 
 TEMPLATE_FIELDS = ("template", "template_id", "forms")
 KEYWORD_FIELDS = ("keyword", "demographic", "dimension", "form", "number")
@@ -90,10 +91,33 @@ def _check_fields(path: Path, where: str, entry: dict, allowed: Sequence[str], r
             f"{path}, {where}: unknown field(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(allowed)}"
         )
     values = {key: ("" if entry.get(key) is None else entry[key]) for key in allowed}
+    for key in allowed:
+        _refuse_invisible(path, where, key, values[key])
+    # Text is compared and shown in NFC: "café" typed as one code point or as "e" and a combining
+    # accent is one keyword, and "zoë" one demographic with one metric name.
+    values = {key: nfc(value) if isinstance(value, str) else value for key, value in values.items()}
     for key in required:
         if not str(values[key]).strip():
             raise data.MalformedDataError(f"{path}, {where}: {key} is missing or empty")
     return values
+
+
+def _refuse_invisible(path: Path, where: str, field: str, value) -> None:
+    r"""Refuse text holding a character that cannot be seen: "queer\u200b" would be a second keyword,
+    and its prompts other prompts, that look like "queer"."""
+    texts = value if isinstance(value, list) else [value]
+    found = [name for text in texts if isinstance(text, str) for name in invisible_characters(text)]
+    if found:
+        raise data.MalformedDataError(
+            f"{path}, {where}: {field} {value!r} holds {', '.join(dict.fromkeys(found))}, a character that cannot "
+            "be seen (or a space other than the plain one), so it would look like other text. Fix: delete it, "
+            "or type a plain space"
+        )
+
+
+def _same_text(text: str) -> str:
+    """The form in which two texts are compared: NFC, whitespace collapsed ("gay  men" is "gay men")."""
+    return " ".join(nfc(text).split())
 
 
 def _forms(path: Path, where: str, value) -> tuple[str, ...] | None:
@@ -154,7 +178,7 @@ def parse_keywords(path: Path, entries: Sequence[tuple[str, object]]) -> list[Ke
     two names may not share a metric key ("Non-binary" and "non binary").
     """
     keywords: list[Keyword] = []
-    demographic_of: dict[str, tuple[str, str]] = {}  # keyword -> (demographic, where)
+    demographic_of: dict[str, tuple[str, str, str]] = {}  # keyword as compared -> (demographic, where, as written)
     dimension_of: dict[str, tuple[str, str]] = {}  # demographic -> (dimension, where)
     name_of_key: dict[tuple[str, str], str] = {}  # (kind, metric key) -> name
     for where, entry in entries:
@@ -171,11 +195,13 @@ def parse_keywords(path: Path, entries: Sequence[tuple[str, object]]) -> list[Ke
         implied = DEFAULT_NUMBER.get(form)
         if number and implied and number != implied:
             raise data.MalformedDataError(f"{path}, {where}: form {form} is {implied}, but number says {number}")
-        if keyword in demographic_of:
-            other, other_where = demographic_of[keyword]
+        same_keyword = _same_text(keyword)
+        if same_keyword in demographic_of:
+            other, other_where, written = demographic_of[same_keyword]
             raise data.MalformedDataError(
-                f"{path}, {where}: keyword {keyword!r} is already listed at {other_where} "
-                f"(demographic {other!r}); each keyword belongs to one demographic once"
+                f"{path}, {where}: keyword {keyword!r} is already listed at {other_where} (demographic {other!r}"
+                + ("" if written == keyword else f", written {written!r} there: the same words with other spacing")
+                + "); each keyword belongs to one demographic once"
             )
         if demographic in dimension_of and dimension_of[demographic][0] != dimension:
             other, other_where = dimension_of[demographic]
@@ -193,7 +219,7 @@ def parse_keywords(path: Path, entries: Sequence[tuple[str, object]]) -> list[Ke
                     f"{path}, {where}: {kind} {name!r} and {clash!r} would share the "
                     f"metric name {slug(name)!r}; rename one"
                 )
-        demographic_of[keyword] = (demographic, where)
+        demographic_of[same_keyword] = (demographic, where, keyword)
         dimension_of.setdefault(demographic, (dimension, where))
         keywords.append(Keyword(keyword, demographic, dimension, form, number))
     if not keywords:
@@ -275,13 +301,15 @@ def realise_user_prompts(templates: Sequence[Template], keywords: Sequence[Keywo
         raise data.MalformedDataError(f"{source}: no template accepts any keyword's form")
     seen: dict[str, dict] = {}
     for row in rows:
-        if row["prompt"] in seen:
-            first = seen[row["prompt"]]
+        # the prompt as the model sees it, spacing aside: "gay  men" and "gay men" ask one question
+        prompt = _same_text(row["prompt"])
+        if prompt in seen:
+            first = seen[prompt]
             raise data.MalformedDataError(
                 f"{source}: the prompt {row['prompt']!r} comes out twice (template {first['template_id']} with "
                 f"{first['keyword']!r}, template {row['template_id']} with {row['keyword']!r})"
             )
-        seen[row["prompt"]] = row
+        seen[prompt] = row
     return rows
 
 
