@@ -383,3 +383,49 @@ def test_check_still_reads_rules_after_the_reader_became_strict(tmp_path):
     (run,) = results.load_runs([write(tmp_path / "results_a.json", winoqueer_results())])
     (outcome,) = check.evaluate([check.parse_rule("winoqueer:bias_score_lgbtq<=80")], [run], "interval")
     assert outcome.passed and outcome.message == ("winoqueer:bias_score_lgbtq = 70 [64, 75], N=1,200, upper bound 75")
+
+
+# --------------------------------------------------------------------------
+# A metric under several filters
+
+
+@pytest.mark.parametrize("other", ["strict", "n\u03bfne", "none\u200b"])
+def test_our_metric_under_two_filters_is_exit_2_listing_them(tmp_path, capsys, other):
+    # A second filter's number (a look-alike of "none" among them) is never taken for the run's.
+    path = write(tmp_path / "results_two.json", winoqueer_results(extra={f"bias_score,{other}": 10.0}))
+    shown = results.filter_text(other)
+    code, out, err = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
+    assert code == 2
+    assert err.strip() == (
+        f"lm-eval-bias check: {path}: task winoqueer, metric bias_score is given under 2 filters (none, {shown}), "
+        "while the task writes each metric under one filter, so which number the run scored cannot be known; "
+        "keep only the entries of the filter the run wrote (configs.winoqueer.filter_list) or re-run the evaluation"
+    )
+    assert shown in {"strict", "n\\u03bfne", "none\\u200b"}
+
+
+def test_another_tasks_metric_under_two_filters_must_be_named_with_its_filter(tmp_path, capsys):
+    document = {
+        "results": {"gsm8k": {"exact_match,strict-match": 0.2, "exact_match,flexible-extract": 0.6}},
+        "config": {"model": "hf", "model_args": "pretrained=org/m"},
+        "model_name": "org/m",
+    }
+    path = write(tmp_path / "results_gsm.json", document)
+    (run,) = results.load_runs([path])
+    with pytest.raises(results.ResultsError) as error:
+        run.metric("gsm8k", "exact_match")
+    assert str(error.value) == (
+        f"{path}: task gsm8k has metric 'exact_match' under 2 filters (strict-match, flexible-extract); name the "
+        "filter, e.g. gsm8k:exact_match,strict-match or gsm8k:exact_match,flexible-extract"
+    )
+    code, out, _ = run_cli(["check", path, "--min", "gsm8k:exact_match,strict-match=0.5"], capsys)
+    assert code == 1
+    assert "gsm8k:exact_match,strict-match = 0.2, N=unknown" in out
+
+
+def test_a_filter_that_is_not_plain_ascii_is_shown_escaped(tmp_path, capsys):
+    document = json.loads(json.dumps(winoqueer_results()).replace(",none", ",n\u03bfne"))
+    path = write(tmp_path / "results_lookalike.json", document)
+    code, out, _ = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
+    assert code == 0
+    assert "winoqueer:bias_score,n\\u03bfne = 62 [60, 64]" in out

@@ -60,10 +60,15 @@ class Metric:
     n: int | None = None  # documents the value rests on
     n_samples: int | None = None  # generations behind it, where a document has several
     n_is_task_total: bool = False  # an older file without ``_n``: n is the task's document count
+    shows_filter: bool = False  # the metric is under several filters: its key names this one
 
     @property
     def key(self) -> str:
-        return f"{self.task}:{self.name}"
+        """``task:metric``; ``task:metric,filter`` where the filter must be named (the metric is under
+        several, or the filter's name is not plain ASCII and is shown escaped)."""
+        shown = filter_text(self.filter)
+        named = self.shows_filter or shown != self.filter
+        return f"{self.task}:{self.name}" + (f",{shown}" if named else "")
 
     @property
     def base(self) -> str:
@@ -226,6 +231,7 @@ class Run:
                 f"{task} has no default metric (its metadata names no headline_metric): name one, e.g. {task}:<metric>"
             )
         metrics = self.tasks[task]
+        name = self._filtered_name(task, name)
         companion = self._companion(task, name) if name not in metrics else None
         if companion is not None:
             return companion
@@ -236,6 +242,23 @@ class Run:
                 + (f"; similar: {', '.join(close)}" if close else f"; it has {len(metrics)} metrics")
             )
         return metrics[name]
+
+    def _filtered_name(self, task: str, name: str) -> str:
+        """The key of ``name`` among the task's metrics: ``"metric,filter"`` names a metric under that
+        filter (the bare name where it has only that one); a bare name of a metric under several
+        filters is an error listing them, never one picked silently."""
+        metrics = self.tasks[task]
+        bare, comma, filter_name = name.partition(",")
+        if comma and name not in metrics and bare in metrics and metrics[bare].filter == filter_name:
+            return bare
+        filters = [m.filter for key, m in metrics.items() if key.startswith(name + ",") and m.name == name]
+        if not comma and name not in metrics and filters:
+            raise ResultsError(
+                f"{self.path}: task {task} has metric {name!r} under {len(filters)} filters "
+                f"({', '.join(map(filter_text, filters))}); name the filter, e.g. "
+                + " or ".join(f"{task}:{name},{filter_text(f)}" for f in filters)
+            )
+        return name
 
     def _companion(self, task: str, name: str) -> Metric | None:
         """A companion number of a metric (its p-value, a bound, its N) as a metric, with the
@@ -349,15 +372,48 @@ def _metric_keys(entries: dict) -> list[tuple[str, str]]:
     return metrics
 
 
+def filter_text(filter_name: str) -> str:
+    """A filter's name as messages show it: a character that is not printable ASCII escaped, so
+    that a look-alike (``n\\u03bfne``, a Greek omicron) or an invisible character cannot pass for
+    ``none``."""
+    if filter_name.isascii() and filter_name.isprintable():
+        return filter_name
+    return filter_name.encode("ascii", "backslashreplace").decode("ascii")
+
+
+def _filters_by_metric(keys: list[tuple[str, str]]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for name, filter_name in keys:
+        found.setdefault(name, []).append(filter_name)
+    return found
+
+
 def _parse_task(path: Path, task: str, entries: dict, higher: dict, base: TaskBase, ours: bool) -> dict[str, Metric]:
+    """A task's metrics by name; a metric lm-eval wrote under several filters (a task with several
+    ``filter_list`` pipelines) is keyed ``"<metric>,<filter>"`` once per filter, never by its bare
+    name, so no reader can take one filter's number for another's."""
     for key, raw in entries.items():  # every number, companions included, must be readable
         if "," in key:
             _value(path, task, key, raw)
+    keys = _metric_keys(entries)
+    several = {name: filters for name, filters in _filters_by_metric(keys).items() if len(filters) > 1}
+    if ours and several:
+        # Each of our tasks writes every metric under its one filter: a second one was added by hand
+        # or two files were merged, and which number the run scored cannot be known.
+        name, filters = next(iter(several.items()))
+        raise ResultsError(
+            f"{path}: task {task}, metric {name} is given under {len(filters)} filters "
+            f"({', '.join(map(filter_text, filters))}), while the task writes each metric under one filter, "
+            "so which number the run scored cannot be known; keep only the entries of the filter the run "
+            f"wrote (configs.{task}.filter_list) or re-run the evaluation"
+        )
     if ours:
         _check_ranges(path, task, entries)
     return {
-        name: _parse_metric(path, task, entries, name, filter_name, higher, base)
-        for name, filter_name in _metric_keys(entries)
+        (f"{name},{filter_name}" if name in several else name): _parse_metric(
+            path, task, entries, name, filter_name, higher, base, shows_filter=name in several
+        )
+        for name, filter_name in keys
     }
 
 
@@ -391,7 +447,14 @@ def _check_ranges(path: Path, task: str, entries: dict) -> None:
 
 
 def _parse_metric(
-    path: Path, task: str, entries: dict, name: str, filter_name: str, higher: dict, base: TaskBase
+    path: Path,
+    task: str,
+    entries: dict,
+    name: str,
+    filter_name: str,
+    higher: dict,
+    base: TaskBase,
+    shows_filter: bool = False,
 ) -> Metric:
     """One metric with its companions; without an ``_n`` companion (an older file), N is the task's count."""
 
@@ -463,6 +526,7 @@ def _parse_metric(
         n,
         count("_n_samples"),
         n_is_task_total=not has_count and n is not None,
+        shows_filter=shows_filter,
     )
 
 
