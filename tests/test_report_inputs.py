@@ -429,3 +429,52 @@ def test_a_filter_that_is_not_plain_ascii_is_shown_escaped(tmp_path, capsys):
     code, out, _ = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
     assert code == 0
     assert "winoqueer:bias_score,n\\u03bfne = 62 [60, 64]" in out
+
+
+# --------------------------------------------------------------------------
+# Rule limits
+
+
+@pytest.mark.parametrize(
+    "option, rule, message",
+    [
+        (
+            "--max",
+            "winoqueer=250",
+            "bias_score takes values 0 to 100, so a limit of 250 is outside that range and "
+            "makes a rule that can never fail",
+        ),
+        (
+            "--min",
+            "winoqueer:bias_score=-5",
+            "bias_score takes values 0 to 100, so a limit of -5 is outside that "
+            "range and makes a rule that can never fail",
+        ),
+        (
+            "--min",
+            "winoqueer:bias_score_lgbtq_pvalue_bh=-1",
+            "bias_score_lgbtq_pvalue_bh takes values 0 to 1, so a "
+            "limit of -1 is outside that range and makes a rule that can never fail",
+        ),
+        (
+            "--max",
+            "winoqueer=100",
+            "bias_score takes values 0 to 100, so a limit of 100 makes a rule that can never fail",
+        ),
+        (
+            "--min",
+            "winoqueer=101",
+            "bias_score takes values 0 to 100, so a limit of 101 is outside that range and "
+            "makes a rule that can never pass",
+        ),
+    ],
+)
+def test_a_limit_outside_the_metrics_range_is_exit_2(tmp_path, capsys, option, rule, message):
+    path = write(tmp_path / "results_a.json", winoqueer_results())
+    code, out, err = run_cli(["check", path, option, rule], capsys)
+    op = "<=" if option == "--max" else ">="
+    task_metric, _, limit = rule.partition("=")
+    assert code == 2
+    assert err.strip() == (
+        f"lm-eval-bias check: rule '{task_metric} {op} {float(limit):g}': {message}; give a limit within the range"
+    )

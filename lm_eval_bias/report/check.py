@@ -22,9 +22,18 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from lm_eval_bias.metric_keys import range_text
 from lm_eval_bias.readers import loads_yaml
 from lm_eval_bias.report.outputs import text_line
-from lm_eval_bias.report.results import Metric, ResultsError, Run, read_text, version_text, versions_by_task
+from lm_eval_bias.report.results import (
+    Metric,
+    ResultsError,
+    Run,
+    read_text,
+    value_range,
+    version_text,
+    versions_by_task,
+)
 
 GATES = ("estimate", "interval")
 POLICY_KEYS = frozenset({"gate", "rules"})
@@ -128,6 +137,27 @@ def _observed(metric: Metric, rule: Rule, gate: str) -> tuple[float | None, str]
     return bound, f"{metric.value:g}{interval}, {base}, {side} bound {bound:g}"
 
 
+def _check_limit(rule: Rule, metric: Metric) -> None:
+    """A limit the metric can reach: one outside the metric's range, or at the end the rule's
+    operator includes (``<= 100`` on a percentage), makes a rule that can never fail (or never
+    pass), a typo rather than a gate."""
+    bounds = value_range(metric.name)
+    if bounds is None:
+        return
+    low, high = bounds
+    if rule.op in ("<=", "<"):
+        never_fails = rule.threshold > high or (rule.op == "<=" and rule.threshold == high)
+    else:
+        never_fails = rule.threshold < low or (rule.op == ">=" and rule.threshold == low)
+    outside = rule.threshold < low or rule.threshold > high
+    if never_fails or outside:
+        raise ResultsError(
+            f"rule '{rule}': {metric.name} takes values {range_text(bounds)}, so a limit of {rule.threshold:g} "
+            f"{'is outside that range and ' if outside else ''}makes a rule that can "
+            f"{'never fail' if never_fails else 'never pass'}; give a limit within the range"
+        )
+
+
 def evaluate(rules: list[Rule], runs: list[Run], gate: str = "estimate") -> list[Outcome]:
     """Check each rule on every run that has the rule's task; a rule no run can answer fails."""
     if gate not in GATES:
@@ -157,6 +187,8 @@ def evaluate(rules: list[Rule], runs: list[Run], gate: str = "estimate") -> list
             except ResultsError as error:
                 outcomes.append(Outcome(rule, run.model, False, str(error)))
                 continue
+            if run.identity(rule.task) is not None:
+                _check_limit(rule, metric)
             observed, described = _observed(metric, rule, gate)
             base = run.base(rule.task)
             note = f"partial run ({run.path}): {'; '.join(base.partial)}" if base.is_partial else ""

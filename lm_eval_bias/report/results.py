@@ -417,6 +417,17 @@ def _parse_task(path: Path, task: str, entries: dict, higher: dict, base: TaskBa
     }
 
 
+def value_range(name: str) -> tuple[float, float] | None:
+    """The range of a number of one of our tasks as :meth:`Run.metric` names it: a metric, or a
+    companion of one (``bias_score_gay_pvalue_bh``, ``bias_score_ci_upper``, ``bias_score_n``);
+    None for a number that is not ours."""
+    for suffix in sorted(_COMPANIONS + _COUNTS, key=len, reverse=True):
+        owner = name[: -len(suffix)] if name.endswith(suffix) else None
+        if owner and metric_range(owner) is not None:
+            return COMPANION_RANGES.get(suffix) or metric_range(owner)
+    return metric_range(name)
+
+
 def _key_range(name: str, filter_name: str, metrics: set) -> tuple[float, float] | None:
     """The range of the values a results key may hold (see :func:`metric_keys.metric_range`);
     None for a metric that is not ours."""
