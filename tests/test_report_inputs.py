@@ -478,3 +478,25 @@ def test_a_limit_outside_the_metrics_range_is_exit_2(tmp_path, capsys, option, r
     assert err.strip() == (
         f"lm-eval-bias check: rule '{task_metric} {op} {float(limit):g}': {message}; give a limit within the range"
     )
+
+
+@pytest.mark.parametrize(
+    "key, token, shown",
+    [
+        ("bias_score_ci_lower,none", "-Infinity", "-inf"),
+        ("bias_score,none", "Infinity", "inf"),
+        ("bias_score_ci_upper,none", '"inf"', "'inf'"),
+    ],
+)
+def test_an_infinite_number_of_our_task_is_exit_2_not_na(tmp_path, capsys, key, token, shown):
+    # -Infinity read as N/A would leave the estimate gate passing without its interval.
+    text = json.dumps(winoqueer_results())
+    value = {"bias_score_ci_lower,none": "60.0", "bias_score,none": "62.0", "bias_score_ci_upper,none": "64.0"}[key]
+    path = write(tmp_path / "results_inf.json", text.replace(f'"{key}": {value}', f'"{key}": {token}'))
+    code, out, err = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
+    assert code == 2
+    assert err.strip() == (
+        f"lm-eval-bias check: {path}: task winoqueer, {key}: {shown} is infinite, which our tasks never write "
+        '(a number they cannot compute is "N/A"), so the file is inconsistent; correct the value or re-run the '
+        "evaluation"
+    )

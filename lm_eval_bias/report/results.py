@@ -346,6 +346,16 @@ def _value(path: Path, task: str, key: str, raw) -> float | str:
     )
 
 
+def _is_infinite(raw) -> bool:
+    """A bare ``Infinity`` or ``-Infinity``, or one written as text (``"inf"``)."""
+    if isinstance(raw, str):
+        try:
+            raw = float(raw)
+        except ValueError:
+            return False
+    return _is_number(raw) and math.isinf(raw)
+
+
 def _count(path: Path, task: str, key: str, raw) -> int | None:
     """A document or sample count: a whole number >= 0, or None for "N/A"."""
     value = _value(path, task, key, raw)
@@ -445,6 +455,13 @@ def _check_ranges(path: Path, task: str, entries: dict) -> None:
     metrics = set(_metric_keys(entries))
     for key, raw in entries.items():
         name, comma, filter_name = key.partition(",")
+        if comma and _is_infinite(raw):
+            # Our tasks write N/A for a number they cannot compute, never an infinity: read as N/A,
+            # an infinite interval bound would quietly leave the estimate gate without its interval.
+            raise ResultsError(
+                f"{path}: task {task}, {key}: {_shown(raw)} is infinite, which our tasks never write (a number "
+                'they cannot compute is "N/A"), so the file is inconsistent; correct the value or re-run the evaluation'
+            )
         value = _value(path, task, key, raw) if comma else NOT_AVAILABLE
         bounds = _key_range(name, filter_name, metrics) if value != NOT_AVAILABLE else None
         if bounds is None:
