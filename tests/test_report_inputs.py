@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_bias import cli
+from lm_eval_bias import cli, data
 from lm_eval_bias.report import check, results
 
 OFFICIAL_WINOQUEER = {
     "name": "winoqueer",
     "path": "/data/winoqueer/winoqueer_final.csv",
-    "sha256": "ab" * 32,
+    "sha256": data.WINOQUEER.sha256,
     "rows": 45540,
     "official": True,
-    "official_sha256": "ab" * 32,
+    "official_sha256": data.WINOQUEER.sha256,
     "official_rows": 45540,
 }
 

@@ -151,7 +151,10 @@ def partial_reasons(
         reasons.append(f"non-official data file {where}{sizes}")
     if provenance.get("official") is False and not unofficial:
         reasons.append("non-official data")
-    reasons += [_row_count_reason(record) for record in provenance.get("files", []) if _rows_differ(record)]
+    claimed = [record for record in provenance.get("files", []) if record.get("official") is True]
+    reasons += [reason for record in claimed if (reason := _claim_reason(record))]
+    if limit is None and not provenance.get("selection"):
+        reasons += [reason for record in claimed if (reason := _documents_reason(record, available, unit))]
     selection = provenance.get("selection") or {}
     if selection:
         reasons.append(", ".join(f"{option}={_option_text(value)}" for option, value in selection.items()))
@@ -163,16 +166,51 @@ def partial_reasons(
     return tuple(reasons)
 
 
-def _rows_differ(record: dict) -> bool:
-    """A file recorded as the official one whose row count is not the official count: its sha256
-    may have been edited by hand, or the file was read in part; either way not the whole benchmark."""
-    rows, official_rows = record.get("rows"), record.get("official_rows")
-    return record.get("official") is True and rows is not None and official_rows is not None and rows != official_rows
+# Data sources each of whose rows is one document of its tasks (a WinoQueer pair, a TANGO
+# misgendering prompt), so that a complete run of the official file evaluates all of its rows.
+_DOCUMENTS_ARE_ROWS = frozenset({"winoqueer", "tango_misgendering"})
 
 
-def _row_count_reason(record: dict) -> str:
+def _official_facts(record: dict) -> tuple[str | None, int | None]:
+    """(sha256, rows) of the official file a provenance record names: the benchmark's own as this
+    package knows them (:data:`lm_eval_bias.data.SOURCES`), which no edit of a results file can
+    change; the record's own ``official_sha256``/``official_rows`` for a source it does not know."""
+    from lm_eval_bias.data import SOURCES
+
+    source = SOURCES.get(record.get("name")) if isinstance(record.get("name"), str) else None
+    sha256 = source.sha256 if source is not None and source.sha256 else record.get("official_sha256")
+    rows = source.n_rows if source is not None and source.n_rows is not None else record.get("official_rows")
+    return sha256, rows
+
+
+def _claim_reason(record: dict) -> str | None:
+    """Why a file recorded as official is not the whole official file, or None when what the record
+    says bears the claim out: its sha256 must be the official file's and its rows the official count
+    (a sha256 edited by hand, or a file read in part, would pass a subset off as the benchmark)."""
     where = record.get("path") or record.get("name") or "?"
-    return f"data file {where} has {record['rows']:,} rows; the official file has {record['official_rows']:,}"
+    official_sha256, official_rows = _official_facts(record)
+    if official_sha256 is not None and record.get("sha256") != official_sha256:
+        found = "records no sha256" if record.get("sha256") is None else "has another sha256"
+        return f"data file {where} is recorded as official but {found} than the official file's"
+    rows = record.get("rows")
+    if rows is not None and official_rows is not None and rows != official_rows:
+        return f"data file {where} has {rows:,} rows; the official file has {official_rows:,}"
+    return None
+
+
+def _documents_reason(record: dict, available: int | None, unit: str) -> str | None:
+    """Why a run of an official file whose rows are its documents is partial although no option
+    narrowed them: the task had fewer documents than the file has rows."""
+    _, official_rows = _official_facts(record)
+    if record.get("name") not in _DOCUMENTS_ARE_ROWS or available is None or official_rows is None:
+        return None
+    if available == official_rows:
+        return None
+    where = record.get("path") or record.get("name") or "?"
+    return (
+        f"the task had {available:,} {unit}; the official file {where} has {official_rows:,}, "
+        "and no option narrowed them"
+    )
 
 
 def _option_text(value) -> str:
