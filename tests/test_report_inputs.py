@@ -342,6 +342,30 @@ def test_a_policy_key_given_twice_is_exit_2_naming_both_lines(tmp_path, capsys, 
     )
 
 
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        # a written "rules:" would replace the merged, stricter one
+        (
+            '<<: {rules: ["winoqueer:bias_score <= 50"], gate: interval}\nrules: ["winoqueer:bias_score <= 99"]\n',
+            "line 1: a merge key ('<<') is not allowed here: a key written beside it would silently override the "
+            "merged one. Fix: write the keys out instead of merging them",
+        ),
+        (
+            '<<: {rules: ["winoqueer:bias_score <= 50"]}\n<<: {rules: ["winoqueer:bias_score <= 99"]}\n',
+            "line 2: the key '<<' is given twice in one object (first on line 1); a plain reader would silently "
+            "keep only the last. Fix: keep one of them",
+        ),
+    ],
+)
+def test_a_policy_with_merge_keys_is_exit_2(tmp_path, capsys, text, message):
+    results_path = write(tmp_path / "results_a.json", winoqueer_results(score=62.0))
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(text)
+    code, out, err = run_cli(["check", results_path, "--policy", policy], capsys)
+    assert (code, out, err) == (2, "", f"lm-eval-bias check: {policy}, {message}\n")
+
+
 def test_a_policy_with_a_non_utf8_byte_names_file_and_line(tmp_path, capsys):
     results_path = write(tmp_path / "results_a.json", winoqueer_results())
     policy = tmp_path / "policy.yaml"

@@ -94,8 +94,9 @@ def load_policy(path: str | Path) -> tuple[list[Rule], str | None]:
 
     path = Path(path)
     try:
-        # A key given twice (a second, looser "rules:") is refused, not silently kept as the last.
-        policy = loads_yaml(read_text(path, "policy"), str(path))
+        # A key given twice (a second, looser "rules:") is refused, not silently kept as the last; so is
+        # any merge key ("<<: *strict"), beside which a written "rules:" would silently replace the merged one.
+        policy = loads_yaml(read_text(path, "policy"), str(path), merge_keys=False)
     except yaml.YAMLError as error:
         raise ResultsError(f"{path}: cannot read the policy: {error}") from None
     if isinstance(policy, dict):
