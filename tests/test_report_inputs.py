@@ -366,6 +366,34 @@ def test_a_policy_with_merge_keys_is_exit_2(tmp_path, capsys, text, message):
     assert (code, out, err) == (2, "", f"lm-eval-bias check: {policy}, {message}\n")
 
 
+@pytest.mark.parametrize(
+    "rule, message",
+    [
+        (
+            "[winoqueer:bias_score <= 99]",
+            "line 3: rules[1] is a list (['winoqueer:bias_score <= 99']), not a rule: YAML reads brackets and "
+            "'key: value' as structure; write the rule as text, e.g. - \"winoqueer:bias_score <= 65\"",
+        ),
+        (
+            "winoqueer:bias_score: <= 99",
+            "line 3: rules[1] is a mapping ({'winoqueer:bias_score': '<= 99'}), not a rule: YAML reads brackets "
+            "and 'key: value' as structure; write the rule as text, e.g. - \"winoqueer:bias_score <= 65\"",
+        ),
+        (
+            "winoqueer:bias_score ~ 99",
+            "line 3: rules[1]: cannot read the rule 'winoqueer:bias_score ~ 99'; write TASK[:METRIC] OP VALUE, "
+            "e.g. winoqueer:bias_score<=65",
+        ),
+    ],
+)
+def test_a_policy_rule_that_is_not_one_names_file_line_and_place(tmp_path, capsys, rule, message):
+    results_path = write(tmp_path / "results_a.json", winoqueer_results(score=62.0))
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(f"rules:\n  - winoqueer:bias_score <= 50\n  - {rule}\n")
+    code, out, err = run_cli(["check", results_path, "--policy", policy], capsys)
+    assert (code, out, err) == (2, "", f"lm-eval-bias check: {policy}, {message}\n")
+
+
 def test_a_policy_with_a_non_utf8_byte_names_file_and_line(tmp_path, capsys):
     results_path = write(tmp_path / "results_a.json", winoqueer_results())
     policy = tmp_path / "policy.yaml"

@@ -93,10 +93,11 @@ def load_policy(path: str | Path) -> tuple[list[Rule], str | None]:
     import yaml
 
     path = Path(path)
+    text = read_text(path, "policy")
     try:
         # A key given twice (a second, looser "rules:") is refused, not silently kept as the last; so is
         # any merge key ("<<: *strict"), beside which a written "rules:" would silently replace the merged one.
-        policy = loads_yaml(read_text(path, "policy"), str(path), merge_keys=False)
+        policy = loads_yaml(text, str(path), merge_keys=False)
     except yaml.YAMLError as error:
         raise ResultsError(f"{path}: cannot read the policy: {error}") from None
     if isinstance(policy, dict):
@@ -116,7 +117,34 @@ def load_policy(path: str | Path) -> tuple[list[Rule], str | None]:
     gate = policy.get("gate")
     if gate is not None and gate not in GATES:
         raise ResultsError(f"{path}: gate must be one of {', '.join(GATES)}, got {gate!r}")
-    return [parse_rule(str(rule)) for rule in policy["rules"]], gate
+    lines = _rule_lines(text)
+    return [_policy_rule(path, index, rule, lines) for index, rule in enumerate(policy["rules"])], gate
+
+
+def _policy_rule(path: Path, index: int, rule, lines: list[int]) -> Rule:
+    """The policy's ``index``-th rule; an error names the file, the rule's line and its place in ``rules``."""
+    where = f"{path}" + (f", line {lines[index]}" if index < len(lines) else "") + f": rules[{index}]"
+    if isinstance(rule, (list, dict)):
+        kind = "a list" if isinstance(rule, list) else "a mapping"
+        raise ResultsError(
+            f"{where} is {kind} ({text_line(repr(rule))}), not a rule: YAML reads brackets and 'key: value' as "
+            'structure; write the rule as text, e.g. - "winoqueer:bias_score <= 65"'
+        )
+    try:
+        return parse_rule(str(rule))
+    except ResultsError as error:
+        raise ResultsError(f"{where}: {error}") from None
+
+
+def _rule_lines(text: str) -> list[int]:
+    """The line of each item of a policy's ``rules`` list (for messages); empty where there is none."""
+    import yaml
+
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    for key, value in node.value if isinstance(node, yaml.MappingNode) else ():
+        if key.value == "rules" and isinstance(value, yaml.SequenceNode):
+            return [item.start_mark.line + 1 for item in value.value]
+    return []
 
 
 def _observed(metric: Metric, rule: Rule, gate: str) -> tuple[float | None, str]:
