@@ -73,6 +73,7 @@ def write_tmp(document, name="results_x.json"):
                 "than the official file's",
             ),
         ),
+        ({"files": ()}, ("data recorded as official without its files, so the claim cannot be checked",)),
         # the official file, yet the task had fewer pairs than its rows and no option narrowed them
         (
             {"original": 1200},

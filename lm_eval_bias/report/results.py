@@ -151,6 +151,9 @@ def partial_reasons(
         reasons.append(f"non-official data file {where}{sizes}")
     if provenance.get("official") is False and not unofficial:
         reasons.append("non-official data")
+    if provenance.get("official") is True and not provenance.get("files"):
+        # Our tasks record every file they read; an official claim without one cannot be checked.
+        reasons.append("data recorded as official without its files, so the claim cannot be checked")
     claimed = [record for record in provenance.get("files", []) if record.get("official") is True]
     reasons += [reason for record in claimed if (reason := _claim_reason(record))]
     if limit is None and not provenance.get("selection"):
