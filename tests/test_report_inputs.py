@@ -532,6 +532,19 @@ def test_a_limit_outside_the_metrics_range_is_exit_2(tmp_path, capsys, option, r
     )
 
 
+def test_a_limit_outside_the_range_in_a_policy_names_its_file_and_line(tmp_path, capsys):
+    path = write(tmp_path / "results_a.json", winoqueer_results())
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("rules:\n  - winoqueer:bias_score <= 50\n  - winoqueer:bias_score <= 1_000\n")
+    code, out, err = run_cli(["check", path, "--policy", policy], capsys)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"lm-eval-bias check: {policy}, line 3: rules[1]: rule 'winoqueer:bias_score <= 1000': bias_score takes "
+        "values 0 to 100, so a limit of 1000 is outside that range and makes a rule that can never fail; give a "
+        "limit within the range\n"
+    )
+
+
 @pytest.mark.parametrize(
     "key, token, shown",
     [

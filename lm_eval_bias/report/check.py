@@ -19,7 +19,7 @@ import difflib
 import math
 import operator
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lm_eval_bias.metric_keys import range_text
@@ -47,6 +47,7 @@ class Rule:
     metric: str | None
     op: str
     threshold: float
+    where: str = field(default="", compare=False)  # where a policy file gives it ("p.yaml, line 3: rules[1]")
 
     def __str__(self) -> str:
         return f"{self.task}{':' + self.metric if self.metric else ''} {self.op} {self.threshold:g}"
@@ -131,7 +132,7 @@ def _policy_rule(path: Path, index: int, rule, lines: list[int]) -> Rule:
             'structure; write the rule as text, e.g. - "winoqueer:bias_score <= 65"'
         )
     try:
-        return parse_rule(str(rule))
+        return replace(parse_rule(str(rule)), where=where)
     except ResultsError as error:
         raise ResultsError(f"{where}: {error}") from None
 
@@ -181,7 +182,8 @@ def _check_limit(rule: Rule, metric: Metric) -> None:
     outside = rule.threshold < low or rule.threshold > high
     if never_fails or outside:
         raise ResultsError(
-            f"rule '{rule}': {metric.name} takes values {range_text(bounds)}, so a limit of {rule.threshold:g} "
+            (f"{rule.where}: " if rule.where else "")
+            + f"rule '{rule}': {metric.name} takes values {range_text(bounds)}, so a limit of {rule.threshold:g} "
             f"{'is outside that range and ' if outside else ''}makes a rule that can "
             f"{'never fail' if never_fails else 'never pass'}; give a limit within the range"
         )
