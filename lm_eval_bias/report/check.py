@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from lm_eval_bias.metric_keys import range_text
+from lm_eval_bias.metric_keys import metric_range, range_text
 from lm_eval_bias.readers import loads_yaml
 from lm_eval_bias.report.outputs import text_line
 from lm_eval_bias.report.results import (
@@ -167,11 +167,10 @@ def _observed(metric: Metric, rule: Rule, gate: str) -> tuple[float | None, str]
     return bound, f"{metric.value:g}{interval}, {base}, {side} bound {bound:g}"
 
 
-def _check_limit(rule: Rule, metric: Metric) -> None:
+def _check_limit(rule: Rule, metric: Metric, bounds: tuple[float, float] | None) -> None:
     """A limit the metric can reach: one outside the metric's range, or at the end the rule's
     operator includes (``<= 100`` on a percentage), makes a rule that can never fail (or never
     pass), a typo rather than a gate."""
-    bounds = value_range(metric.name)
     if bounds is None:
         return
     low, high = bounds
@@ -219,7 +218,8 @@ def evaluate(rules: list[Rule], runs: list[Run], gate: str = "estimate") -> list
                 outcomes.append(Outcome(rule, run.model, False, str(error)))
                 continue
             if run.identity(rule.task) is not None:
-                _check_limit(rule, metric)
+                own = run.tasks[rule.task].get(metric.name)
+                _check_limit(rule, metric, (metric_range if own is metric else value_range)(metric.name))
             observed, described = _observed(metric, rule, gate)
             base = run.base(rule.task)
             note = f"partial run ({run.path}): {'; '.join(base.partial)}" if base.is_partial else ""
