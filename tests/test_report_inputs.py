@@ -454,6 +454,9 @@ def test_our_metric_under_two_filters_is_exit_2_listing_them(tmp_path, capsys, o
         "keep only the entries of the filter the run wrote (configs.winoqueer.filter_list) or re-run the evaluation"
     )
     assert shown in {"strict", "n\\u03bfne", "none\\u200b"}
+    code, out, err = run_cli(["leaderboard", path], capsys)
+    assert (code, out) == (2, "")
+    assert f"metric bias_score is given under 2 filters (none, {shown})" in err
 
 
 def test_another_tasks_metric_under_two_filters_must_be_named_with_its_filter(tmp_path, capsys):
@@ -529,6 +532,17 @@ def test_a_limit_outside_the_metrics_range_is_exit_2(tmp_path, capsys, option, r
     assert code == 2
     assert err.strip() == (
         f"lm-eval-bias check: rule '{task_metric} {op} {float(limit):g}': {message}; give a limit within the range"
+    )
+
+
+def test_the_interval_gate_fails_closed_on_a_bound_that_is_na(tmp_path, capsys):
+    document = winoqueer_results(extra={"bias_score_ci_lower,none": "N/A"})
+    path = write(tmp_path / "results_na_bound.json", document)
+    code, out, err = run_cli(["check", path, "--min", "winoqueer=5", "--gate", "interval"], capsys)
+    assert (code, err) == (1, "")
+    assert out.splitlines()[1] == (
+        "  FAIL  winoqueer >= 5   [org/model-a]  winoqueer:bias_score is 62, N=45,540 (no interval, so the interval "
+        "gate cannot decide): fails closed"
     )
 
 

@@ -224,7 +224,9 @@ def evaluate(rules: list[Rule], runs: list[Run], gate: str = "estimate") -> list
             base = run.base(rule.task)
             note = f"partial run ({run.path}): {'; '.join(base.partial)}" if base.is_partial else ""
             if observed is None:
-                outcomes.append(Outcome(rule, run.model, False, f"{metric.key} is {described}: not a number", note))
+                # No number, or no bound for the interval gate: the rule fails closed, never passes unchecked.
+                why = "not a number" if not isinstance(metric.value, float) else "fails closed"
+                outcomes.append(Outcome(rule, run.model, False, f"{metric.key} is {described}: {why}", note))
                 continue
             passed = _OPERATORS[rule.op](observed, rule.threshold)
             outcomes.append(Outcome(rule, run.model, passed, f"{metric.key} = {described}", note))
