@@ -99,12 +99,14 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     """PyYAML's safe loader, refusing a mapping that gives a key twice."""
 
     source = "YAML"
+    merge_keys = True  # whether "<<: *anchor" may merge a mapping's keys into another
 
     def construct_mapping(self, node, deep=False):
         if isinstance(node, yaml.MappingNode):
+            self._check_merge_keys(node)
             seen = {}
             # Keys merged in with "<<: *anchor" may be overridden, as YAML allows; written keys may not.
-            for key_node, _ in (pair for pair in node.value if pair[0].tag != "tag:yaml.org,2002:merge"):
+            for key_node, _ in (pair for pair in node.value if pair[0].tag != _MERGE_TAG):
                 key = self.construct_object(key_node, deep=True)
                 line = key_node.start_mark.line + 1
                 try:
@@ -115,8 +117,23 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                     break
         return super().construct_mapping(node, deep=deep)
 
+    def _check_merge_keys(self, node) -> None:
+        """``<<`` given twice in one mapping is a key given twice (PyYAML would let the later merge's keys
+        win); where merge keys are not allowed, any ``<<`` is refused."""
+        lines = [key.start_mark.line + 1 for key, _ in node.value if key.tag == _MERGE_TAG]
+        if len(lines) > 1:
+            raise DuplicateKeyError(_duplicate_message(self.source, "<<", lines[0], lines[1]))
+        if lines and not self.merge_keys:
+            raise DuplicateKeyError(
+                f"{self.source}, line {lines[0]}: a merge key ('<<') is not allowed here: a key written beside it "
+                "would silently override the merged one. Fix: write the keys out instead of merging them"
+            )
 
-def loads_yaml(text: str, source: str) -> Any:
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def loads_yaml(text: str, source: str, merge_keys: bool = True) -> Any:
     """Parse YAML ``text`` safely (``yaml.safe_load``), refusing a mapping that gives a key twice.
 
     Parameters
@@ -125,14 +142,19 @@ def loads_yaml(text: str, source: str) -> Any:
         The YAML document.
     source : str
         The file it came from, as messages name it.
+    merge_keys : bool, default True
+        Whether a mapping may merge another's keys (``<<: *anchor``); False refuses any ``<<``, for
+        files (a ``check`` policy) in which a written key overriding a merged one would loosen a gate.
 
     Returns
     -------
-    The parsed value. Invalid YAML raises :class:`yaml.YAMLError`; a repeated key raises
-    :class:`DuplicateKeyError` naming the key and both lines.
+    The parsed value. Invalid YAML raises :class:`yaml.YAMLError`; a repeated key (``<<`` given twice
+    in one mapping among them) raises :class:`DuplicateKeyError` naming the key and both lines, and
+    so does a ``<<`` where ``merge_keys`` is False, naming its line.
     """
     loader = _UniqueKeyLoader(text)
     loader.source = source
+    loader.merge_keys = merge_keys
     try:
         return loader.get_single_data()
     finally:

@@ -75,3 +75,24 @@ def test_yaml_reads_what_safe_load_reads_merge_keys_included():
 def test_yaml_is_safe():
     with pytest.raises(yaml.YAMLError):
         loads_yaml("!!python/object/apply:os.system ['true']\n", "p.yaml")
+
+
+def test_yaml_refuses_a_merge_key_given_twice():
+    # PyYAML would let the second merge's "rules" silently replace the first's.
+    text = '<<: {rules: ["a <= 50"]}\n<<: {rules: ["a <= 99"]}\n'
+    with pytest.raises(DuplicateKeyError) as error:
+        loads_yaml(text, "p.yaml")
+    assert str(error.value) == (
+        "p.yaml, line 2: the key '<<' is given twice in one object (first on line 1); "
+        "a plain reader would silently keep only the last. Fix: keep one of them"
+    )
+
+
+def test_yaml_without_merge_keys_refuses_any_merge_key():
+    text = "base: &b {x: 1}\nd:\n  <<: *b\n  x: 3\n"
+    with pytest.raises(DuplicateKeyError) as error:
+        loads_yaml(text, "p.yaml", merge_keys=False)
+    assert str(error.value) == (
+        "p.yaml, line 3: a merge key ('<<') is not allowed here: a key written beside it would silently "
+        "override the merged one. Fix: write the keys out instead of merging them"
+    )

@@ -49,7 +49,39 @@ def write_tmp(document, name="results_x.json"):
         ({"files": [dict(UNOFFICIAL, rows=45540)]}, ("non-official data file /x/y.csv",)),
         # recorded as the official file, yet with another row count: not the whole benchmark
         ({"files": [SHORT_OFFICIAL]}, ("data file /x/x.csv has 42 rows; the official file has 45,540",)),
-        ({"files": [dict(SHORT_OFFICIAL, official_rows=None)]}, ()),
+        # the official row count is the benchmark's own, whatever the record says (or leaves out)
+        (
+            {"files": [dict(SHORT_OFFICIAL, official_rows=None)]},
+            ("data file /x/x.csv has 42 rows; the official file has 45,540",),
+        ),
+        (
+            {"files": [dict(SHORT_OFFICIAL, rows=100, official_rows=100)]},
+            ("data file /x/x.csv has 100 rows; the official file has 45,540",),
+        ),
+        # recorded as official, with a sha256 that is not the official file's
+        (
+            {"files": [dict(OFFICIAL_WINOQUEER, sha256="cd" * 32)]},
+            (
+                "data file /data/winoqueer/winoqueer_final.csv is recorded as official but has another sha256 "
+                "than the official file's",
+            ),
+        ),
+        (
+            {"files": [dict(OFFICIAL_WINOQUEER, sha256="cd" * 32, official_sha256="cd" * 32)]},
+            (
+                "data file /data/winoqueer/winoqueer_final.csv is recorded as official but has another sha256 "
+                "than the official file's",
+            ),
+        ),
+        ({"files": ()}, ("data recorded as official without its files, so the claim cannot be checked",)),
+        # the official file, yet the task had fewer pairs than its rows and no option narrowed them
+        (
+            {"original": 1200},
+            (
+                "the task had 1,200 pairs; the official file /data/winoqueer/winoqueer_final.csv has 45,540, "
+                "and no option narrowed them",
+            ),
+        ),
         ({"selection": {"subgroups": "Transgender"}}, ("subgroups=Transgender",)),
         ({"selection": {"subgroups": ["Gay", "Lesbian"], "seed": 3}}, ("subgroups=Gay,Lesbian, seed=3",)),
         (

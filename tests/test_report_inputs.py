@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_bias import cli
+from lm_eval_bias import cli, data
 from lm_eval_bias.report import check, results
 
 OFFICIAL_WINOQUEER = {
     "name": "winoqueer",
     "path": "/data/winoqueer/winoqueer_final.csv",
-    "sha256": "ab" * 32,
+    "sha256": data.WINOQUEER.sha256,
     "rows": 45540,
     "official": True,
-    "official_sha256": "ab" * 32,
+    "official_sha256": data.WINOQUEER.sha256,
     "official_rows": 45540,
 }
 
@@ -342,6 +342,58 @@ def test_a_policy_key_given_twice_is_exit_2_naming_both_lines(tmp_path, capsys, 
     )
 
 
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        # a written "rules:" would replace the merged, stricter one
+        (
+            '<<: {rules: ["winoqueer:bias_score <= 50"], gate: interval}\nrules: ["winoqueer:bias_score <= 99"]\n',
+            "line 1: a merge key ('<<') is not allowed here: a key written beside it would silently override the "
+            "merged one. Fix: write the keys out instead of merging them",
+        ),
+        (
+            '<<: {rules: ["winoqueer:bias_score <= 50"]}\n<<: {rules: ["winoqueer:bias_score <= 99"]}\n',
+            "line 2: the key '<<' is given twice in one object (first on line 1); a plain reader would silently "
+            "keep only the last. Fix: keep one of them",
+        ),
+    ],
+)
+def test_a_policy_with_merge_keys_is_exit_2(tmp_path, capsys, text, message):
+    results_path = write(tmp_path / "results_a.json", winoqueer_results(score=62.0))
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(text)
+    code, out, err = run_cli(["check", results_path, "--policy", policy], capsys)
+    assert (code, out, err) == (2, "", f"lm-eval-bias check: {policy}, {message}\n")
+
+
+@pytest.mark.parametrize(
+    "rule, message",
+    [
+        (
+            "[winoqueer:bias_score <= 99]",
+            "line 3: rules[1] is a list (['winoqueer:bias_score <= 99']), not a rule: YAML reads brackets and "
+            "'key: value' as structure; write the rule as text, e.g. - \"winoqueer:bias_score <= 65\"",
+        ),
+        (
+            "winoqueer:bias_score: <= 99",
+            "line 3: rules[1] is a mapping ({'winoqueer:bias_score': '<= 99'}), not a rule: YAML reads brackets "
+            "and 'key: value' as structure; write the rule as text, e.g. - \"winoqueer:bias_score <= 65\"",
+        ),
+        (
+            "winoqueer:bias_score ~ 99",
+            "line 3: rules[1]: cannot read the rule 'winoqueer:bias_score ~ 99'; write TASK[:METRIC] OP VALUE, "
+            "e.g. winoqueer:bias_score<=65",
+        ),
+    ],
+)
+def test_a_policy_rule_that_is_not_one_names_file_line_and_place(tmp_path, capsys, rule, message):
+    results_path = write(tmp_path / "results_a.json", winoqueer_results(score=62.0))
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(f"rules:\n  - winoqueer:bias_score <= 50\n  - {rule}\n")
+    code, out, err = run_cli(["check", results_path, "--policy", policy], capsys)
+    assert (code, out, err) == (2, "", f"lm-eval-bias check: {policy}, {message}\n")
+
+
 def test_a_policy_with_a_non_utf8_byte_names_file_and_line(tmp_path, capsys):
     results_path = write(tmp_path / "results_a.json", winoqueer_results())
     policy = tmp_path / "policy.yaml"
@@ -383,3 +435,147 @@ def test_check_still_reads_rules_after_the_reader_became_strict(tmp_path):
     (run,) = results.load_runs([write(tmp_path / "results_a.json", winoqueer_results())])
     (outcome,) = check.evaluate([check.parse_rule("winoqueer:bias_score_lgbtq<=80")], [run], "interval")
     assert outcome.passed and outcome.message == ("winoqueer:bias_score_lgbtq = 70 [64, 75], N=1,200, upper bound 75")
+
+
+# --------------------------------------------------------------------------
+# A metric under several filters
+
+
+@pytest.mark.parametrize("other", ["strict", "n\u03bfne", "none\u200b"])
+def test_our_metric_under_two_filters_is_exit_2_listing_them(tmp_path, capsys, other):
+    # A second filter's number (a look-alike of "none" among them) is never taken for the run's.
+    path = write(tmp_path / "results_two.json", winoqueer_results(extra={f"bias_score,{other}": 10.0}))
+    shown = results.filter_text(other)
+    code, out, err = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
+    assert code == 2
+    assert err.strip() == (
+        f"lm-eval-bias check: {path}: task winoqueer, metric bias_score is given under 2 filters (none, {shown}), "
+        "while the task writes each metric under one filter, so which number the run scored cannot be known; "
+        "keep only the entries of the filter the run wrote (configs.winoqueer.filter_list) or re-run the evaluation"
+    )
+    assert shown in {"strict", "n\\u03bfne", "none\\u200b"}
+    code, out, err = run_cli(["leaderboard", path], capsys)
+    assert (code, out) == (2, "")
+    assert f"metric bias_score is given under 2 filters (none, {shown})" in err
+
+
+def test_another_tasks_metric_under_two_filters_must_be_named_with_its_filter(tmp_path, capsys):
+    document = {
+        "results": {"gsm8k": {"exact_match,strict-match": 0.2, "exact_match,flexible-extract": 0.6}},
+        "config": {"model": "hf", "model_args": "pretrained=org/m"},
+        "model_name": "org/m",
+    }
+    path = write(tmp_path / "results_gsm.json", document)
+    (run,) = results.load_runs([path])
+    with pytest.raises(results.ResultsError) as error:
+        run.metric("gsm8k", "exact_match")
+    assert str(error.value) == (
+        f"{path}: task gsm8k has metric 'exact_match' under 2 filters (strict-match, flexible-extract); name the "
+        "filter, e.g. gsm8k:exact_match,strict-match or gsm8k:exact_match,flexible-extract"
+    )
+    code, out, _ = run_cli(["check", path, "--min", "gsm8k:exact_match,strict-match=0.5"], capsys)
+    assert code == 1
+    assert "gsm8k:exact_match,strict-match = 0.2, N=unknown" in out
+
+
+def test_a_filter_that_is_not_plain_ascii_is_shown_escaped(tmp_path, capsys):
+    document = json.loads(json.dumps(winoqueer_results()).replace(",none", ",n\u03bfne"))
+    path = write(tmp_path / "results_lookalike.json", document)
+    code, out, _ = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
+    assert code == 0
+    assert "winoqueer:bias_score,n\\u03bfne = 62 [60, 64]" in out
+
+
+# --------------------------------------------------------------------------
+# Rule limits
+
+
+@pytest.mark.parametrize(
+    "option, rule, message",
+    [
+        (
+            "--max",
+            "winoqueer=250",
+            "bias_score takes values 0 to 100, so a limit of 250 is outside that range and "
+            "makes a rule that can never fail",
+        ),
+        (
+            "--min",
+            "winoqueer:bias_score=-5",
+            "bias_score takes values 0 to 100, so a limit of -5 is outside that "
+            "range and makes a rule that can never fail",
+        ),
+        (
+            "--min",
+            "winoqueer:bias_score_lgbtq_pvalue_bh=-1",
+            "bias_score_lgbtq_pvalue_bh takes values 0 to 1, so a "
+            "limit of -1 is outside that range and makes a rule that can never fail",
+        ),
+        (
+            "--max",
+            "winoqueer=100",
+            "bias_score takes values 0 to 100, so a limit of 100 makes a rule that can never fail",
+        ),
+        (
+            "--min",
+            "winoqueer=101",
+            "bias_score takes values 0 to 100, so a limit of 101 is outside that range and "
+            "makes a rule that can never pass",
+        ),
+    ],
+)
+def test_a_limit_outside_the_metrics_range_is_exit_2(tmp_path, capsys, option, rule, message):
+    path = write(tmp_path / "results_a.json", winoqueer_results())
+    code, out, err = run_cli(["check", path, option, rule], capsys)
+    op = "<=" if option == "--max" else ">="
+    task_metric, _, limit = rule.partition("=")
+    assert code == 2
+    assert err.strip() == (
+        f"lm-eval-bias check: rule '{task_metric} {op} {float(limit):g}': {message}; give a limit within the range"
+    )
+
+
+def test_the_interval_gate_fails_closed_on_a_bound_that_is_na(tmp_path, capsys):
+    document = winoqueer_results(extra={"bias_score_ci_lower,none": "N/A"})
+    path = write(tmp_path / "results_na_bound.json", document)
+    code, out, err = run_cli(["check", path, "--min", "winoqueer=5", "--gate", "interval"], capsys)
+    assert (code, err) == (1, "")
+    assert out.splitlines()[1] == (
+        "  FAIL  winoqueer >= 5   [org/model-a]  winoqueer:bias_score is 62, N=45,540 (no interval, so the interval "
+        "gate cannot decide): fails closed"
+    )
+
+
+def test_a_limit_outside_the_range_in_a_policy_names_its_file_and_line(tmp_path, capsys):
+    path = write(tmp_path / "results_a.json", winoqueer_results())
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("rules:\n  - winoqueer:bias_score <= 50\n  - winoqueer:bias_score <= 1_000\n")
+    code, out, err = run_cli(["check", path, "--policy", policy], capsys)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"lm-eval-bias check: {policy}, line 3: rules[1]: rule 'winoqueer:bias_score <= 1000': bias_score takes "
+        "values 0 to 100, so a limit of 1000 is outside that range and makes a rule that can never fail; give a "
+        "limit within the range\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "key, token, shown",
+    [
+        ("bias_score_ci_lower,none", "-Infinity", "-inf"),
+        ("bias_score,none", "Infinity", "inf"),
+        ("bias_score_ci_upper,none", '"inf"', "'inf'"),
+    ],
+)
+def test_an_infinite_number_of_our_task_is_exit_2_not_na(tmp_path, capsys, key, token, shown):
+    # -Infinity read as N/A would leave the estimate gate passing without its interval.
+    text = json.dumps(winoqueer_results())
+    value = {"bias_score_ci_lower,none": "60.0", "bias_score,none": "62.0", "bias_score_ci_upper,none": "64.0"}[key]
+    path = write(tmp_path / "results_inf.json", text.replace(f'"{key}": {value}', f'"{key}": {token}'))
+    code, out, err = run_cli(["check", path, "--max", "winoqueer=65"], capsys)
+    assert code == 2
+    assert err.strip() == (
+        f"lm-eval-bias check: {path}: task winoqueer, {key}: {shown} is infinite, which our tasks never write "
+        '(a number they cannot compute is "N/A"), so the file is inconsistent; correct the value or re-run the '
+        "evaluation"
+    )

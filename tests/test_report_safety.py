@@ -364,3 +364,44 @@ def test_an_error_message_shows_the_invisible_characters_it_quotes(tmp_path, cap
         f"lm-eval-bias check: {tmp_path}/runs\\u2067/results_x.json: task winoqueer, metric bias_score"
     )
     assert not any(char in err for char in INVISIBLE)
+
+
+# Blank-looking characters that are letters, symbols or spaces to Unicode (a Hangul filler, a
+# Braille blank, a variation selector, a combining grapheme joiner, a thin space at the end).
+BLANK_LOOKING = ("\u3164", "\u115f", "\u2800", "\ufe0f", "\u034f", "\u2009")
+
+
+@pytest.mark.parametrize("char", BLANK_LOOKING)
+def test_leaderboard_and_check_show_blank_looking_characters_escaped(tmp_path, capsys, char):
+    name = "org/gpt2" + char
+    shown = "org/gpt2" + f"\\u{ord(char):04x}"
+    path = write(tmp_path / "results_blank.json", winoqueer_results(name))
+    runs = results.load_runs([path])
+    rows = list(csv.reader(io.StringIO(leaderboard.to_csv(runs))))
+    assert rows[1][0] == shown
+    assert f"<th>{shown}</th>" in leaderboard.to_html(runs)
+    code, out, err = run_cli(["leaderboard", path], capsys)
+    assert (code, err) == (0, "")
+    assert f"| org/gpt2\\\\u{ord(char):04x} | 62 [60, 64], N=45,540 |" in out
+    for output in (out, leaderboard.to_csv(runs), leaderboard.to_html(runs)):
+        assert char not in output
+
+
+@pytest.mark.parametrize(
+    "char, code, shown",
+    [
+        # letters to Unicode: a task name of their own, which no results file has
+        ("\u3164", 1, "FAIL  winoqueer\\u3164 <= 65   [-]  no results file has task 'winoqueer\\u3164'"),
+        ("\u115f", 1, "FAIL  winoqueer\\u115f <= 65   [-]  no results file has task 'winoqueer\\u115f'"),
+        # no letters: the rule cannot be read
+        ("\u2800", 2, "cannot read the rule 'winoqueer\\u2800=65'"),
+        ("\ufe0f", 2, "cannot read the rule 'winoqueer\\ufe0f=65'"),
+        ("\u034f", 2, "cannot read the rule 'winoqueer\\u034f=65'"),
+    ],
+)
+def test_check_shows_blank_looking_characters_of_a_rule_escaped(tmp_path, capsys, char, code, shown):
+    path = write(tmp_path / "results_blank.json", winoqueer_results())
+    found, out, err = run_cli(["check", path, "--max", f"winoqueer{char}=65"], capsys)
+    assert found == code
+    assert shown in out + err
+    assert char not in out + err

@@ -19,12 +19,21 @@ import difflib
 import math
 import operator
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from lm_eval_bias.metric_keys import metric_range, range_text
 from lm_eval_bias.readers import loads_yaml
 from lm_eval_bias.report.outputs import text_line
-from lm_eval_bias.report.results import Metric, ResultsError, Run, read_text, version_text, versions_by_task
+from lm_eval_bias.report.results import (
+    Metric,
+    ResultsError,
+    Run,
+    read_text,
+    value_range,
+    version_text,
+    versions_by_task,
+)
 
 GATES = ("estimate", "interval")
 POLICY_KEYS = frozenset({"gate", "rules"})
@@ -38,6 +47,7 @@ class Rule:
     metric: str | None
     op: str
     threshold: float
+    where: str = field(default="", compare=False)  # where a policy file gives it ("p.yaml, line 3: rules[1]")
 
     def __str__(self) -> str:
         return f"{self.task}{':' + self.metric if self.metric else ''} {self.op} {self.threshold:g}"
@@ -84,9 +94,11 @@ def load_policy(path: str | Path) -> tuple[list[Rule], str | None]:
     import yaml
 
     path = Path(path)
+    text = read_text(path, "policy")
     try:
-        # A key given twice (a second, looser "rules:") is refused, not silently kept as the last.
-        policy = loads_yaml(read_text(path, "policy"), str(path))
+        # A key given twice (a second, looser "rules:") is refused, not silently kept as the last; so is
+        # any merge key ("<<: *strict"), beside which a written "rules:" would silently replace the merged one.
+        policy = loads_yaml(text, str(path), merge_keys=False)
     except yaml.YAMLError as error:
         raise ResultsError(f"{path}: cannot read the policy: {error}") from None
     if isinstance(policy, dict):
@@ -106,7 +118,34 @@ def load_policy(path: str | Path) -> tuple[list[Rule], str | None]:
     gate = policy.get("gate")
     if gate is not None and gate not in GATES:
         raise ResultsError(f"{path}: gate must be one of {', '.join(GATES)}, got {gate!r}")
-    return [parse_rule(str(rule)) for rule in policy["rules"]], gate
+    lines = _rule_lines(text)
+    return [_policy_rule(path, index, rule, lines) for index, rule in enumerate(policy["rules"])], gate
+
+
+def _policy_rule(path: Path, index: int, rule, lines: list[int]) -> Rule:
+    """The policy's ``index``-th rule; an error names the file, the rule's line and its place in ``rules``."""
+    where = f"{path}" + (f", line {lines[index]}" if index < len(lines) else "") + f": rules[{index}]"
+    if isinstance(rule, (list, dict)):
+        kind = "a list" if isinstance(rule, list) else "a mapping"
+        raise ResultsError(
+            f"{where} is {kind} ({text_line(repr(rule))}), not a rule: YAML reads brackets and 'key: value' as "
+            'structure; write the rule as text, e.g. - "winoqueer:bias_score <= 65"'
+        )
+    try:
+        return replace(parse_rule(str(rule)), where=where)
+    except ResultsError as error:
+        raise ResultsError(f"{where}: {error}") from None
+
+
+def _rule_lines(text: str) -> list[int]:
+    """The line of each item of a policy's ``rules`` list (for messages); empty where there is none."""
+    import yaml
+
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    for key, value in node.value if isinstance(node, yaml.MappingNode) else ():
+        if key.value == "rules" and isinstance(value, yaml.SequenceNode):
+            return [item.start_mark.line + 1 for item in value.value]
+    return []
 
 
 def _observed(metric: Metric, rule: Rule, gate: str) -> tuple[float | None, str]:
@@ -126,6 +165,27 @@ def _observed(metric: Metric, rule: Rule, gate: str) -> tuple[float | None, str]
         return None, f"{metric.value:g}, {base} (no interval, so the interval gate cannot decide)"
     side = "upper" if rule.op in ("<=", "<") else "lower"
     return bound, f"{metric.value:g}{interval}, {base}, {side} bound {bound:g}"
+
+
+def _check_limit(rule: Rule, metric: Metric, bounds: tuple[float, float] | None) -> None:
+    """A limit the metric can reach: one outside the metric's range, or at the end the rule's
+    operator includes (``<= 100`` on a percentage), makes a rule that can never fail (or never
+    pass), a typo rather than a gate."""
+    if bounds is None:
+        return
+    low, high = bounds
+    if rule.op in ("<=", "<"):
+        never_fails = rule.threshold > high or (rule.op == "<=" and rule.threshold == high)
+    else:
+        never_fails = rule.threshold < low or (rule.op == ">=" and rule.threshold == low)
+    outside = rule.threshold < low or rule.threshold > high
+    if never_fails or outside:
+        raise ResultsError(
+            (f"{rule.where}: " if rule.where else "")
+            + f"rule '{rule}': {metric.name} takes values {range_text(bounds)}, so a limit of {rule.threshold:g} "
+            f"{'is outside that range and ' if outside else ''}makes a rule that can "
+            f"{'never fail' if never_fails else 'never pass'}; give a limit within the range"
+        )
 
 
 def evaluate(rules: list[Rule], runs: list[Run], gate: str = "estimate") -> list[Outcome]:
@@ -157,11 +217,16 @@ def evaluate(rules: list[Rule], runs: list[Run], gate: str = "estimate") -> list
             except ResultsError as error:
                 outcomes.append(Outcome(rule, run.model, False, str(error)))
                 continue
+            if run.identity(rule.task) is not None:
+                own = run.tasks[rule.task].get(metric.name)
+                _check_limit(rule, metric, (metric_range if own is metric else value_range)(metric.name))
             observed, described = _observed(metric, rule, gate)
             base = run.base(rule.task)
             note = f"partial run ({run.path}): {'; '.join(base.partial)}" if base.is_partial else ""
             if observed is None:
-                outcomes.append(Outcome(rule, run.model, False, f"{metric.key} is {described}: not a number", note))
+                # No number, or no bound for the interval gate: the rule fails closed, never passes unchecked.
+                why = "not a number" if not isinstance(metric.value, float) else "fails closed"
+                outcomes.append(Outcome(rule, run.model, False, f"{metric.key} is {described}: {why}", note))
                 continue
             passed = _OPERATORS[rule.op](observed, rule.threshold)
             outcomes.append(Outcome(rule, run.model, passed, f"{metric.key} = {described}", note))

@@ -60,10 +60,15 @@ class Metric:
     n: int | None = None  # documents the value rests on
     n_samples: int | None = None  # generations behind it, where a document has several
     n_is_task_total: bool = False  # an older file without ``_n``: n is the task's document count
+    shows_filter: bool = False  # the metric is under several filters: its key names this one
 
     @property
     def key(self) -> str:
-        return f"{self.task}:{self.name}"
+        """``task:metric``; ``task:metric,filter`` where the filter must be named (the metric is under
+        several, or the filter's name is not plain ASCII and is shown escaped)."""
+        shown = filter_text(self.filter)
+        named = self.shows_filter or shown != self.filter
+        return f"{self.task}:{self.name}" + (f",{shown}" if named else "")
 
     @property
     def base(self) -> str:
@@ -146,7 +151,13 @@ def partial_reasons(
         reasons.append(f"non-official data file {where}{sizes}")
     if provenance.get("official") is False and not unofficial:
         reasons.append("non-official data")
-    reasons += [_row_count_reason(record) for record in provenance.get("files", []) if _rows_differ(record)]
+    if provenance.get("official") is True and not provenance.get("files"):
+        # Our tasks record every file they read; an official claim without one cannot be checked.
+        reasons.append("data recorded as official without its files, so the claim cannot be checked")
+    claimed = [record for record in provenance.get("files", []) if record.get("official") is True]
+    reasons += [reason for record in claimed if (reason := _claim_reason(record))]
+    if limit is None and not provenance.get("selection"):
+        reasons += [reason for record in claimed if (reason := _documents_reason(record, available, unit))]
     selection = provenance.get("selection") or {}
     if selection:
         reasons.append(", ".join(f"{option}={_option_text(value)}" for option, value in selection.items()))
@@ -158,16 +169,51 @@ def partial_reasons(
     return tuple(reasons)
 
 
-def _rows_differ(record: dict) -> bool:
-    """A file recorded as the official one whose row count is not the official count: its sha256
-    may have been edited by hand, or the file was read in part; either way not the whole benchmark."""
-    rows, official_rows = record.get("rows"), record.get("official_rows")
-    return record.get("official") is True and rows is not None and official_rows is not None and rows != official_rows
+# Data sources each of whose rows is one document of its tasks (a WinoQueer pair, a TANGO
+# misgendering prompt), so that a complete run of the official file evaluates all of its rows.
+_DOCUMENTS_ARE_ROWS = frozenset({"winoqueer", "tango_misgendering"})
 
 
-def _row_count_reason(record: dict) -> str:
+def _official_facts(record: dict) -> tuple[str | None, int | None]:
+    """(sha256, rows) of the official file a provenance record names: the benchmark's own as this
+    package knows them (:data:`lm_eval_bias.data.SOURCES`), which no edit of a results file can
+    change; the record's own ``official_sha256``/``official_rows`` for a source it does not know."""
+    from lm_eval_bias.data import SOURCES
+
+    source = SOURCES.get(record.get("name")) if isinstance(record.get("name"), str) else None
+    sha256 = source.sha256 if source is not None and source.sha256 else record.get("official_sha256")
+    rows = source.n_rows if source is not None and source.n_rows is not None else record.get("official_rows")
+    return sha256, rows
+
+
+def _claim_reason(record: dict) -> str | None:
+    """Why a file recorded as official is not the whole official file, or None when what the record
+    says bears the claim out: its sha256 must be the official file's and its rows the official count
+    (a sha256 edited by hand, or a file read in part, would pass a subset off as the benchmark)."""
     where = record.get("path") or record.get("name") or "?"
-    return f"data file {where} has {record['rows']:,} rows; the official file has {record['official_rows']:,}"
+    official_sha256, official_rows = _official_facts(record)
+    if official_sha256 is not None and record.get("sha256") != official_sha256:
+        found = "records no sha256" if record.get("sha256") is None else "has another sha256"
+        return f"data file {where} is recorded as official but {found} than the official file's"
+    rows = record.get("rows")
+    if rows is not None and official_rows is not None and rows != official_rows:
+        return f"data file {where} has {rows:,} rows; the official file has {official_rows:,}"
+    return None
+
+
+def _documents_reason(record: dict, available: int | None, unit: str) -> str | None:
+    """Why a run of an official file whose rows are its documents is partial although no option
+    narrowed them: the task had fewer documents than the file has rows."""
+    _, official_rows = _official_facts(record)
+    if record.get("name") not in _DOCUMENTS_ARE_ROWS or available is None or official_rows is None:
+        return None
+    if available == official_rows:
+        return None
+    where = record.get("path") or record.get("name") or "?"
+    return (
+        f"the task had {available:,} {unit}; the official file {where} has {official_rows:,}, "
+        "and no option narrowed them"
+    )
 
 
 def _option_text(value) -> str:
@@ -226,6 +272,7 @@ class Run:
                 f"{task} has no default metric (its metadata names no headline_metric): name one, e.g. {task}:<metric>"
             )
         metrics = self.tasks[task]
+        name = self._filtered_name(task, name)
         companion = self._companion(task, name) if name not in metrics else None
         if companion is not None:
             return companion
@@ -236,6 +283,23 @@ class Run:
                 + (f"; similar: {', '.join(close)}" if close else f"; it has {len(metrics)} metrics")
             )
         return metrics[name]
+
+    def _filtered_name(self, task: str, name: str) -> str:
+        """The key of ``name`` among the task's metrics: ``"metric,filter"`` names a metric under that
+        filter (the bare name where it has only that one); a bare name of a metric under several
+        filters is an error listing them, never one picked silently."""
+        metrics = self.tasks[task]
+        bare, comma, filter_name = name.partition(",")
+        if comma and name not in metrics and bare in metrics and metrics[bare].filter == filter_name:
+            return bare
+        filters = [m.filter for key, m in metrics.items() if key.startswith(name + ",") and m.name == name]
+        if not comma and name not in metrics and filters:
+            raise ResultsError(
+                f"{self.path}: task {task} has metric {name!r} under {len(filters)} filters "
+                f"({', '.join(map(filter_text, filters))}); name the filter, e.g. "
+                + " or ".join(f"{task}:{name},{filter_text(f)}" for f in filters)
+            )
+        return name
 
     def _companion(self, task: str, name: str) -> Metric | None:
         """A companion number of a metric (its p-value, a bound, its N) as a metric, with the
@@ -323,6 +387,16 @@ def _value(path: Path, task: str, key: str, raw) -> float | str:
     )
 
 
+def _is_infinite(raw) -> bool:
+    """A bare ``Infinity`` or ``-Infinity``, or one written as text (``"inf"``)."""
+    if isinstance(raw, str):
+        try:
+            raw = float(raw)
+        except ValueError:
+            return False
+    return _is_number(raw) and math.isinf(raw)
+
+
 def _count(path: Path, task: str, key: str, raw) -> int | None:
     """A document or sample count: a whole number >= 0, or None for "N/A"."""
     value = _value(path, task, key, raw)
@@ -349,16 +423,60 @@ def _metric_keys(entries: dict) -> list[tuple[str, str]]:
     return metrics
 
 
+def filter_text(filter_name: str) -> str:
+    """A filter's name as messages show it: a character that is not printable ASCII escaped, so
+    that a look-alike (``n\\u03bfne``, a Greek omicron) or an invisible character cannot pass for
+    ``none``."""
+    if filter_name.isascii() and filter_name.isprintable():
+        return filter_name
+    return filter_name.encode("ascii", "backslashreplace").decode("ascii")
+
+
+def _filters_by_metric(keys: list[tuple[str, str]]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for name, filter_name in keys:
+        found.setdefault(name, []).append(filter_name)
+    return found
+
+
 def _parse_task(path: Path, task: str, entries: dict, higher: dict, base: TaskBase, ours: bool) -> dict[str, Metric]:
+    """A task's metrics by name; a metric lm-eval wrote under several filters (a task with several
+    ``filter_list`` pipelines) is keyed ``"<metric>,<filter>"`` once per filter, never by its bare
+    name, so no reader can take one filter's number for another's."""
     for key, raw in entries.items():  # every number, companions included, must be readable
         if "," in key:
             _value(path, task, key, raw)
+    keys = _metric_keys(entries)
+    several = {name: filters for name, filters in _filters_by_metric(keys).items() if len(filters) > 1}
+    if ours and several:
+        # Each of our tasks writes every metric under its one filter: a second one was added by hand
+        # or two files were merged, and which number the run scored cannot be known.
+        name, filters = next(iter(several.items()))
+        raise ResultsError(
+            f"{path}: task {task}, metric {name} is given under {len(filters)} filters "
+            f"({', '.join(map(filter_text, filters))}), while the task writes each metric under one filter, "
+            "so which number the run scored cannot be known; keep only the entries of the filter the run "
+            f"wrote (configs.{task}.filter_list) or re-run the evaluation"
+        )
     if ours:
         _check_ranges(path, task, entries)
     return {
-        name: _parse_metric(path, task, entries, name, filter_name, higher, base)
-        for name, filter_name in _metric_keys(entries)
+        (f"{name},{filter_name}" if name in several else name): _parse_metric(
+            path, task, entries, name, filter_name, higher, base, shows_filter=name in several
+        )
+        for name, filter_name in keys
     }
+
+
+def value_range(name: str) -> tuple[float, float] | None:
+    """The range of a number of one of our tasks as :meth:`Run.metric` names it: a metric, or a
+    companion of one (``bias_score_gay_pvalue_bh``, ``bias_score_ci_upper``, ``bias_score_n``);
+    None for a number that is not ours."""
+    for suffix in sorted(_COMPANIONS + _COUNTS, key=len, reverse=True):
+        owner = name[: -len(suffix)] if name.endswith(suffix) else None
+        if owner and metric_range(owner) is not None:
+            return COMPANION_RANGES.get(suffix) or metric_range(owner)
+    return metric_range(name)
 
 
 def _key_range(name: str, filter_name: str, metrics: set) -> tuple[float, float] | None:
@@ -378,6 +496,13 @@ def _check_ranges(path: Path, task: str, entries: dict) -> None:
     metrics = set(_metric_keys(entries))
     for key, raw in entries.items():
         name, comma, filter_name = key.partition(",")
+        if comma and _is_infinite(raw):
+            # Our tasks write N/A for a number they cannot compute, never an infinity: read as N/A,
+            # an infinite interval bound would quietly leave the estimate gate without its interval.
+            raise ResultsError(
+                f"{path}: task {task}, {key}: {_shown(raw)} is infinite, which our tasks never write (a number "
+                'they cannot compute is "N/A"), so the file is inconsistent; correct the value or re-run the evaluation'
+            )
         value = _value(path, task, key, raw) if comma else NOT_AVAILABLE
         bounds = _key_range(name, filter_name, metrics) if value != NOT_AVAILABLE else None
         if bounds is None:
@@ -391,7 +516,14 @@ def _check_ranges(path: Path, task: str, entries: dict) -> None:
 
 
 def _parse_metric(
-    path: Path, task: str, entries: dict, name: str, filter_name: str, higher: dict, base: TaskBase
+    path: Path,
+    task: str,
+    entries: dict,
+    name: str,
+    filter_name: str,
+    higher: dict,
+    base: TaskBase,
+    shows_filter: bool = False,
 ) -> Metric:
     """One metric with its companions; without an ``_n`` companion (an older file), N is the task's count."""
 
@@ -463,6 +595,7 @@ def _parse_metric(
         n,
         count("_n_samples"),
         n_is_task_total=not has_count and n is not None,
+        shows_filter=shows_filter,
     )
 
 
