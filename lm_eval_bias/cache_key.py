@@ -4,11 +4,13 @@ lm-eval 0.4.13 keys its request cache on the request alone, so one cache shared 
 by one model before and after its weights changed (a fine-tune saved into the same folder, a hub
 repository that moved on), would silently return the first weights' log-likelihoods. A local folder
 is identified by its files' names, sizes and modification times; a hub id by its commit (a pinned
-``revision=<commit>``, else resolved on the hub, or from the local Hugging Face cache's ``refs/``
-when offline); ``peft=``, ``delta=``, ``tokenizer=`` and vLLM's ``lora_local_path=`` the same way.
-A hub id that can be neither pinned nor resolved is refused. An API backend's weights cannot be
-identified: its cache is keyed by the model name and arguments only, with a warning. The log names
-the path and the key. Used by the ``lm-eval-bias`` command and :func:`lm_eval_bias.simple_evaluate`.
+``revision=<commit>``, else resolved on the hub, or from the ``refs/`` of the Hugging Face cache the
+loader reads (``cache_dir=`` when given) when offline); ``peft=``, ``delta=``, ``tokenizer=`` and vLLM's
+``lora_local_path=`` the same way, and every other argument that names a local file or folder (the
+``steered`` backend's ``steer_path=``, ...). A hub id that can be neither pinned nor resolved is refused.
+An API backend's weights cannot be identified: its cache is keyed by the model name and arguments only,
+with a warning. The log names the path and the key. Used by the ``lm-eval-bias`` command and
+:func:`lm_eval_bias.simple_evaluate`.
 """
 
 from __future__ import annotations
@@ -68,6 +70,16 @@ def model_specific_cache_path(use_cache: str, model, model_args, weights_keys: S
 # Model arguments whose value names weights or files that shape the model's log-likelihoods: the
 # model itself, an adapter or delta on top of it (``hf``), a LoRA folder (``vllm``), a tokenizer.
 WEIGHTS_ARGUMENTS = ("pretrained", "peft", "delta", "lora_local_path", "tokenizer")
+# Arguments that name the model itself (``nemo_lm``'s ``path``, ``megatron_lm``'s ``load``): without one, the
+# weights are behind a server and the log warns that the cache is keyed by name and arguments only.
+MODEL_ARGUMENTS = ("pretrained", "path", "load")
+# Folders a backend writes or downloads into rather than reads as the model: keying their contents would
+# give a new cache after every run or download. ``cache_dir``/``download_dir`` only decide where a hub
+# id's files are, which the hub id's commit keys (see :func:`_hub_cache_of`).
+NOT_INPUT_ARGUMENTS = ("offload_folder", "cache_dir", "download_dir")
+# Arguments whose hub id is loaded from ``cache_dir=`` (lm-eval's ``hf`` passes it to the model's and the
+# delta's ``from_pretrained`` only) or vLLM's ``download_dir=``.
+CACHE_DIR_ARGUMENTS = ("pretrained", "delta")
 _FULL_COMMIT = re.compile(r"[0-9a-f]{40}")
 _TRUE_TEXTS = {"1", "on", "yes", "true"}
 
@@ -90,9 +102,12 @@ def identify_weights(model, model_args) -> list[WeightsSource]:
 
     A local folder is identified by the names, sizes and modification times of its files (hidden
     folders such as ``.git`` aside), a local file by its size and modification time, a Hugging
-    Face hub id by its commit: a ``revision=`` that is a full commit hash is the key itself;
-    otherwise the revision (``main`` by default) is resolved on the hub, or from the local
-    Hugging Face cache's ``refs/`` when offline or when the hub cannot be reached.
+    Face hub id by its commit: a ``revision=`` that is a full commit hash (in either letter case)
+    is the key itself; otherwise the revision (``main`` by default) is resolved on the hub, or from
+    the ``refs/`` of the Hugging Face cache the loader reads (``cache_dir=`` or ``download_dir=``
+    when given) when offline or when the hub cannot be reached. Besides the weights arguments,
+    every argument whose value is an existing local file or folder (a steering vector file, a
+    vocabulary, a checkpoint folder of another backend) is keyed the same way: a backend reads it.
 
     Parameters
     ----------
@@ -104,8 +119,9 @@ def identify_weights(model, model_args) -> list[WeightsSource]:
     Returns
     -------
     list[WeightsSource]
-        One per weights argument given (:data:`WEIGHTS_ARGUMENTS`); empty when the backend takes
-        none (an API backend: the weights behind its server cannot be identified).
+        One per weights argument given (:data:`WEIGHTS_ARGUMENTS`), then one per other argument
+        naming a local file or folder, by name; empty when there are none (an API backend: the
+        weights behind its server cannot be identified).
 
     Raises
     ------
@@ -133,8 +149,37 @@ def identify_weights(model, model_args) -> list[WeightsSource]:
                 f"(save_pretrained) and pass its folder as {argument}=FOLDER, or leave use_cache out"
             )
         own_revision = arguments.get("tokenizer_revision") if argument == "tokenizer" else None
-        sources.append(_identify(argument, str(value), str(own_revision or revision or "main")))
+        hub_cache = _hub_cache_of(arguments) if argument in CACHE_DIR_ARGUMENTS else None
+        sources += _identify(argument, str(value), str(own_revision or revision or "main"), hub_cache)
+    return sources + _other_local_paths(arguments)
+
+
+def _hub_cache_of(arguments: dict) -> Path | None:
+    """The hub cache folder the loader is told to use (``hf``'s ``cache_dir=``, vLLM's ``download_dir=``)."""
+    folder = arguments.get("cache_dir") or arguments.get("download_dir")
+    return Path(str(folder)).expanduser() if folder else None
+
+
+def _other_local_paths(arguments: dict) -> list[WeightsSource]:
+    """Every other argument whose value is an existing local file or folder, by name.
+
+    A backend reads such a file (``steered``'s ``steer_path=``, ``megatron_lm``'s ``vocab_file=``, a
+    future backend's argument): a changed file must not be answered from the cache of the old one.
+    """
+    sources = []
+    for argument in sorted(set(arguments) - set(WEIGHTS_ARGUMENTS) - set(NOT_INPUT_ARGUMENTS)):
+        value = arguments[argument]
+        if isinstance(value, (str, os.PathLike)) and str(value) and _local_kind(Path(value)):
+            sources.append(_identify_local(argument, str(value)))
     return sources
+
+
+def _local_kind(place: Path) -> str | None:
+    """``"folder"``, ``"file"`` or None for a value that names nothing here (or no path at all)."""
+    try:
+        return "folder" if place.is_dir() else "file" if place.is_file() else None
+    except (OSError, ValueError):  # a text too long for a file name, or holding a NUL: no path
+        return None
 
 
 def _parsed_model_args(model_args) -> dict:
@@ -148,8 +193,36 @@ def _parsed_model_args(model_args) -> dict:
     return simple_parse_args_string(str(model_args))
 
 
-def _identify(argument: str, value: str, revision: str) -> WeightsSource:
-    """One weights argument: a local folder or file (as the loaders look first), else a hub id."""
+def _identify(argument: str, value: str, revision: str, hub_cache: Path | None = None) -> list[WeightsSource]:
+    """One weights argument: a local folder or file (as the loaders look first), else a hub id.
+
+    A hub id loaded from ``hub_cache`` (``cache_dir=``) is keyed on that cache's commit; lm-eval's
+    ``hf`` still reads the config and tokenizer from the default cache, so its commit there, when
+    it has one, is keyed too.
+    """
+    if _local_kind(Path(value)):
+        return [_identify_local(argument, value)]
+    if not _is_hub_id(value):
+        # Neither a folder, a file nor a hub id: the backend will not load it, so nothing is cached.
+        return [WeightsSource(argument, value, f"{argument}=missing:{value}", "not found here")]
+    commit, how, from_cache = _hub_commit(argument, value, revision, hub_cache)
+    sources = [WeightsSource(argument, value, f"{argument}=hub:{value}@{commit}", f"commit {commit} ({how})")]
+    if hub_cache is not None and argument == "pretrained" and from_cache:
+        default_commit, ref = _cached_commit(value, revision)
+        if default_commit:
+            sources.append(
+                WeightsSource(
+                    f"{argument} (config and tokenizer)",
+                    value,
+                    f"{argument}=hub-config:{value}@{default_commit}",
+                    f"commit {default_commit} ({ref} in the local Hugging Face cache)",
+                )
+            )
+    return sources
+
+
+def _identify_local(argument: str, value: str) -> WeightsSource:
+    """A local folder by its files' names, sizes and modification times; a file by its own."""
     place = Path(value)
     if place.is_dir():
         files = _folder_listing(place)
@@ -169,11 +242,6 @@ def _identify(argument: str, value: str, revision: str) -> WeightsSource:
             f"{argument}=file:{place.resolve()}\t{stat.st_size}\t{stat.st_mtime_ns}",
             f"the file {place.resolve()} (size {stat.st_size}, modified {stat.st_mtime_ns} ns)",
         )
-    if not _is_hub_id(value):
-        # Neither a folder, a file nor a hub id: the backend will not load it, so nothing is cached.
-        return WeightsSource(argument, value, f"{argument}=missing:{value}", "not found here")
-    commit, how = _hub_commit(argument, value, revision)
-    return WeightsSource(argument, value, f"{argument}=hub:{value}@{commit}", f"commit {commit} ({how})")
 
 
 def _folder_listing(folder: Path) -> list[str]:
@@ -225,9 +293,9 @@ def hub_cache_dir() -> Path:
     return (base or Path.home() / ".cache") / "huggingface" / "hub"
 
 
-def _cached_commit(repo_id: str, revision: str) -> tuple[str | None, Path]:
-    """The commit the local Hugging Face cache's ``refs/<revision>`` names for ``repo_id``."""
-    ref = hub_cache_dir() / ("models--" + repo_id.replace("/", "--")) / "refs" / revision
+def _cached_commit(repo_id: str, revision: str, hub_cache: Path | None = None) -> tuple[str | None, Path]:
+    """The commit ``refs/<revision>`` names for ``repo_id`` in ``hub_cache`` (the default cache when None)."""
+    ref = (hub_cache or hub_cache_dir()) / ("models--" + repo_id.replace("/", "--")) / "refs" / revision
     try:
         commit = ref.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
@@ -235,26 +303,31 @@ def _cached_commit(repo_id: str, revision: str) -> tuple[str | None, Path]:
     return (commit if _FULL_COMMIT.fullmatch(commit) else None), ref
 
 
-def _hub_commit(argument: str, repo_id: str, revision: str) -> tuple[str, str]:
-    """The commit behind ``repo_id`` at ``revision``, and how it was found."""
-    if _FULL_COMMIT.fullmatch(revision):
-        return revision, "pinned by revision="
+def _hub_commit(argument: str, repo_id: str, revision: str, hub_cache: Path | None = None) -> tuple[str, str, bool]:
+    """The commit behind ``repo_id`` at ``revision``, how it was found, and whether from a cache's ``refs/``
+    (``hub_cache``, else the default cache)."""
+    # The hub's commits are lowercase hex; the hub answers an uppercase one with the same commit, so it
+    # pins the same weights (a loader that cannot find it fails, and then nothing is cached).
+    if _FULL_COMMIT.fullmatch(revision.lower()):
+        return revision.lower(), "pinned by revision=", False
     hub_error = None
     if not _hub_offline():
         try:
             from huggingface_hub import HfApi
 
-            return HfApi().model_info(repo_id, revision=revision, timeout=10).sha, f"{revision} on the Hugging Face hub"
+            sha = HfApi().model_info(repo_id, revision=revision, timeout=10).sha
+            return sha, f"{revision} on the Hugging Face hub", False
         except Exception as error:  # noqa: BLE001 - any failure falls back to what the loader would use
             hub_error = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"[:200]
-    commit, ref = _cached_commit(repo_id, revision)
+    commit, ref = _cached_commit(repo_id, revision, hub_cache)
     if commit:
         why = "offline" if hub_error is None else f"the hub could not be asked: {hub_error}"
-        return commit, f"{ref} in the local Hugging Face cache, {why}"
+        return commit, f"{ref} in the local Hugging Face cache, {why}", True
     asked = "the hub is offline (HF_HUB_OFFLINE)" if hub_error is None else f"the hub could not be asked ({hub_error})"
+    unpinned = "no revision= pins a commit" if revision == "main" else f"revision={revision} is no full commit hash"
     raise ConfigurationError(
-        f"--use_cache: cannot tell which weights {argument}={repo_id} names: it is no local folder, no "
-        f"revision= pins a commit, {asked} and the local Hugging Face cache has no {ref}. A cache keyed by "
+        f"--use_cache: cannot tell which weights {argument}={repo_id} names: it is no local folder, "
+        f"{unpinned}, {asked} and the local Hugging Face cache has no {ref}. A cache keyed by "
         f"the name alone could return another version's log-likelihoods. Fix: pin revision=<the full "
         f"40-character commit hash> in --model_args, or download the model once, or leave --use_cache out"
     )
@@ -288,7 +361,7 @@ def cache_path_for_run(use_cache: str, model, model_args) -> str:
     """
     weights = identify_weights(model, model_args)
     path = model_specific_cache_path(use_cache, model, model_args, [source.key for source in weights])
-    if any(source.argument == "pretrained" for source in weights):
+    if any(source.argument in MODEL_ARGUMENTS for source in weights):
         logger.info(
             "--use_cache %s -> %s (keyed by the model, its arguments and its weights: %s)",
             use_cache,

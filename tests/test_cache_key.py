@@ -143,6 +143,52 @@ def test_an_adapter_and_a_tokenizer_from_the_hub_are_keyed_on_their_own_commits(
     assert cache_key.cache_path_for_run(str(tmp_path / "lm"), "hf", args) != before
 
 
+def test_an_uppercase_pinned_commit_pins_the_same_commit(offline_hub):
+    [source] = cache_key.identify_weights("hf", {"pretrained": "org/not-downloaded", "revision": COMMIT_B.upper()})
+    assert (source.key, source.how) == (
+        f"pretrained=hub:org/not-downloaded@{COMMIT_B}",
+        f"commit {COMMIT_B} (pinned by revision=)",
+    )
+
+
+def test_a_short_commit_is_refused_as_no_full_commit_hash(offline_hub):
+    with pytest.raises(ConfigurationError) as error:
+        cache_key.identify_weights("hf", {"pretrained": "org/unknown", "revision": COMMIT_B[:7]})
+    assert str(error.value).startswith(
+        "--use_cache: cannot tell which weights pretrained=org/unknown names: it is no local folder, "
+        f"revision={COMMIT_B[:7]} is no full commit hash, the hub is offline (HF_HUB_OFFLINE) and the local "
+        f"Hugging Face cache has no {offline_hub / 'models--org--unknown' / 'refs' / COMMIT_B[:7]}. "
+    )
+
+
+def test_a_cache_dir_is_the_hub_cache_the_weights_are_keyed_in(offline_hub, tmp_path):
+    fake_hub_cache(offline_hub, "org/tiny", {"main": COMMIT_A})  # config and tokenizer (lm-eval's hf)
+    own = fake_hub_cache(tmp_path / "X", "org/tiny", {"main": COMMIT_B})  # the weights
+    args = f"pretrained=org/tiny,cache_dir={tmp_path / 'X'}"
+    assert [(source.argument, source.key, source.how) for source in cache_key.identify_weights("hf", args)] == [
+        (
+            "pretrained",
+            f"pretrained=hub:org/tiny@{COMMIT_B}",
+            f"commit {COMMIT_B} ({own / 'refs' / 'main'} in the local Hugging Face cache, offline)",
+        ),
+        (
+            "pretrained (config and tokenizer)",
+            f"pretrained=hub-config:org/tiny@{COMMIT_A}",
+            f"commit {COMMIT_A} ({offline_hub / 'models--org--tiny' / 'refs' / 'main'} in the local Hugging Face "
+            "cache)",
+        ),
+    ]
+    before = cache_key.cache_path_for_run(str(tmp_path / "lm"), "hf", args)
+    (own / "refs" / "main").write_text(COMMIT_A)  # new weights downloaded into cache_dir
+    assert cache_key.cache_path_for_run(str(tmp_path / "lm"), "hf", args) != before
+
+
+def test_a_cache_dir_alone_resolves_a_hub_id_the_default_cache_lacks(offline_hub, tmp_path):
+    fake_hub_cache(tmp_path / "X", "org/tiny", {"main": COMMIT_B})
+    [source] = cache_key.identify_weights("vllm", {"pretrained": "org/tiny", "download_dir": str(tmp_path / "X")})
+    assert source.key == f"pretrained=hub:org/tiny@{COMMIT_B}"
+
+
 # --------------------------------------------------------------------------
 # Local folders and files
 
@@ -183,6 +229,42 @@ def test_a_local_adapter_folder_is_keyed_like_the_model(tmp_path, offline_hub):
     before = cache_key.cache_path_for_run(str(tmp_path / "lm"), "hf", args)
     (adapter / "adapter_model.safetensors").write_bytes(b"2" * 9)
     assert cache_key.cache_path_for_run(str(tmp_path / "lm"), "hf", args) != before
+
+
+def test_a_steering_vector_file_is_keyed_by_its_size_and_modification_time(tmp_path, caplog):
+    vectors = tmp_path / "vec.csv"
+    vectors.write_text("loc,action,sparse_model,hookpoint,steering_coefficient\n")
+    args = f"pretrained=org/base,revision={COMMIT_A},steer_path={vectors}"
+    base = str(tmp_path / "lm")
+    before = cache_key.cache_path_for_run(base, "steered", args)
+    [_, steer] = cache_key.identify_weights("steered", args)
+    stat = vectors.stat()
+    assert (steer.argument, steer.key) == (
+        "steer_path",
+        f"steer_path=file:{vectors}\t{stat.st_size}\t{stat.st_mtime_ns}",
+    )
+
+    vectors.write_text("loc,action,sparse_model,hookpoint,steering_coefficient\n0,add,sae,layer.0,2.0\n")
+    with caplog.at_level(logging.INFO, logger="lm_eval_bias"):
+        after = cache_key.cache_path_for_run(base, "steered", args)
+    assert after != before
+    assert f"steer_path={vectors}: the file {vectors} (size " in caplog.records[-1].getMessage()
+
+
+def test_any_argument_naming_a_local_file_or_folder_is_keyed_but_output_and_cache_folders_are_not(tmp_path):
+    (tmp_path / "ckpt").mkdir()
+    (tmp_path / "ckpt" / "model.pt").write_bytes(b"0")
+    (tmp_path / "vocab.json").write_text("{}")
+    (tmp_path / "offload").mkdir()
+    args = {
+        "load": str(tmp_path / "ckpt"),
+        "vocab_file": str(tmp_path / "vocab.json"),
+        "offload_folder": str(tmp_path / "offload"),
+        "cache_dir": str(tmp_path),
+        "dtype": "float32",
+        "chat_template_args": "x" * 5000,  # too long for a file name: no path, no error
+    }
+    assert [source.argument for source in cache_key.identify_weights("megatron_lm", args)] == ["load", "vocab_file"]
 
 
 # --------------------------------------------------------------------------

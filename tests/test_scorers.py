@@ -749,3 +749,70 @@ def test_a_checkpoint_config_with_wrong_values_is_named(tiny_detoxify, tmp_path,
         f"detoxify: checkpoint '{tmp_path / 'edited.ckpt'}' (from argument): {problem}; use a checkpoint as "
         "Detoxify releases them, or fix its config"
     )
+
+
+def edited_checkpoint(tiny_detoxify, tmp_path, edit) -> tuple:
+    """The tiny ``original`` checkpoint with ``edit(state_dict)`` applied, saved beside its config."""
+    checkpoint, config_dir = tiny_detoxify["original"]
+    loaded = torch.load(checkpoint, weights_only=False)
+    loaded["state_dict"] = edit(loaded["state_dict"])
+    torch.save(loaded, tmp_path / "edited.ckpt")
+    return tmp_path / "edited.ckpt", config_dir
+
+
+def test_a_checkpoint_without_the_classifier_weights_is_refused_not_scored_at_random(tiny_detoxify, tmp_path):
+    def without_classifier(weights):  # as an older transformers saved them, with the position ids
+        kept = {k: v for k, v in weights.items() if not k.startswith("classifier.")}
+        return {**kept, "bert.embeddings.position_ids": torch.arange(512).unsqueeze(0)}
+
+    checkpoint, config_dir = edited_checkpoint(tiny_detoxify, tmp_path, without_classifier)
+    assert scorer_error(checkpoint, config_dir) == (
+        f"detoxify: checkpoint '{checkpoint}' (from argument) lacks 2 of the model's 41 weights (classifier.bias, "
+        "classifier.weight): transformers would start them at random, so every score would change from load to "
+        f"load; {GET_AGAIN}"
+    )
+
+
+def test_a_checkpoint_whose_weights_are_all_renamed_is_refused_naming_one(tiny_detoxify, tmp_path):
+    checkpoint, config_dir = edited_checkpoint(
+        tiny_detoxify, tmp_path, lambda weights: {f"foo.{k}": v for k, v in weights.items()}
+    )
+    assert scorer_error(checkpoint, config_dir) == (
+        f"detoxify: checkpoint '{checkpoint}' (from argument) lacks 41 of the model's 41 weights "
+        "(bert.embeddings.LayerNorm.bias, bert.embeddings.LayerNorm.weight, "
+        "bert.embeddings.position_embeddings.weight, bert.embeddings.token_type_embeddings.weight, "
+        "bert.embeddings.word_embeddings.weight and 36 more); it holds "
+        "41 weights under names the model does not have (e.g. foo.bert.embeddings.LayerNorm.bias): transformers "
+        f"would start them at random, so every score would change from load to load; {GET_AGAIN}"
+    )
+
+
+def test_buffers_absent_or_extra_in_a_checkpoint_still_load_the_same_scores(tiny_detoxify, tmp_path):
+    """Position ids are rebuilt by the model: checkpoints saved by older transformers hold them, newer
+    ones do not, and both give the same scores."""
+    reference = detoxify_scorer(tiny_detoxify).score(TEXTS)
+    position_ids = torch.arange(512).unsqueeze(0)
+    checkpoint, config_dir = edited_checkpoint(
+        tiny_detoxify, tmp_path, lambda weights: {**weights, "bert.embeddings.position_ids": position_ids}
+    )
+    scorer = scorers.DetoxifyScorer(model_type="original", checkpoint=checkpoint, config_dir=config_dir)
+    assert scorer.score(TEXTS) == reference
+
+
+def test_a_downloaded_release_without_every_weight_names_torch_hubs_copy(tiny_detoxify, tmp_path, monkeypatch):
+    from lm_eval_bias.data import OFFLINE_ENVS
+    from lm_eval_bias.scorers import detoxify_scorer
+
+    checkpoint, config_dir = tiny_detoxify["original"]
+    loaded = torch.load(checkpoint, weights_only=False)
+    del loaded["state_dict"]["classifier.bias"]
+    for name in OFFLINE_ENVS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(detoxify_scorer, "_download_checkpoint_dict", lambda module, model_type, device: loaded)
+    with pytest.raises(scorers.ScorerError) as caught:
+        scorers.DetoxifyScorer(model_type="original", config_dir=config_dir)
+    assert str(caught.value) == (
+        f"detoxify: the 'original' release {ORIGINAL_URL} lacks 1 of the model's 41 weights (classifier.bias): "
+        "transformers would start it at random, so every score would change from load to load; delete "
+        f"{torch.hub.get_dir()}/checkpoints/toxic_original-c1212f89.ckpt so that it is downloaded again"
+    )

@@ -251,6 +251,14 @@ def _check_checkpoint_dict(loaded, where: str) -> None:
         )
 
 
+def _download_again(module, model_type: str) -> str:
+    """The fix for a downloaded release that is not whole: torch.hub keeps the damaged copy."""
+    import torch
+
+    name = module.MODEL_URLS[model_type].rsplit("/", 1)[-1]
+    return f"delete {Path(torch.hub.get_dir()) / 'checkpoints' / name} so that it is downloaded again"
+
+
 def _get_checkpoint_again(model_type: str, urls: Mapping[str, str], origin: str) -> str:
     """The fix for a bad checkpoint file: a complete copy of the release (where it is known)."""
     where_from = urls.get(model_type, "its source")
@@ -258,8 +266,13 @@ def _get_checkpoint_again(model_type: str, urls: Mapping[str, str], origin: str)
     return f"download it again ({where_from}) and point {setting} at the complete copy"
 
 
-def _detoxify_from_checkpoint_dict(module, loaded: dict, config_dir: str | None, device: str, where: str):
+def _detoxify_from_checkpoint_dict(
+    module, loaded: dict, config_dir: str | None, device: str, where: str, named: str, fix: str
+):
     """A real ``Detoxify`` object built from a loaded checkpoint with local config files.
+
+    ``where`` (the checkpoint and its config) is named when building fails, ``named`` (the
+    checkpoint, and where its path came from) with ``fix`` when it lacks some of the model's weights.
 
     Works around detoxify 0.5.4 (unitaryai/detoxify PR #126, unmerged): its loader
     reads the config from the hub id stored in the checkpoint even when given a
@@ -274,15 +287,58 @@ def _detoxify_from_checkpoint_dict(module, loaded: dict, config_dir: str | None,
         args["model_type"] = config_dir
     labels = [_DETOXIFY_RENAMES.get(name, name) for name in loaded["config"]["dataset"]["args"]["classes"]]
     try:
-        model, tokenizer = module.get_model_and_tokenizer(**args, state_dict=loaded["state_dict"])
+        model, tokenizer, loading_info = _model_and_tokenizer(**args, state_dict=loaded["state_dict"])
     except Exception as error:
         raise ScorerError(f"detoxify: building the model from {where} failed: {error}") from error
+    _check_every_weight_loaded(model, loading_info, named, fix)
     # Skip Detoxify.__init__ (it would load the checkpoint again, from the hub config);
     # everything predict() uses is set here exactly as __init__ sets it.
     detox = module.Detoxify.__new__(module.Detoxify)
     detox.model, detox.tokenizer, detox.class_names, detox.device = model, tokenizer, labels, device
     detox.model.to(device)
     return detox
+
+
+def _model_and_tokenizer(model_type, model_name, tokenizer_name, num_classes, state_dict):
+    """Detoxify 0.5.4's ``get_model_and_tokenizer`` (without ``huggingface_config_path``, see
+    :func:`_detoxify_from_checkpoint_dict`), also returning transformers' loading info.
+
+    Detoxify drops that info, and transformers starts any weight the state_dict lacks at random
+    with only a table in the log: the scores would be noise, different on every load.
+    """
+    import transformers
+
+    model_class = getattr(transformers, model_name)
+    config = model_class.config_class.from_pretrained(model_type, num_labels=num_classes)
+    model, loading_info = model_class.from_pretrained(
+        pretrained_model_name_or_path=None, config=config, state_dict=state_dict, output_loading_info=True
+    )
+    tokenizer = getattr(transformers, tokenizer_name).from_pretrained(model_type)
+    return model, tokenizer, loading_info
+
+
+def _check_every_weight_loaded(model, loading_info: Mapping, named: str, fix: str) -> None:
+    """Refuse a checkpoint that lacks some of the model's parameters (buffers such as position ids
+    are rebuilt by the model, so they may be absent): those would be random numbers."""
+    parameters = {name for name, _ in model.named_parameters(remove_duplicate=False)}
+    missing = sorted(set(loading_info.get("missing_keys") or ()) & parameters)
+    if not missing:
+        return
+    shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+    # Old checkpoints hold buffers newer models rebuild (position ids): no weight under another name.
+    buffers = {name for name, _ in model.named_buffers(remove_duplicate=False)}
+    unexpected = sorted(set(loading_info.get("unexpected_keys") or ()) - buffers)
+    other_names = (
+        f"; it holds {len(unexpected)} weight{'s' if len(unexpected) != 1 else ''} under names the model does "
+        f"not have (e.g. {unexpected[0]})"
+        if unexpected
+        else ""
+    )
+    raise ScorerError(
+        f"detoxify: {named} lacks {len(missing)} of the model's {len(parameters)} weights ({shown}){other_names}: "
+        f"transformers would start {'it' if len(missing) == 1 else 'them'} at random, so every score would "
+        f"change from load to load; {fix}"
+    )
 
 
 def _cap_tokenizer_length(detox) -> None:
@@ -360,10 +416,15 @@ def load_detoxify(
     else:
         if checkpoint is None:
             loaded, where = _download_checkpoint_dict(module, model_type, device), f"the {model_type!r} release"
+            named, fix = (
+                f"the {model_type!r} release {module.MODEL_URLS[model_type]}",
+                _download_again(module, model_type),
+            )
         else:
             fix = _get_checkpoint_again(model_type, module.MODEL_URLS, origins.get("checkpoint", "argument"))
             loaded = _load_checkpoint_dict(checkpoint, origins.get("checkpoint", "argument"), device, fix)
             where = f"checkpoint {checkpoint!r}"
+            named = f"checkpoint {checkpoint!r} (from {origins.get('checkpoint', 'argument')})"
         stored_base = loaded["config"]["arch"]["args"]["model_type"]
         # A checkpoint may already name a local folder; only a hub id needs config_dir offline.
         if config_dir is None and is_offline() and not Path(stored_base).is_dir():
@@ -373,7 +434,7 @@ def load_detoxify(
                 f"and tokenizer.\n" + _how_to_get_detoxify_files(model_type, module.MODEL_URLS)
             )
         where += f" with config {config_dir or stored_base!r}"
-        detox = _detoxify_from_checkpoint_dict(module, loaded, config_dir, device, where)
+        detox = _detoxify_from_checkpoint_dict(module, loaded, config_dir, device, where, named, fix)
         _warn_on_unexpected_labels(model_type, detox.class_names, where)
     _cap_tokenizer_length(detox)
     return detox
