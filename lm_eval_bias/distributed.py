@@ -138,9 +138,10 @@ def shards_merged(lm, tasks):
             return None
         shards = [metrics for metrics, _ in result]
         gathered["metrics"], gathered["records"] = shards, [calls for _, calls in result]
-        # lm-eval reads, from every rank, each key that rank 0 has: a key another rank lacks is
-        # empty there, not a KeyError (our tasks' keys are merged in full below)
-        for task in {task for shard in shards for task in shard}:
+        # lm-eval reads, from every rank, each key that rank 0 has: for our tasks a key another
+        # rank lacks is empty there, not a KeyError (their keys are merged in full below); other
+        # tasks' shards are left as lm-eval gathered them
+        for task in {task for shard in shards for task in shard if task in ours}:
             keys = {key for shard in shards for key in shard.get(task, {})}
             for shard in shards:
                 per_task = shard.setdefault(task, {})

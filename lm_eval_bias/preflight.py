@@ -77,6 +77,8 @@ ENCODER_ONLY_MODEL_TYPES = frozenset(
 EXAMPLES_SHOWN = 3
 
 _current_lm: contextvars.ContextVar = contextvars.ContextVar("lm_eval_bias_current_lm", default=None)
+# True while the backend answers requests of our tasks only (:func:`_requests_routed_by_task`).
+_answering_ours: contextvars.ContextVar = contextvars.ContextVar("lm_eval_bias_answering_ours", default=False)
 
 
 # --------------------------------------------------------------------------
@@ -376,6 +378,61 @@ def replaced(model, name: str, replacement):
             setattr(model, name, before)
 
 
+@contextlib.contextmanager
+def adapted_for_ours(model, name: str, adapted):
+    """``model.<name>`` is ``adapted`` while the backend answers our tasks' requests and what it
+    was otherwise, inside the block: a user's own tasks in the run get lm-eval's behaviour."""
+    original = getattr(model, name)
+
+    def switch(*args, **kwargs):
+        return (adapted if _answering_ours.get() else original)(*args, **kwargs)
+
+    with replaced(model, name, switch):
+        yield
+
+
+# The request methods of lm-eval's LM API that evaluate calls with the requests of every task.
+REQUEST_METHODS = ("loglikelihood", "loglikelihood_rolling", "generate_until")
+
+
+@contextlib.contextmanager
+def _requests_routed_by_task(lm, our_tasks: set[str]):
+    """While lm-eval runs, each request method of ``lm`` answers the requests of ``our_tasks`` and
+    the others in separate calls, in the order asked: ours with the adapters of
+    :func:`adapted_for_ours` on, the others with lm-eval's own behaviour (what the stock
+    ``lm_eval`` gives them: their log-likelihoods are never read through our fixes)."""
+
+    def routed(method):
+        def answer(requests, *args, **kwargs):
+            requests = list(requests)
+            mine = [getattr(request, "task_name", None) in our_tasks for request in requests]
+            if all(mine) or not any(mine):
+                token = _answering_ours.set(bool(requests) and all(mine))
+                try:
+                    return method(requests, *args, **kwargs)
+                finally:
+                    _answering_ours.reset(token)
+            answers = [None] * len(requests)
+            for ours in (False, True):
+                positions = [position for position, is_mine in enumerate(mine) if is_mine == ours]
+                token = _answering_ours.set(ours)
+                try:
+                    part = method([requests[position] for position in positions], *args, **kwargs)
+                finally:
+                    _answering_ours.reset(token)
+                for position, value in zip(positions, part):
+                    answers[position] = value
+            return answers
+
+        return answer
+
+    with contextlib.ExitStack() as patches:
+        for name in REQUEST_METHODS:
+            if callable(getattr(lm, name, None)):
+                patches.enter_context(replaced(lm, name, routed(getattr(lm, name))))
+        yield
+
+
 def _world_size(lm) -> int:
     try:
         return int(getattr(lm, "world_size", 1) or 1)
@@ -414,7 +471,7 @@ def _distinct_loglikelihood_requests(lm):
         answers = score(distinct, *args, **kwargs)
         return [answers[position_of[request.args]] for request in requests]
 
-    with replaced(lm, "loglikelihood", loglikelihood):
+    with adapted_for_ours(lm, "loglikelihood", loglikelihood):
         yield
 
 
@@ -443,7 +500,7 @@ def _logits_cache_split(lm):
                 answers[position] = answer
         return answers
 
-    with replaced(model, "_loglikelihood_tokens", loglikelihood_tokens):
+    with adapted_for_ours(model, "_loglikelihood_tokens", loglikelihood_tokens):
         yield
 
 
@@ -641,7 +698,7 @@ def _aligned_echo_logprobs(lm):
     def parse_logprobs(outputs, tokens=None, ctxlens=None, **kwargs):
         return continuation_logprobs(outputs, tokens, ctxlens, prefix_token_id)
 
-    with replaced(inner, "parse_logprobs", parse_logprobs):
+    with adapted_for_ours(inner, "parse_logprobs", parse_logprobs):
         yield
 
 
@@ -704,9 +761,9 @@ def _explained_backend_failures(lm, tasks):
 
     with contextlib.ExitStack() as patches:
         if scoring:
-            patches.enter_context(replaced(inner, "loglikelihood", loglikelihood))
+            patches.enter_context(adapted_for_ours(inner, "loglikelihood", loglikelihood))
         if generating:
-            patches.enter_context(replaced(inner, "generate_until", generate_until))
+            patches.enter_context(adapted_for_ours(inner, "generate_until", generate_until))
         yield
 
 
@@ -764,7 +821,7 @@ def _fresh_draws_from_servers(lm, tasks):
             payload.pop("seed", None)
         return payload
 
-    with replaced(inner, "_create_payload", create_payload):
+    with adapted_for_ours(inner, "_create_payload", create_payload):
         yield
 
 
@@ -790,7 +847,7 @@ def _text_generations_only(lm, tasks):
             )
         return answers
 
-    with replaced(inner, "generate_until", generate_until):
+    with adapted_for_ours(inner, "generate_until", generate_until):
         yield
 
 
@@ -889,6 +946,8 @@ def install_request_gate() -> None:
                 _distinct_loglikelihood_requests(lm),
                 distributed.shards_merged(lm, tasks),
                 _aligned_echo_logprobs(lm),
+                # outermost: every adapter above acts on our tasks' requests only
+                _requests_routed_by_task(lm, {task_name(task) for task in tasks if is_ours(task)}),
             ):
                 results = original(lm, task_dict, *args, **kwargs)
         finally:

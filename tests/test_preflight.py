@@ -705,13 +705,16 @@ def test_lm_eval_hf_logits_cache_misreads_a_sentence_split_at_two_words_unless_s
     other = ("<|endoftext|>Lesbians", " are sinful.")
 
     def loglik(*requests):
-        instances = [Instance("loglikelihood", {}, request, index) for index, request in enumerate(requests)]
+        instances = [
+            Instance("loglikelihood", {}, request, index, metadata=("winoqueer", index, 1))
+            for index, request in enumerate(requests)
+        ]
         return [value for value, _ in tiny_hflm.loglikelihood(instances, disable_tqdm=True)]
 
     alone = [loglik(request)[0] for request in (split_after_one_word, split_after_two_words, other)]
     together = loglik(split_after_one_word, split_after_two_words, other)
     assert together[1] != pytest.approx(alone[1], abs=1e-4)  # if this fails, lm-eval fixed it
-    with preflight._logits_cache_split(tiny_hflm):
+    with preflight._logits_cache_split(tiny_hflm), preflight._requests_routed_by_task(tiny_hflm, {"winoqueer"}):
         assert loglik(split_after_one_word, split_after_two_words, other) == pytest.approx(alone, abs=1e-5)
     assert "_loglikelihood_tokens" not in vars(tiny_hflm)  # the model is left as it was
 
