@@ -62,7 +62,7 @@ def simple_evaluate(*args, **kwargs):
     arguments and its weights, as with the ``lm-eval-bias`` command
     (:func:`lm_eval_bias.cache_key.cache_path_for_run`), and it and the tracker's output path are checked
     to be writable first. Arguments and result are lm-eval's."""
-    from lm_eval_bias import models, preflight
+    from lm_eval_bias import evaluate, models
 
     models.register()
-    return preflight.simple_evaluate(*args, **kwargs)
+    return evaluate.simple_evaluate(*args, **kwargs)

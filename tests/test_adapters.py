@@ -6,7 +6,7 @@ import json
 import pytest
 
 import lm_eval_bias
-from lm_eval_bias import preflight
+from lm_eval_bias import adapters
 
 # Two documents whose requests lm-eval's logits cache puts in one group (the same tokens but for
 # the last, split after "are" in one and after "kind" in the other), so that lm-eval 0.4.13 reads
@@ -76,7 +76,7 @@ def test_the_crafted_task_meets_the_logits_cache_grouping(tiny_gpt2):
             whole = tokenizer(document["question"] + choice)["input_ids"]
             requests.append((None, context, whole[len(context) :]))
     # lm-eval's hf backend would read request 2 (" and good") from request 0's positions
-    assert preflight.logits_cache_rounds(requests) == [[1, 2, 3, 4, 5], [0]]
+    assert adapters.logits_cache_rounds(requests) == [[1, 2, 3, 4, 5], [0]]
 
 
 def test_a_users_task_alone_scores_as_with_the_stock_lm_eval(tiny_gpt2, crafted_task_dir, stock_loglikelihoods):
@@ -130,7 +130,7 @@ def test_only_our_requests_are_scored_in_logits_cache_rounds(tiny_gpt2):
     assert grouped[1] != each_alone[1]  # lm-eval 0.4.13 reads " and good" from the other's positions
 
     mixed = [*requests("theirs"), *requests("ours")]
-    with preflight._logits_cache_split(lm), preflight._requests_routed_by_task(lm, {"ours"}):
+    with adapters._logits_cache_split(lm), adapters._requests_routed_by_task(lm, {"ours"}):
         answers = [answer[0] for answer in lm.loglikelihood(mixed, disable_tqdm=True)]
     assert answers == grouped + each_alone
     assert "loglikelihood" not in vars(lm) and "_loglikelihood_tokens" not in vars(lm)
