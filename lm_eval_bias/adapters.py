@@ -78,19 +78,17 @@ from lm_eval_bias.checks import (
     check_limit,
     check_shards,
     echo_aligned,
+    empty_generation_warnings,
     is_api_model,
     is_sampling,
     prefix_token_text,
     unwrapped,
+    world_size,
 )
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
 from lm_eval_bias.task_kinds import is_ours, needs, task_name
 
 logger = logging.getLogger("lm_eval_bias")
-
-# Above this share of empty generations a task's run is probably broken (a server that
-# answers nothing, a stop string that matches at once): the gate says so loudly.
-EMPTY_WARNING_SHARE = 0.05
 
 _current_lm: contextvars.ContextVar = contextvars.ContextVar("lm_eval_bias_current_lm", default=None)
 
@@ -178,13 +176,6 @@ def _requests_routed_by_task(lm, our_tasks: set[str]):
         yield
 
 
-def _world_size(lm) -> int:
-    try:
-        return int(getattr(lm, "world_size", 1) or 1)
-    except (TypeError, ValueError):
-        return 1
-
-
 @contextlib.contextmanager
 def _distinct_loglikelihood_requests(lm):
     """While lm-eval runs, each distinct log-likelihood request is sent to the backend once and
@@ -196,7 +187,7 @@ def _distinct_loglikelihood_requests(lm):
     them again, and an API server bills them again. Not with several processes: lm-eval pads
     every rank to the same number of requests, which sharded models need.
     """
-    if _world_size(lm) > 1:
+    if world_size(lm) > 1:
         yield
         return
     score = lm.loglikelihood
@@ -436,28 +427,6 @@ def current_prefix_token_text() -> str | None:
     return prefix_token_text(_current_lm.get())
 
 
-def _warn_about_empty_generations(results, tasks) -> None:
-    """Say loudly when a task's generations are mostly empty (a server that answers nothing,
-    a stop string that matches at once): they are counted in empty_rate and nowhere else."""
-    if not isinstance(results, dict):
-        return
-    ours = {task_name(task) for task in tasks if is_ours(task)}
-    for task, metrics in (results.get("results") or {}).items():
-        for key, share in metrics.items():
-            if (
-                task in ours
-                and key.startswith("empty_rate,")
-                and isinstance(share, float)
-                and share > EMPTY_WARNING_SHARE
-            ):
-                logger.warning(
-                    "%s: %.1f%% of the generations are empty (counted in empty_rate, left out of every other "
-                    "metric); check the model's stop strings, chat template and server logs",
-                    task,
-                    100 * share,
-                )
-
-
 def _install_excepthook() -> None:
     """With the stock ``lm_eval`` CLI, print our errors' message alone, as ``lm-eval-bias`` does:
     it says what, where and the fix; a traceback would bury it. Other errors are untouched."""
@@ -514,7 +483,8 @@ def install_request_gate() -> None:
                 results = original(lm, task_dict, *args, **kwargs)
         finally:
             _current_lm.reset(token)
-        _warn_about_empty_generations(results, tasks)
+        for warning in empty_generation_warnings(results, tasks):
+            logger.warning("%s", warning)
         return results
 
     evaluate._lm_eval_bias_gate = True
@@ -528,7 +498,7 @@ def shards_merged(lm, tasks):
     every rank's metrics (see :mod:`lm_eval_bias.distributed`). A no-op for one process."""
     import lm_eval.evaluator as evaluator
 
-    if getattr(lm, "world_size", 1) <= 1:
+    if world_size(lm) <= 1:
         yield
         return
     ours = {task_name(task): task for task in tasks if is_ours(task)}

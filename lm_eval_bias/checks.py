@@ -163,11 +163,20 @@ def check_limit(limit, tasks: Iterable) -> list[str]:
     return problems
 
 
+def world_size(lm) -> int:
+    """How many processes run the evaluation (``lm.world_size``; 1 when the backend says nothing
+    usable): the one reading of it for every check and adapter."""
+    try:
+        return max(int(getattr(lm, "world_size", 1) or 1), 1)
+    except (TypeError, ValueError):
+        return 1
+
+
 def check_shards(lm, limit, tasks: Iterable) -> list[str]:
     """With several processes (``accelerate launch``) each gets every ``world_size``-th document,
     and lm-eval fails on a process left with none, after the model has loaded everywhere."""
-    world_size = getattr(lm, "world_size", 1)
-    if not isinstance(world_size, int) or world_size <= 1:
+    processes = world_size(lm)
+    if processes <= 1:
         return []
     from lm_eval.evaluator_utils import get_sample_size
 
@@ -176,11 +185,11 @@ def check_shards(lm, limit, tasks: Iterable) -> list[str]:
         documents = len(task.eval_docs)
         size = get_sample_size(task, limit) if limit is not None else None
         evaluated = documents if size is None else min(size, documents)
-        if 1 <= evaluated < world_size:
+        if 1 <= evaluated < processes:
             problems.append(
-                f"{task_name(task)}: {evaluated} document(s) for {world_size} processes; lm-eval gives "
-                f"each process every {world_size}th document and fails on a process with none. Fix: "
-                f"--limit {world_size} or more, or at most {evaluated} processes"
+                f"{task_name(task)}: {evaluated} document(s) for {processes} processes; lm-eval gives "
+                f"each process every {processes}th document and fails on a process with none. Fix: "
+                f"--limit {processes} or more, or at most {evaluated} processes"
             )
     return problems
 
@@ -263,12 +272,8 @@ def check_requests_fit(task, lm) -> None:
     )
     more = f", and {len(too_long) - EXAMPLES_SHOWN} more" if len(too_long) > EXAMPLES_SHOWN else ""
     # With several processes each checks its own share of the documents (and stops the run).
-    world_size = getattr(lm, "world_size", 1)
-    share = (
-        f" (process {lm.rank} of {world_size}: its share of the documents)"
-        if isinstance(world_size, int) and world_size > 1
-        else ""
-    )
+    processes = world_size(lm)
+    share = f" (process {lm.rank} of {processes}: its share of the documents)" if processes > 1 else ""
     raise ConfigurationError(
         f"{task_name(task)}: {len(too_long)} of its {len(task.instances)} requests{share} do not fit the model's "
         f"context of {lm.max_length} tokens, so lm-eval would cut the start of the prompt: {examples}{more}. "
@@ -513,3 +518,38 @@ def prefix_token_text(lm) -> str | None:
     except Exception:  # noqa: BLE001 - a tokenizer that cannot do this (tiktoken refuses special text)
         return None
     return text
+
+
+# Above this share of empty generations a task's run is probably broken (a server that
+# answers nothing, a stop string that matches at once).
+EMPTY_WARNING_SHARE = 0.05
+
+
+def empty_generation_warnings(results, tasks) -> list[str]:
+    """Warnings for our tasks whose generations are mostly empty (a server that answers
+    nothing, a stop string that matches at once): they are counted in ``empty_rate`` and
+    nowhere else.
+
+    Parameters
+    ----------
+    results : dict
+        lm-eval's results of the run.
+    tasks : iterable
+        The run's tasks.
+
+    Returns
+    -------
+    list of str
+        One warning per task above :data:`EMPTY_WARNING_SHARE`.
+    """
+    if not isinstance(results, dict):
+        return []
+    ours = {task_name(task) for task in tasks if is_ours(task)}
+    return [
+        f"{task}: {100 * share:.1f}% of the generations are empty (counted in empty_rate, left out of every "
+        "other metric); check the model's stop strings, chat template and server logs"
+        for task, metrics in (results.get("results") or {}).items()
+        if task in ours
+        for key, share in metrics.items()
+        if key.startswith("empty_rate,") and isinstance(share, float) and share > EMPTY_WARNING_SHARE
+    ]
