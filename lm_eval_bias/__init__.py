@@ -32,14 +32,12 @@ def task_manager(extra_include_paths=None, **kwargs):
     """
     from lm_eval.tasks import TaskManager
 
-    from lm_eval_bias import models, options
+    from lm_eval_bias import checks, models, options
     from lm_eval_bias.errors import ConfigurationError
 
     metadata = kwargs.get("metadata")
-    if metadata is not None and (not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata)):
-        raise ConfigurationError(
-            f"task_manager(metadata=...): expected a dict of option names (text) to values, got {metadata!r}"[:300]
-        )
+    for problem in checks.check_metadata_mapping(metadata, "task_manager"):
+        raise ConfigurationError(problem)
     problems = options.yaml_only(sorted(metadata or {}))
     problems += options.misspelt(sorted(set(metadata or {}) - options.YAML_ONLY_KEYS), ())
     if problems:

@@ -172,6 +172,27 @@ def world_size(lm) -> int:
         return 1
 
 
+def check_metadata_mapping(metadata, where: str) -> list[str]:
+    """Metadata that is not a dict of option names (text) to values, as given to ``where``
+    (``"task_manager"``, ``"simple_evaluate"``).
+
+    Parameters
+    ----------
+    metadata : object
+        What the caller passed as ``metadata`` (None: nothing passed).
+    where : str
+        The function it was passed to, for the message.
+
+    Returns
+    -------
+    list of str
+        One problem, or none.
+    """
+    if metadata is None or (isinstance(metadata, dict) and all(isinstance(key, str) for key in metadata)):
+        return []
+    return [f"{where}(metadata=...): expected a dict of option names (text) to values, got {metadata!r}"[:300]]
+
+
 def check_shards(lm, limit, tasks: Iterable) -> list[str]:
     """With several processes (``accelerate launch``) each gets every ``world_size``-th document,
     and lm-eval fails on a process left with none, after the model has loaded everywhere."""

@@ -142,10 +142,8 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
     if unwritable:
         raise PreflightError(unwritable)
 
-    if metadata is not None and (not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata)):
-        raise ConfigurationError(
-            f"simple_evaluate(metadata=...): expected a dict of option names (text) to values, got {metadata!r}"[:300]
-        )
+    for problem in checks.check_metadata_mapping(metadata, "simple_evaluate"):
+        raise ConfigurationError(problem)
     if tasks is not None and (not isinstance(tasks, (list, tuple)) or not all(map(_is_task_spec, tasks))):
         raise ConfigurationError(
             f"simple_evaluate(tasks=...): expected a list of task names, e.g. "

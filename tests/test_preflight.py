@@ -347,6 +347,22 @@ def test_python_arguments_of_the_wrong_kind_are_our_errors(arguments, problem):
         lm_eval_bias.simple_evaluate(model=CountingLM(), **{"tasks": ["winoqueer"], **arguments})
 
 
+@pytest.mark.parametrize("metadata", ["data_dir=x", {None: 1}, ["data_dir"]])
+def test_metadata_of_the_wrong_kind_gets_one_message_in_both_entry_points(metadata):
+    shown = repr(metadata)
+    with pytest.raises(ConfigurationError) as from_task_manager:
+        lm_eval_bias.task_manager(metadata=metadata)
+    assert str(from_task_manager.value) == (
+        f"task_manager(metadata=...): expected a dict of option names (text) to values, got {shown}"
+    )
+    with pytest.raises(ConfigurationError) as from_simple_evaluate:
+        lm_eval_bias.simple_evaluate(model=CountingLM(), tasks=["winoqueer"], metadata=metadata)
+    assert str(from_simple_evaluate.value) == (
+        f"simple_evaluate(metadata=...): expected a dict of option names (text) to values, got {shown}"
+    )
+    assert checks.check_metadata_mapping({"data_dir": "x"}, "simple_evaluate") == []
+
+
 def test_an_error_while_the_stock_cli_builds_a_task_prints_one_message(monkeypatch):
     from lm_eval.tasks import TaskManager, get_task_dict
 
