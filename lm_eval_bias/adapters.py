@@ -122,13 +122,15 @@ def replaced(model, name: str, replacement):
 
 
 @contextlib.contextmanager
-def adapted_for_ours(model, name: str, adapted):
+def adapted_for_ours(model, name: str, adapted, theirs=None):
     """``model.<name>`` is ``adapted`` while the backend answers our tasks' requests and what it
-    was otherwise, inside the block: a user's own tasks in the run get lm-eval's behaviour."""
+    was otherwise (or ``theirs(original)``, which must answer as ``original`` does), inside the
+    block: a user's own tasks in the run get lm-eval's behaviour."""
     original = getattr(model, name)
+    other = original if theirs is None else theirs(original)
 
     def switch(*args, **kwargs):
-        return (original if _answering_ours.get() is False else adapted)(*args, **kwargs)
+        return (other if _answering_ours.get() is False else adapted)(*args, **kwargs)
 
     with replaced(model, name, switch):
         yield
@@ -288,7 +290,27 @@ def _aligned_echo_logprobs(lm):
     def parse_logprobs(outputs, tokens=None, ctxlens=None, **kwargs):
         return continuation_logprobs(outputs, tokens, ctxlens, prefix_token_id)
 
-    with adapted_for_ours(inner, "parse_logprobs", parse_logprobs):
+    def read_by_lm_eval_and_checked(original):
+        """Other tasks' answers as lm-eval reads them, with a warning where our reading refuses
+        them (their numbers stay the stock lm_eval's, but not silently wrong)."""
+        warned = []
+
+        def parse(outputs, tokens=None, ctxlens=None, **kwargs):
+            if not warned:
+                try:
+                    continuation_logprobs(outputs, tokens, ctxlens, prefix_token_id)
+                except (ConfigurationError, KeyError, TypeError, IndexError, ValueError) as error:
+                    warned.append(error)
+                    logger.warning(
+                        "a task that is not lm-eval-bias's gets lm-eval's own reading of the server's echo, "
+                        "which lm-eval-bias refuses for its own tasks: %s",
+                        error,
+                    )
+            return original(outputs, tokens, ctxlens, **kwargs)
+
+        return parse
+
+    with adapted_for_ours(inner, "parse_logprobs", parse_logprobs, theirs=read_by_lm_eval_and_checked):
         yield
 
 
