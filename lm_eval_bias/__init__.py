@@ -32,14 +32,12 @@ def task_manager(extra_include_paths=None, **kwargs):
     """
     from lm_eval.tasks import TaskManager
 
-    from lm_eval_bias import models, options
+    from lm_eval_bias import checks, models, options
     from lm_eval_bias.errors import ConfigurationError
 
     metadata = kwargs.get("metadata")
-    if metadata is not None and (not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata)):
-        raise ConfigurationError(
-            f"task_manager(metadata=...): expected a dict of option names (text) to values, got {metadata!r}"[:300]
-        )
+    for problem in checks.check_metadata_mapping(metadata, "task_manager"):
+        raise ConfigurationError(problem)
     problems = options.yaml_only(sorted(metadata or {}))
     problems += options.misspelt(sorted(set(metadata or {}) - options.YAML_ONLY_KEYS), ())
     if problems:
@@ -62,7 +60,7 @@ def simple_evaluate(*args, **kwargs):
     arguments and its weights, as with the ``lm-eval-bias`` command
     (:func:`lm_eval_bias.cache_key.cache_path_for_run`), and it and the tracker's output path are checked
     to be writable first. Arguments and result are lm-eval's."""
-    from lm_eval_bias import models, preflight
+    from lm_eval_bias import evaluate, models
 
     models.register()
-    return preflight.simple_evaluate(*args, **kwargs)
+    return evaluate.simple_evaluate(*args, **kwargs)

@@ -38,7 +38,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from lm_eval_bias import data, models, tasks_dir
+from lm_eval_bias import adapters, data, evaluate, models, tasks_dir
 from lm_eval_bias.errors import (
     EXIT_BAD_INPUT,
     EXIT_GATE_FAILED,
@@ -48,54 +48,6 @@ from lm_eval_bias.errors import (
 )
 
 logger = logging.getLogger("lm_eval_bias")
-
-
-def _install_task_manager_shim() -> None:
-    """Make every TaskManager lm-eval's CLI builds index our tasks first.
-
-    lm-eval 0.4.13 imports ``TaskManager`` from ``lm_eval.tasks`` lazily inside
-    ``run``, ``ls`` and ``validate``, so replacing the attribute reaches all three.
-    A user's ``--include_path`` is indexed after ours and wins on a name clash.
-    """
-    import lm_eval.tasks as lm_eval_tasks
-
-    base = lm_eval_tasks.TaskManager
-    if getattr(base, "_lm_eval_bias_shim", False):
-        return
-    ours = tasks_dir()
-
-    class TaskManagerWithBiasTasks(base):
-        _lm_eval_bias_shim = True
-
-        def __init__(self, *args, include_path=None, **kwargs):
-            if include_path is None:
-                user_paths = []
-            elif isinstance(include_path, (list, tuple)):
-                user_paths = list(include_path)
-            else:
-                user_paths = [include_path]
-            paths = [ours, *(p for p in user_paths if str(p) != ours)]
-            super().__init__(*args, include_path=paths, **kwargs)
-
-    lm_eval_tasks.TaskManager = TaskManagerWithBiasTasks
-
-
-def _install_evaluate_shim() -> None:
-    """Make the ``simple_evaluate`` that lm-eval's CLI calls ours: every task is built and
-    checked before the model loads, and ``--use_cache`` is keyed on the model and its weights
-    (``preflight.simple_evaluate``, which :func:`lm_eval_bias.simple_evaluate` uses too)."""
-    import lm_eval
-
-    from lm_eval_bias import preflight
-
-    if getattr(lm_eval.__dict__.get("simple_evaluate"), "_lm_eval_bias_shim", False):
-        return
-
-    def simple_evaluate(*args, **kwargs):
-        return preflight.simple_evaluate(*args, **kwargs)
-
-    simple_evaluate._lm_eval_bias_shim = True
-    lm_eval.simple_evaluate = simple_evaluate
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -443,8 +395,8 @@ def main(argv: list[str] | None = None) -> None:
 
     _show_our_logs()
     models.register()
-    _install_task_manager_shim()
-    _install_evaluate_shim()
+    adapters.install_task_manager_shim(tasks_dir())
+    adapters.install_simple_evaluate_shim(evaluate.simple_evaluate)
     from lm_eval.__main__ import cli_evaluate
 
     sys.argv = ["lm-eval-bias", *argv]

@@ -5,7 +5,7 @@ lm-eval 0.4.13 gives each of W processes every W-th document of a task (``doc_it
 filters (our classifiers included) and ``process_results``; then ``evaluate`` gathers each
 rank's per-document metric values to rank 0 (``lm.gather_object``) and concatenates them rank
 after rank, for the metric keys that rank 0 itself produced. For our tasks that is wrong in
-three ways, which :func:`shards_merged` undoes:
+three ways, which :func:`lm_eval_bias.adapters.shards_merged` undoes with the functions here:
 
 * a metric only some documents have (``bias_score_lesbian``, a TANGO family's consistency)
   may be missing on rank 0, and is then dropped, or missing on another rank, and then
@@ -24,13 +24,12 @@ computes it; only the order and the set of keys change.
 
 from __future__ import annotations
 
-import contextlib
 from collections import defaultdict
 
 _END = object()
 
 
-class _CallRecord:
+class CallRecord:
     """The metric names each ``process_results`` call of one task returned, in call order
     (each distinct tuple of names stored once: a task has a few shapes of result)."""
 
@@ -59,7 +58,7 @@ def merge_shards(filters: list[str], shards: list[dict], records: list[tuple], s
     """Rank 0's ``raw_metrics`` (and logged samples) for one task as one process would have them.
 
     ``shards[r]``: rank ``r``'s ``{(metric, filter): [values]}``; ``records[r]``: its
-    ``_CallRecord.export()``; ``samples[r]``: its logged samples (one per call) or None.
+    ``CallRecord.export()``; ``samples[r]``: its logged samples (one per call) or None.
     Returns ``(raw_metrics, samples)`` with every value at its document's place, keys in the
     order a single process meets them. Raises ``ValueError`` when the shards do not fit the
     records (an lm-eval whose evaluation loop differs from 0.4.13's).
@@ -97,90 +96,3 @@ def merge_shards(filters: list[str], shards: list[dict], records: list[tuple], s
         for name, value in zip(names, values):
             raw_metrics[(name, filters[filter_pass])].append(value)
     return raw_metrics, ([entry[4] for entry in placed] if samples is not None else None)
-
-
-@contextlib.contextmanager
-def shards_merged(lm, tasks):
-    """For the duration of one lm-eval ``evaluate`` call on ``lm`` with these tasks: when
-    ``lm.world_size > 1``, rank 0 aggregates our tasks' values in document order and with
-    every rank's metrics (see the module docstring). A no-op for one process."""
-    import lm_eval.evaluator as evaluator
-
-    from lm_eval_bias.preflight import is_ours, replaced, task_name
-
-    if getattr(lm, "world_size", 1) <= 1:
-        yield
-        return
-    ours = {task_name(task): task for task in tasks if is_ours(task)}
-    records = {name: _CallRecord() for name in ours}
-    gathered: dict = {}
-
-    def recording(task, record):
-        score = task.process_results
-
-        def process_results(doc, results):
-            metrics = score(doc, results)
-            record.add(tuple(metrics))
-            return metrics
-
-        return process_results
-
-    original_gather = lm.gather_object
-
-    def gather_object(obj, dst=0):
-        is_metrics = isinstance(obj, dict) and all(isinstance(value, dict) for value in obj.values())
-        if not is_metrics:  # the logged samples, gathered first when --log_samples
-            result = original_gather(obj, dst)
-            gathered["samples"] = result
-            return result
-        result = original_gather((obj, {name: record.export() for name, record in records.items()}), dst)
-        if result is None:
-            return None
-        shards = [metrics for metrics, _ in result]
-        gathered["metrics"], gathered["records"] = shards, [calls for _, calls in result]
-        # lm-eval reads, from every rank, each key that rank 0 has: a key another rank lacks is
-        # empty there, not a KeyError (our tasks' keys are merged in full below)
-        for task in {task for shard in shards for task in shard}:
-            keys = {key for shard in shards for key in shard.get(task, {})}
-            for shard in shards:
-                per_task = shard.setdefault(task, {})
-                for key in keys - per_task.keys():
-                    per_task[key] = []
-        return shards
-
-    original_process_results = evaluator._process_results
-
-    def process_results(eval_results_acc, *args, **kwargs):
-        if "metrics" in gathered:
-            for name, task in ours.items():
-                acc = eval_results_acc.get(name)
-                if acc is None:
-                    continue
-                samples = gathered.get("samples")
-                try:
-                    raw_metrics, logged = merge_shards(
-                        filter_names(task),
-                        [shard.get(name, {}) for shard in gathered["metrics"]],
-                        [calls[name] for calls in gathered["records"]],
-                        [shard.get(name, []) for shard in samples] if samples else None,
-                    )
-                except ValueError as error:
-                    from lm_eval_bias.errors import ConfigurationError
-
-                    raise ConfigurationError(
-                        f"{name}: the {len(gathered['metrics'])} processes' results cannot be put back in "
-                        f"document order ({error}); this lm-eval's data-parallel evaluation differs from the "
-                        "0.4.13 that lm-eval-bias supports. Fix: run with one process, or lm-eval 0.4.13"
-                    ) from error
-                acc["raw_metrics"] = raw_metrics
-                task.declare_metrics(dict.fromkeys(metric for metric, _ in raw_metrics))
-                if logged is not None:
-                    acc["logged_samples"] = logged
-        return original_process_results(eval_results_acc, *args, **kwargs)
-
-    with contextlib.ExitStack() as patches:
-        for name, task in ours.items():
-            patches.enter_context(replaced(task, "process_results", recording(task, records[name])))
-        patches.enter_context(replaced(lm, "gather_object", gather_object))
-        patches.enter_context(replaced(evaluator, "_process_results", process_results))
-        yield

@@ -1,49 +1,20 @@
-"""Small adapters between our benchmarks and lm-eval's run-time behaviour."""
+"""The task base of every benchmark: :class:`SubgroupMetricsTask`, an lm-eval YAML task whose
+per-subgroup metrics are aggregated by their names and which checks what it can before the
+model is asked anything; with the helpers its YAMLs and loaders use."""
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import gc
 import logging
 import math
 import sys
 
-from lm_eval_bias import options, task_metadata
+from lm_eval_bias import adapters, checks, options, task_metadata
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
 from lm_eval_bias.metric_keys import is_comparison
+from lm_eval_bias.task_kinds import doc_label
 
 logger = logging.getLogger("lm_eval_bias")
-
-# Above this share of empty generations a task's run is probably broken (a server that
-# answers nothing, a stop string that matches at once): preflight's gate says so loudly.
-EMPTY_WARNING_SHARE = 0.05
-
-_SUBGROUP_TASKS: set[str] = set()
-_COUNT_WARNING = "Metrics were not scored on the same number of documents"
-
-
-class _SubgroupCountFilter(logging.Filter):
-    """Drop lm-eval's warning that metrics have different document counts, for our tasks.
-
-    Per-subgroup metrics (``bias_score_<subgroup>``) are scored on that
-    subgroup's documents only, by design, so the warning would fire on every run.
-    """
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        return not (_COUNT_WARNING in message and any(message.startswith(f"[{task}]") for task in _SUBGROUP_TASKS))
-
-
-_FILTER = _SubgroupCountFilter()
-
-
-def expect_subgroup_metrics(task_name: str) -> None:
-    """Declare that ``task_name`` reports metrics on subsets of its documents."""
-    _SUBGROUP_TASKS.add(task_name)
-    logger = logging.getLogger("lm_eval.evaluator_utils")
-    if _FILTER not in logger.filters:
-        logger.addFilter(_FILTER)
 
 
 def count(values) -> int:
@@ -84,28 +55,6 @@ def aggregation_for(metric: str):
         if metric.endswith(suffix):
             return aggregation
     return mean
-
-
-# How often the cyclic garbage collector may look at its older generations during an evaluation
-# (CPython's defaults: 10 and 10). A run allocates millions of short-lived objects (documents,
-# requests, per-document metrics) beside the long-lived ones of the model and the libraries, and
-# with the defaults (a middle-generation collection every 7,000 allocations) collections took
-# 0.74 s of a 3 s WinoQueer run with a model that answers instantly, 0.15 s with these.
-EVALUATION_GC_GENERATION_THRESHOLDS = (100, 100)
-
-
-@contextlib.contextmanager
-def fewer_garbage_collections():
-    """Run the block with the collector's two older generations collected at most a tenth as
-    often, and its thresholds as they were afterwards; a collector the caller has disabled, or
-    already tuned less eager, is left as it is. Cyclic garbage is still collected, later."""
-    previous = gc.get_threshold()
-    if gc.isenabled() and previous[0] > 0:
-        gc.set_threshold(previous[0], *map(max, previous[1:], EVALUATION_GC_GENERATION_THRESHOLDS))
-    try:
-        yield
-    finally:
-        gc.set_threshold(*previous)
 
 
 def _task_base():
@@ -190,17 +139,18 @@ class SubgroupMetricsTask(_task_base()):
     ``--metadata`` options (names and types) before its data is read; its data
     (by its loader); the text classifiers its filters need, loaded now rather
     than after every generation; and, once lm-eval hands it the model (see
-    ``preflight``), whether that backend can score it and whether its requests
+    ``adapters.install_request_gate``), whether that backend can score it and whether its requests
     fit the model's context. The data's provenance (file, sha256, official or
     not, any selection) goes into the task's config metadata, which lm-eval
     copies into the results file.
     """
 
-    def __init__(self, config=None, **kwargs):
-        from lm_eval_bias import preflight
+    #: What ``task_kinds.is_ours`` reads: this task and its subclasses are lm-eval-bias's.
+    LM_EVAL_BIAS_TASK = True
 
+    def __init__(self, config=None, **kwargs):
         # first, so that the stock CLI shows even this task's own errors as one message
-        preflight.install_request_gate()
+        adapters.install_request_gate()
         config = dict(config or {})
         config.pop("class", None)  # lm-eval passes it on; TaskConfig has no such field
         check_options(config)
@@ -219,7 +169,7 @@ class SubgroupMetricsTask(_task_base()):
             raise failures[0]
         if failures:
             raise PreflightError([str(error) for error in failures])
-        expect_subgroup_metrics(self.config.task)
+        adapters.expect_subgroup_metrics(self.config.task)
         for name, aggregation in list(self._aggregation_list.items()):
             self._aggregation_list[name] = self._reported_or_na(name, aggregation)
 
@@ -256,12 +206,10 @@ class SubgroupMetricsTask(_task_base()):
         return options.flag((self.config.metadata or {}).get("plain_text", False))
 
     #: The model's prefix token (BOS, else EOS) as text, where its tokenizer reads it back as
-    #: that one token (``preflight.prefix_token_text``), for the run being built; else None.
+    #: that one token (``checks.prefix_token_text``), for the run being built; else None.
     prefix_text: str | None = None
 
     def build_all_requests(self, **kwargs):
-        from lm_eval_bias import preflight
-
         if self.plain_text() and (kwargs.get("apply_chat_template") or kwargs.get("system_instruction")):
             logger.info(
                 "%s: plain-text prompts; --apply_chat_template and --system_instruction are not used for this task",
@@ -273,7 +221,7 @@ class SubgroupMetricsTask(_task_base()):
         if self.OUTPUT_TYPE in ("multiple_choice", "loglikelihood"):
             # Decided by the model alone, never by the documents: with several processes every
             # process sends its shard in the same form.
-            self.prefix_text = preflight.current_prefix_token_text()
+            self.prefix_text = adapters.current_prefix_token_text()
             if self.prefix_text is None:
                 logger.info(
                     "%s: the model's prefix token cannot be written as text for this backend; "
@@ -283,7 +231,7 @@ class SubgroupMetricsTask(_task_base()):
             else:
                 logger.info("%s: contexts start with %r, the model's prefix token", self.config.task, self.prefix_text)
         built = super().build_all_requests(**kwargs)
-        preflight.check_requests_fit(self)
+        checks.check_requests_fit(self, adapters.current_lm())
         return built
 
     def construct_requests(self, doc, ctx, **kwargs):
@@ -419,16 +367,6 @@ def check_finite_logliks(task: str, doc: dict, results) -> None:
                 "Fix: use a backend that returns them (e.g. --model hf, or a completions server "
                 "with echo and logprobs; chat-completions APIs cannot score text)"
             )
-
-
-def doc_label(doc: dict) -> str:
-    """How a message names a document: its pair id (and data-file line), template index or prompt."""
-    for key in ("pair_id", "template_idx", "prompt"):
-        if key in doc:
-            value = doc[key]
-            line = f" (line {doc['line']})" if "line" in doc else ""
-            return f"{key}={(value[:80] if isinstance(value, str) else value)!r}{line}"
-    return repr(doc)[:80]
 
 
 def evaluation_split(rows: list[dict], provenance: dict, what: str):

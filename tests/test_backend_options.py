@@ -16,7 +16,7 @@ from lm_eval.tasks._index import Kind
 
 import lm_eval_bias
 from fake_models import CountingLM
-from lm_eval_bias import backend_options, preflight
+from lm_eval_bias import adapters, backend_options, checks
 from lm_eval_bias.errors import ConfigurationError, PreflightError
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -61,7 +61,7 @@ def portability_problems(settings_by_task: dict[str, dict], backends=tuple(backe
     problems = []
     for task, settings in settings_by_task.items():
         for backend in backends:
-            problem = preflight.generation_settings_problem(backend, settings)
+            problem = checks.generation_settings_problem(backend, settings)
             if problem:
                 problems.append(f"{task} on --model {backend}: {problem}")
     return problems
@@ -228,8 +228,8 @@ def test_the_paper_setting_passes_the_preflight_on_hf_only():
         "top_p": 1.0,
         "no_repeat_ngram_size": 3,
     }
-    assert preflight.generation_settings_problem("hf", settings) is None
-    assert preflight.generation_settings_problem("sglang", settings) == (
+    assert checks.generation_settings_problem("hf", settings) is None
+    assert checks.generation_settings_problem("sglang", settings) == (
         "generation setting no_repeat_ngram_size not taken by --model sglang: SGLang's SamplingParams has no such "
         "field and raises TypeError at the first generation request. Fix: leave no_repeat_ngram_size out of "
         "--gen_kwargs (or out of your task YAML's generation_kwargs), or run with --model hf, which passes every "
@@ -289,7 +289,7 @@ def test_sampled_requests_reach_a_server_without_lm_evals_fixed_seed():
         return server._create_payload(["Prompt"], generate=generate, gen_kwargs=dict(settings), seed=1234, eos="<e>")
 
     assert payload(sampled)["seed"] == 1234  # lm-eval's own behaviour
-    with preflight._fresh_draws_from_servers(server, tasks):
+    with adapters._fresh_draws_from_servers(server, tasks):
         assert payload(sampled) == {
             "prompt": ["Prompt"],
             "model": "m",
@@ -309,7 +309,7 @@ def test_sampled_requests_reach_a_server_without_lm_evals_fixed_seed():
 def test_other_backends_are_left_alone_by_the_seed_gate():
     loaded = our_tasks().load(["scm_mc"])["tasks"]
     model = VLLM()
-    with preflight._fresh_draws_from_servers(model, list(loaded.values())):
+    with adapters._fresh_draws_from_servers(model, list(loaded.values())):
         assert "_create_payload" not in vars(model)
 
 
@@ -331,8 +331,8 @@ def test_chat_completions_without_chat_messages_are_refused_before_the_first_req
         "--model local-completions for plain-text prompts",
     ]
     tasks = list(our_tasks().load(["scm_mc"])["tasks"].values())
-    assert preflight.check_chat_messages("local-chat-completions", tasks, True) == []
-    assert preflight.check_chat_messages(object.__new__(LocalChatCompletion), tasks, False)[0].startswith(
+    assert checks.check_chat_messages("local-chat-completions", tasks, True) == []
+    assert checks.check_chat_messages(object.__new__(LocalChatCompletion), tasks, False)[0].startswith(
         "scm_mc: --model local-chat-completions sends chat messages"
     )
-    assert preflight.check_chat_messages("local-completions", tasks, False) == []
+    assert checks.check_chat_messages("local-completions", tasks, False) == []

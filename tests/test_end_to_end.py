@@ -137,10 +137,10 @@ def one_request_run(tmp_path_factory, tiny_gpt2, winoqueer_dir):
 def prefix_form_run(tiny_gpt2, pair_slice):
     """The head sample scored as sentence prefixes with empty contexts, the form used where the
     backend cannot write its prefix token as text (made so here by hiding it)."""
-    from lm_eval_bias import preflight
+    from lm_eval_bias import adapters
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(preflight, "current_prefix_token_text", lambda: None)
+        patch.setattr(adapters, "current_prefix_token_text", lambda: None)
         out = lm_eval_bias.simple_evaluate(
             model="hf",
             model_args=f"pretrained={tiny_gpt2},dtype=float32",

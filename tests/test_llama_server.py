@@ -6,6 +6,7 @@ what is needed and how the server is started and stopped.
 """
 
 import json
+import logging
 import math
 import subprocess
 import sys
@@ -178,27 +179,35 @@ metric_list:
 """
 
 
-def test_a_context_without_bos_is_refused_on_llama_cpp(q4_server, smollm2_tokenizer, tmp_path):
-    """A user's own lm-eval task (not ours, so its context is sent without the prefix token): the
-    answer to its first request is recognised as llama-cpp-python's misaligned echo."""
+def test_a_users_task_without_bos_scores_as_stock_with_a_warning_on_llama_cpp(
+    q4_server, smollm2_tokenizer, tmp_path, caplog
+):
+    """A user's own lm-eval task (not ours, so its context is sent without the prefix token) gets
+    lm-eval's own reading of the echo, as with the stock lm_eval, and a warning that it is
+    llama-cpp-python's misaligned echo."""
+    import lm_eval
+    from lm_eval.tasks import TaskManager
+
     import lm_eval_bias
-    from lm_eval_bias.errors import ConfigurationError
 
     data = tmp_path / "questions.jsonl"
     data.write_text(json.dumps({"question": "Is the sky blue?"}) + "\n")
     (tmp_path / "my_choice.yaml").write_text(MY_CHOICE_TASK.format(data=data))
-    with pytest.raises(ConfigurationError) as error:
-        lm_eval_bias.simple_evaluate(
-            model="local-completions",
-            model_args=completions_model_args(q4_server, smollm2_tokenizer),
-            tasks=["my_choice"],
-            task_manager=lm_eval_bias.task_manager([str(tmp_path)]),
-        )
-    assert str(error.value).startswith(
-        "the completions server echoed one prompt token fewer than lm-eval sent, and the prompt does not "
-        "start with the model's BOS token: llama-cpp-python's server then reads every echoed log-probability one "
-        "position off"
-    ), str(error.value)
+
+    def loglikelihoods(output):
+        return [answer[0][0] for answer in output["samples"]["my_choice"][0]["resps"]]
+
+    arguments = {"model": "local-completions", "tasks": ["my_choice"], "log_samples": True}
+    arguments["model_args"] = completions_model_args(q4_server, smollm2_tokenizer)
+    stock = lm_eval.simple_evaluate(**arguments, task_manager=TaskManager(include_path=str(tmp_path)))
+    with caplog.at_level(logging.WARNING, logger="lm_eval_bias"):
+        ours = lm_eval_bias.simple_evaluate(**arguments, task_manager=lm_eval_bias.task_manager([str(tmp_path)]))
+    assert loglikelihoods(ours) == loglikelihoods(stock)
+    assert (
+        "a task that is not lm-eval-bias's gets lm-eval's own reading of the server's echo, which lm-eval-bias "
+        "refuses for its own tasks: the completions server echoed one prompt token fewer than lm-eval sent, and "
+        "the prompt does not start with the model's BOS token"
+    ) in caplog.text
 
 
 def test_token_id_prompts_are_explained(q4_server, smollm2_tokenizer, winoqueer_dir, tmp_path):

@@ -1,4 +1,4 @@
-"""Checks that run before the model is asked anything (lm_eval_bias.preflight, options, harness).
+"""Checks that run before the model is asked anything (lm_eval_bias.checks, evaluate, options, harness).
 
 Each test asserts the exact problem a user sees and that nothing expensive ran first.
 """
@@ -17,7 +17,7 @@ import pytest
 
 import lm_eval_bias
 from fake_models import CountingLM, ScriptedLM
-from lm_eval_bias import data, options, preflight, tasks_dir
+from lm_eval_bias import adapters, checks, data, evaluate, options, tasks_dir
 from lm_eval_bias.benchmarks import tango
 from lm_eval_bias.benchmarks import winoqueer as wq
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
@@ -163,12 +163,12 @@ def test_backend_checks_by_name_before_the_model_loads():
         built("winoqueer_mlm", data_file=WINOQUEER_SAMPLE),
         built("tango_misgender", data_file=MISGENDERING),
     ]
-    assert preflight.check_backend("hf", tasks) == [
+    assert checks.check_backend("hf", tasks) == [
         "winoqueer_mlm: needs the masked-LM backend (--model hf-mlm with a masked LM such as bert-base-uncased); "
         "--model hf would score each sentence as a continuation of its counterfactual, which is not WinoQueer's "
         "Eq. 1. Fix: --model hf-mlm, or --tasks winoqueer for causal LMs"
     ]
-    problems = preflight.check_backend("hf-mlm", tasks)
+    problems = checks.check_backend("hf-mlm", tasks)
     assert problems == [
         "tango_misgender_prob: --model hf-mlm scores only WinoQueer pairs with a masked LM (winoqueer_mlm), and "
         "tango_misgender_prob needs log-likelihoods. Fix: run tango_misgender_prob with --model hf and a causal "
@@ -177,7 +177,7 @@ def test_backend_checks_by_name_before_the_model_loads():
         "tango_misgender needs generation. Fix: run tango_misgender with --model hf and a causal LM; run masked "
         "LMs with --tasks winoqueer_mlm",
     ]
-    chat = preflight.check_backend("local-chat-completions", tasks)
+    chat = checks.check_backend("local-chat-completions", tasks)
     assert len(chat) == 2 and chat[0].startswith(
         "tango_misgender_prob: --model local-chat-completions cannot score log-likelihoods"
     )
@@ -187,7 +187,7 @@ def test_backend_checks_by_name_before_the_model_loads():
 def test_backend_checks_on_loaded_models():
     tasks = [built("winoqueer", data_file=WINOQUEER_SAMPLE)]
     masked = object.__new__(HFMaskedLM)  # the class is what counts, not a loaded BERT
-    assert preflight.check_backend(masked, tasks)[0].startswith(
+    assert checks.check_backend(masked, tasks)[0].startswith(
         "winoqueer: the HFMaskedLM backend scores only WinoQueer pairs"
     )
 
@@ -195,18 +195,18 @@ def test_backend_checks_on_loaded_models():
         backend = "causal"
         model = SimpleNamespace(config=SimpleNamespace(model_type="bert", is_decoder=False, is_encoder_decoder=False))
 
-    assert preflight.check_backend(HFLM(), tasks) == [
+    assert checks.check_backend(HFLM(), tasks) == [
         "winoqueer: the model is a masked LM (bert) loaded as a causal LM: it sees the tokens it is asked to "
         "predict, so its log-likelihoods and generations mean nothing. Fix: --model hf-mlm --tasks winoqueer_mlm "
         "for masked LMs, or a causal LM"
     ]
     HFLM.model.config.model_type = "xlm"  # an XLM masked LM: its config says causal=False
     HFLM.model.config.causal = False
-    assert "masked LM (xlm)" in preflight.check_backend(HFLM(), tasks)[0]
+    assert "masked LM (xlm)" in checks.check_backend(HFLM(), tasks)[0]
     HFLM.model.config.causal = True  # an XLM causal LM
-    assert preflight.check_backend(HFLM(), tasks) == []
+    assert checks.check_backend(HFLM(), tasks) == []
     HFLM.model.config.model_type = "gpt2"
-    assert preflight.check_backend(HFLM(), tasks) == []
+    assert checks.check_backend(HFLM(), tasks) == []
 
 
 def test_stock_simple_evaluate_refuses_winoqueer_mlm_on_a_causal_backend_before_any_request():
@@ -345,6 +345,22 @@ def test_generation_settings_the_backend_would_fail_on_are_refused(setting, prob
 def test_python_arguments_of_the_wrong_kind_are_our_errors(arguments, problem):
     with pytest.raises(ConfigurationError, match=re.escape(problem)):
         lm_eval_bias.simple_evaluate(model=CountingLM(), **{"tasks": ["winoqueer"], **arguments})
+
+
+@pytest.mark.parametrize("metadata", ["data_dir=x", {None: 1}, ["data_dir"]])
+def test_metadata_of_the_wrong_kind_gets_one_message_in_both_entry_points(metadata):
+    shown = repr(metadata)
+    with pytest.raises(ConfigurationError) as from_task_manager:
+        lm_eval_bias.task_manager(metadata=metadata)
+    assert str(from_task_manager.value) == (
+        f"task_manager(metadata=...): expected a dict of option names (text) to values, got {shown}"
+    )
+    with pytest.raises(ConfigurationError) as from_simple_evaluate:
+        lm_eval_bias.simple_evaluate(model=CountingLM(), tasks=["winoqueer"], metadata=metadata)
+    assert str(from_simple_evaluate.value) == (
+        f"simple_evaluate(metadata=...): expected a dict of option names (text) to values, got {shown}"
+    )
+    assert checks.check_metadata_mapping({"data_dir": "x"}, "simple_evaluate") == []
 
 
 def test_an_error_while_the_stock_cli_builds_a_task_prints_one_message(monkeypatch):
@@ -680,9 +696,9 @@ def tiny_hflm(tiny_gpt2):
 def test_prefix_token_text_is_found_only_where_it_tokenizes_as_the_prefix_token(tiny_hflm, monkeypatch):
     from fake_models import ScriptedLM
 
-    assert preflight.prefix_token_text(tiny_hflm) == "<|endoftext|>"
-    assert preflight.prefix_token_text(ScriptedLM()) is None  # no tokenizer: no way to check
-    assert preflight.prefix_token_text(None) is None
+    assert checks.prefix_token_text(tiny_hflm) == "<|endoftext|>"
+    assert checks.prefix_token_text(ScriptedLM()) is None  # no tokenizer: no way to check
+    assert checks.prefix_token_text(None) is None
     # a backend that adds BOS itself would read the text as a second BOS
     monkeypatch.setattr(tiny_hflm, "add_bos_token", True)
     monkeypatch.setattr(tiny_hflm.tokenizer, "add_bos_token", True, raising=False)
@@ -691,7 +707,7 @@ def test_prefix_token_text_is_found_only_where_it_tokenizes_as_the_prefix_token(
         "tok_encode",
         lambda self, text, add_special_tokens=None, **kw: [0] + self.tokenizer.encode(text, add_special_tokens=False),
     )
-    assert preflight.prefix_token_text(tiny_hflm) is None
+    assert checks.prefix_token_text(tiny_hflm) is None
 
 
 def test_lm_eval_hf_logits_cache_misreads_a_sentence_split_at_two_words_unless_split_in_rounds(tiny_hflm):
@@ -705,13 +721,16 @@ def test_lm_eval_hf_logits_cache_misreads_a_sentence_split_at_two_words_unless_s
     other = ("<|endoftext|>Lesbians", " are sinful.")
 
     def loglik(*requests):
-        instances = [Instance("loglikelihood", {}, request, index) for index, request in enumerate(requests)]
+        instances = [
+            Instance("loglikelihood", {}, request, index, metadata=("winoqueer", index, 1))
+            for index, request in enumerate(requests)
+        ]
         return [value for value, _ in tiny_hflm.loglikelihood(instances, disable_tqdm=True)]
 
     alone = [loglik(request)[0] for request in (split_after_one_word, split_after_two_words, other)]
     together = loglik(split_after_one_word, split_after_two_words, other)
     assert together[1] != pytest.approx(alone[1], abs=1e-4)  # if this fails, lm-eval fixed it
-    with preflight._logits_cache_split(tiny_hflm):
+    with adapters._logits_cache_split(tiny_hflm), adapters._requests_routed_by_task(tiny_hflm, {"winoqueer"}):
         assert loglik(split_after_one_word, split_after_two_words, other) == pytest.approx(alone, abs=1e-5)
     assert "_loglikelihood_tokens" not in vars(tiny_hflm)  # the model is left as it was
 
@@ -724,10 +743,10 @@ def test_logits_cache_rounds_separate_continuation_lengths_within_a_group_only()
         (None, [1, 2], [3, 4, 6]),
         (None, [9], [8]),
     ]
-    assert preflight.logits_cache_rounds(same_tokens_but_last) == [[2, 4], [1], [0, 3]]
+    assert adapters.logits_cache_rounds(same_tokens_but_last) == [[2, 4], [1], [0, 3]]
     one_token_choices = [(None, [1, 2], [3]), (None, [1, 2], [4]), (None, [7], [3, 4])]
-    assert preflight.logits_cache_rounds(one_token_choices) == [[0, 1, 2]]
-    assert preflight.logits_cache_rounds([]) == [[]]
+    assert adapters.logits_cache_rounds(one_token_choices) == [[0, 1, 2]]
+    assert adapters.logits_cache_rounds([]) == [[]]
 
 
 def test_a_model_that_answers_generations_with_something_else_than_text_is_named():
@@ -774,7 +793,7 @@ def test_each_distinct_loglikelihood_request_reaches_the_backend_once(winoqueer_
         lm = RecordingLM()
         with pytest.MonkeyPatch.context() as patch:
             for name, value in patches.items():
-                patch.setattr(preflight, name, value)
+                patch.setattr(adapters, name, value)
             out = lm_eval_bias.simple_evaluate(
                 model=lm, tasks=["winoqueer"], bootstrap_iters=0, task_manager=our_tasks(data_file=str(data_file))
             )
@@ -788,29 +807,19 @@ def test_each_distinct_loglikelihood_request_reaches_the_backend_once(winoqueer_
     assert results == same_results
 
 
-def test_an_evaluation_collects_older_garbage_generations_less_often_and_restores_the_collector(monkeypatch):
+def test_an_evaluation_leaves_the_garbage_collector_as_the_caller_set_it(monkeypatch):
+    """A library changes no process-wide setting: the collector's thresholds during the run are the caller's."""
     import gc
 
     import lm_eval.evaluator
-
-    from lm_eval_bias import harness
 
     before = gc.get_threshold()
     seen = []
     monkeypatch.setattr(lm_eval.evaluator, "simple_evaluate", lambda *args, **kwargs: seen.append(gc.get_threshold()))
     manager = lm_eval_bias.task_manager(include_defaults=False)
-    preflight.simple_evaluate(model=ScriptedLM(), tasks=["scm_mc"], task_manager=manager, limit=2)
-    assert seen == [(before[0], max(before[1], 100), max(before[2], 100))]
+    evaluate.simple_evaluate(model=ScriptedLM(), tasks=["scm_mc"], task_manager=manager, limit=2)
+    assert seen == [before]
     assert gc.get_threshold() == before
-    with pytest.raises(ZeroDivisionError), harness.fewer_garbage_collections():
-        1 / 0
-    assert gc.get_threshold() == before
-    gc.disable()  # a caller's choice is kept
-    try:
-        with harness.fewer_garbage_collections():
-            assert gc.get_threshold() == before
-    finally:
-        gc.enable()
 
 
 # Every custom_dataset loader of the shipped YAMLs, with options that reach each kind of row it makes.

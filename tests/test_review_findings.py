@@ -14,7 +14,7 @@ from lm_eval.api.model import LM
 
 import lm_eval_bias
 from fake_models import ScriptedLM
-from lm_eval_bias import cli, data, preflight, scorers
+from lm_eval_bias import adapters, cli, data, scorers
 from lm_eval_bias.benchmarks import gendercare as gp
 from lm_eval_bias.benchmarks import scm, tango
 from lm_eval_bias.benchmarks import winoqueer as wq
@@ -172,7 +172,7 @@ def test_a_server_without_prompt_log_probabilities_is_explained():
             ["tango_misgender_prob"]
         )["tasks"],
     )
-    with preflight._explained_backend_failures(server, task.values()):
+    with adapters._explained_backend_failures(server, task.values()):
         with pytest.raises(ConfigurationError) as error:
             server.loglikelihood([])
     assert str(error.value).startswith(
@@ -383,7 +383,7 @@ def test_lm_evals_own_argument_errors_are_bad_input():
 
 def test_the_stock_cli_shows_our_errors_without_a_traceback(capsys, monkeypatch):
     monkeypatch.setattr(sys, "excepthook", lambda *args: print("traceback", file=sys.stderr))
-    preflight._install_excepthook()
+    adapters._install_excepthook()
     sys.excepthook(ConfigurationError, ConfigurationError("winoqueer: unknown option 'x'"), None)
     sys.excepthook(ValueError, ValueError("other"), None)
     assert capsys.readouterr().err == "lm-eval-bias: error: winoqueer: unknown option 'x'\ntraceback\n"

@@ -91,7 +91,7 @@ def finish(started: dict, timeout: float = 600) -> list:
 def split_sentences(rows: list[dict]) -> list[set[int]]:
     """Rows whose requests split one sentence at different words (as one request per sentence
     sends them): lm-eval's logits cache would score them wrongly together, so the request gate
-    scores them in rounds (``preflight.logits_cache_rounds``), on each process's share."""
+    scores them in rounds (``adapters.logits_cache_rounds``), on each process's share."""
     from lm_eval_bias.benchmarks import winoqueer as wq
 
     contexts_of: dict[str, dict[str, set[int]]] = {}
@@ -229,13 +229,13 @@ def test_rank_0_reports_what_one_process_reports(runs, index, task):
 
 
 def test_merge_puts_every_value_at_its_documents_place():
-    from lm_eval_bias.distributed import _CallRecord, merge_shards
+    from lm_eval_bias.distributed import CallRecord, merge_shards
 
     # documents 0..4 over two ranks (0, 2, 4 and 1, 3), two filter passes; "lesbian" is on rank 1 only
     returned = {0: ("score",), 1: ("score", "lesbian"), 2: ("score",), 3: ("score", "lesbian"), 4: ("score",)}
     shards, records, samples = [], [], []
     for rank in (0, 1):
-        record, shard, logged = _CallRecord(), {}, []
+        record, shard, logged = CallRecord(), {}, []
         for filter_name in ("a", "b"):
             for document in range(rank, 5, 2):
                 record.add(returned[document])
@@ -259,7 +259,7 @@ def test_merge_puts_every_value_at_its_documents_place():
 def test_fewer_documents_than_processes_is_refused_before_any_request():
     from types import SimpleNamespace
 
-    from lm_eval_bias.preflight import check_shards
+    from lm_eval_bias.checks import check_shards
 
     task = SimpleNamespace(eval_docs=list(range(10)), task_name="winoqueer", config=SimpleNamespace(task="winoqueer"))
     assert check_shards(SimpleNamespace(world_size=4), 3, [task]) == [
@@ -372,7 +372,7 @@ def test_classifiers_default_to_the_processs_own_gpu(monkeypatch):
 def test_a_request_too_long_names_the_process_whose_share_has_it():
     from types import SimpleNamespace
 
-    from lm_eval_bias import preflight
+    from lm_eval_bias import checks
     from lm_eval_bias.errors import ConfigurationError
 
     lm = SimpleNamespace(max_length=8, tok_encode=lambda text, **_: list(text), rank=1, world_size=2)
@@ -380,13 +380,9 @@ def test_a_request_too_long_names_the_process_whose_share_has_it():
         request_type="loglikelihood", args=("", "a sentence longer than eight"), doc={"pair_id": "7"}
     )
     task = SimpleNamespace(instances=[request], task_name="winoqueer")
-    token = preflight._current_lm.set(lm)
-    try:
-        with pytest.raises(
-            ConfigurationError,
-            match=r"^winoqueer: 1 of its 1 requests \(process 1 of 2: its share "
-            r"of the documents\) do not fit the model's context of 8 tokens",
-        ):
-            preflight.check_requests_fit(task)
-    finally:
-        preflight._current_lm.reset(token)
+    with pytest.raises(
+        ConfigurationError,
+        match=r"^winoqueer: 1 of its 1 requests \(process 1 of 2: its share "
+        r"of the documents\) do not fit the model's context of 8 tokens",
+    ):
+        checks.check_requests_fit(task, lm)

@@ -17,7 +17,7 @@ suffix ``text[s:]`` (true of every pair in the official file), the sentence is
 one ``loglikelihood`` request with context ``<BOS text> + text[:s]`` and
 continuation ``text[s:]``: one forward pass over BOS and the sentence, the
 floor. The BOS text is the model's prefix token written out; it is used only
-when ``preflight.prefix_token_text`` has checked that the model's tokenizer reads
+when ``checks.prefix_token_text`` has checked that the model's tokenizer reads
 it as that one token and tokenizes the words after it as it does without it, so
 the request conditions on exactly what the authors' code does (BOS, then the
 sentence). Otherwise (another backend or tokenizer, or a pair with several scored

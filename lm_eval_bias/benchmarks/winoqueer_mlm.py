@@ -17,7 +17,7 @@ from lm_eval_bias.benchmarks.winoqueer import WinoQueerTask
 class WinoQueerMLMTask(WinoQueerTask):
     """``winoqueer``'s task (no prompt: ``fewshot_context``) with the masked-LM requests."""
 
-    # Its requests mean something only to the hf-mlm backend (preflight.check_backend).
+    # Its requests mean something only to the hf-mlm backend (checks.check_backend).
     MASKED_LM_PAIRS = True
 
     def construct_requests(self, doc, ctx, **kwargs):

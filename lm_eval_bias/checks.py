@@ -1,0 +1,576 @@
+"""Checks of a run that need no request answered: each returns the problems it finds, as
+messages that say what, where and the fix (or raises one :class:`ConfigurationError`).
+
+:func:`lm_eval_bias.evaluate.simple_evaluate` runs them by backend name before the model loads;
+the request gate (:func:`lm_eval_bias.adapters.install_request_gate`) runs them on the loaded
+model before any request is built, for the stock ``lm_eval`` CLI and Python API; and each of our
+tasks runs :func:`check_requests_fit` right after building its requests.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Iterable
+
+from lm_eval_bias import backend_options
+from lm_eval_bias.errors import ConfigurationError
+from lm_eval_bias.task_kinds import doc_label, is_ours, needs, task_name
+
+MASKED_LM_BACKENDS = frozenset({"hf-mlm"})
+
+# lm-eval backends whose loglikelihood() only raises: chat APIs return no prompt log-probabilities.
+NO_LOGLIKELIHOOD_BACKENDS = frozenset(
+    {
+        "local-chat-completions",
+        "openai-chat-completions",
+        "azure-openai-chat-completions",
+        "anthropic-chat",
+        "anthropic-chat-completions",
+        "anthropic-completions",
+        "litellm",
+        "litellm-chat",
+        "litellm-chat-completions",
+    }
+)
+
+NO_LOGLIKELIHOOD_CLASSES = frozenset({"LocalChatCompletion", "AnthropicLM", "AnthropicChat"})
+
+# Encoder-only masked LMs that transformers will also load as "causal" (a *LMHeadModel that
+# needs is_decoder=True): loaded by --model hf they see the tokens they are asked to predict.
+ENCODER_ONLY_MODEL_TYPES = frozenset(
+    {
+        "bert",
+        "big_bird",
+        "camembert",
+        "data2vec-text",
+        "electra",
+        "ernie",
+        "megatron-bert",
+        "rembert",
+        "roberta",
+        "roberta-prelayernorm",
+        "roc_bert",
+        "roformer",
+        "xlm-roberta",
+        "xlm-roberta-xl",
+        "xmod",
+    }
+)
+
+# How many offending documents a message lists before "and N more".
+EXAMPLES_SHOWN = 3
+
+
+def unwrapped(lm):
+    from lm_eval.api.model import CachingLM
+
+    return lm.lm if isinstance(lm, CachingLM) else lm
+
+
+def _backend_kind(lm_or_name) -> tuple[str, bool, bool]:
+    """(how to name it, masked LM?, can score log-likelihoods?) for a backend given by its
+    lm-eval name (before loading) or as the loaded object."""
+    if isinstance(lm_or_name, str):
+        name = lm_or_name
+        return f"--model {name}", name in MASKED_LM_BACKENDS, name not in NO_LOGLIKELIHOOD_BACKENDS
+    from lm_eval_bias.models.hf_mlm import HFMaskedLM
+
+    lm = unwrapped(lm_or_name)
+    defining = next((cls for cls in type(lm).__mro__ if "loglikelihood" in vars(cls)), None)
+    scores = defining is None or defining.__name__ not in NO_LOGLIKELIHOOD_CLASSES
+    return f"the {type(lm).__name__} backend", isinstance(lm, HFMaskedLM), scores
+
+
+def check_backend(lm_or_name, tasks: Iterable) -> list[str]:
+    """Problems of running these tasks on this backend (a name such as ``"hf-mlm"`` before
+    the model loads, or the loaded lm-eval model)."""
+    if lm_or_name is None:
+        return []
+    backend, masked, scores_logliks = _backend_kind(lm_or_name)
+    problems = []
+    for task in tasks:
+        name, need = task_name(task), needs(task)
+        if masked and need != "masked pairs":
+            problems.append(
+                f"{name}: {backend} scores only WinoQueer pairs with a masked LM (winoqueer_mlm), and "
+                f"{name} needs {need}. Fix: run {name} with --model hf and a causal LM; run masked LMs "
+                "with --tasks winoqueer_mlm"
+            )
+        elif not masked and need == "masked pairs":
+            problems.append(
+                f"{name}: needs the masked-LM backend (--model hf-mlm with a masked LM such as "
+                f"bert-base-uncased); {backend} would score each sentence as a continuation of its "
+                "counterfactual, which is not WinoQueer's Eq. 1. Fix: --model hf-mlm, or --tasks "
+                "winoqueer for causal LMs"
+            )
+        elif not scores_logliks and need == "log-likelihoods" and is_ours(task):
+            problems.append(
+                f"{name}: {backend} cannot score log-likelihoods (chat APIs return no log-probabilities "
+                f"of the prompt), and {name} needs them. Fix: --model local-completions with a "
+                "/v1/completions server that returns echo+logprobs, or --model hf / vllm; or run only "
+                "the generation tasks on this backend"
+            )
+    if not isinstance(lm_or_name, str):
+        problems += _masked_model_loaded_as_causal(lm_or_name, [t for t in tasks if is_ours(t)])
+    return problems
+
+
+def _masked_model_loaded_as_causal(lm, tasks: list) -> list[str]:
+    from lm_eval_bias.models.hf_mlm import HFMaskedLM
+
+    if isinstance(unwrapped(lm), HFMaskedLM):
+        return []
+    config = getattr(getattr(unwrapped(lm), "model", None), "config", None)
+    model_type = getattr(config, "model_type", None)
+    # XLM checkpoints are masked (MLM) or causal (CLM); their config says which.
+    masked = model_type in ENCODER_ONLY_MODEL_TYPES or (model_type == "xlm" and not getattr(config, "causal", False))
+    if (
+        not tasks
+        or not masked
+        or getattr(config, "is_decoder", False)
+        or getattr(config, "is_encoder_decoder", False)
+        or getattr(unwrapped(lm), "backend", "causal") != "causal"
+    ):
+        return []
+    names = ", ".join(task_name(task) for task in tasks)
+    return [
+        f"{names}: the model is a masked LM ({model_type}) loaded as a causal LM: it sees the tokens "
+        "it is asked to predict, so its log-likelihoods and generations mean nothing. Fix: "
+        "--model hf-mlm --tasks winoqueer_mlm for masked LMs, or a causal LM"
+    ]
+
+
+def check_limit(limit, tasks: Iterable) -> list[str]:
+    """``--limit`` that leaves a task nothing to evaluate (lm-eval would crash on it)."""
+    if limit is None:
+        return []
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not math.isfinite(limit):
+        return [
+            f"--limit {limit!r} is not a number of documents. Fix: --limit N with N >= 1 (or a fraction "
+            "between 0 and 1), or no --limit"
+        ]
+    from lm_eval.evaluator_utils import get_sample_size
+
+    problems = []
+    for task in tasks:
+        size = get_sample_size(task, limit)
+        if size is not None and size < 1:
+            problems.append(
+                f"{task_name(task)}: --limit {limit:g} leaves no documents to evaluate. Fix: "
+                "--limit N with N >= 1 (or a fraction above 0), or no --limit"
+            )
+    return problems
+
+
+def world_size(lm) -> int:
+    """How many processes run the evaluation (``lm.world_size``; 1 when the backend says nothing
+    usable): the one reading of it for every check and adapter."""
+    try:
+        return max(int(getattr(lm, "world_size", 1) or 1), 1)
+    except (TypeError, ValueError):
+        return 1
+
+
+def check_metadata_mapping(metadata, where: str) -> list[str]:
+    """Metadata that is not a dict of option names (text) to values, as given to ``where``
+    (``"task_manager"``, ``"simple_evaluate"``).
+
+    Parameters
+    ----------
+    metadata : object
+        What the caller passed as ``metadata`` (None: nothing passed).
+    where : str
+        The function it was passed to, for the message.
+
+    Returns
+    -------
+    list of str
+        One problem, or none.
+    """
+    if metadata is None or (isinstance(metadata, dict) and all(isinstance(key, str) for key in metadata)):
+        return []
+    return [f"{where}(metadata=...): expected a dict of option names (text) to values, got {metadata!r}"[:300]]
+
+
+def check_shards(lm, limit, tasks: Iterable) -> list[str]:
+    """With several processes (``accelerate launch``) each gets every ``world_size``-th document,
+    and lm-eval fails on a process left with none, after the model has loaded everywhere."""
+    processes = world_size(lm)
+    if processes <= 1:
+        return []
+    from lm_eval.evaluator_utils import get_sample_size
+
+    problems = []
+    for task in tasks:
+        documents = len(task.eval_docs)
+        size = get_sample_size(task, limit) if limit is not None else None
+        evaluated = documents if size is None else min(size, documents)
+        if 1 <= evaluated < processes:
+            problems.append(
+                f"{task_name(task)}: {evaluated} document(s) for {processes} processes; lm-eval gives "
+                f"each process every {processes}th document and fails on a process with none. Fix: "
+                f"--limit {processes} or more, or at most {evaluated} processes"
+            )
+    return problems
+
+
+def _tokens(lm, text: str) -> int:
+    return len(lm.tok_encode(text)) if text else 0
+
+
+def _context_checked(lm) -> bool:
+    """Whether lm-eval truncates this backend's inputs to ``lm.max_length`` itself (the local
+    backends); API servers report no real context size, and hf-mlm checks its own."""
+    from lm_eval_bias.models.hf_mlm import HFMaskedLM
+
+    return (
+        isinstance(getattr(lm, "max_length", None), int)
+        and callable(getattr(lm, "tok_encode", None))
+        and not is_api_model(lm)
+        and not isinstance(lm, HFMaskedLM)
+    )
+
+
+def is_api_model(lm) -> bool:
+    """Whether ``lm`` is one of lm-eval's API backends (``TemplateAPI``), without importing their
+    module (aiohttp and more: a third of a second) in a run that loaded none of them."""
+    module = sys.modules.get("lm_eval.models.api_models")
+    return module is not None and isinstance(lm, module.TemplateAPI)
+
+
+def _overflow(lm, request) -> str | None:
+    """Why a request would be cut (lm-eval drops the start of a too long input), or None."""
+    limit = lm.max_length
+    if request.request_type == "generate_until":
+        context, generation_kwargs = request.args[0], (request.args[1] if len(request.args) > 1 else {})
+        new_tokens = int((generation_kwargs or {}).get("max_gen_toks", getattr(lm, "max_gen_toks", 256)))
+        if new_tokens >= limit:
+            return f"it asks for {new_tokens} new tokens and the model takes {limit} in all"
+        budget = limit - new_tokens
+        # A token is at least one byte, plus a word-start marker: most prompts need no tokenizing.
+        if len(context.encode("utf-8")) + 2 <= budget:
+            return None
+        used = _tokens(lm, context)
+        return None if used <= budget else f"{used} prompt tokens + {new_tokens} new tokens > {limit}"
+    if request.request_type == "loglikelihood":
+        context, continuation = request.args[:2]
+        if len(context.encode("utf-8")) + len(continuation.encode("utf-8")) + 3 <= limit + 1:
+            return None
+        used = (_tokens(lm, context) if context else 1) + _tokens(lm, continuation)
+        return None if used <= limit + 1 else f"{used} tokens > {limit} (+1)"
+    return None
+
+
+def check_requests_fit(task, lm) -> None:
+    """Refuse a task whose requests the current model would truncate: lm-eval would drop the
+    start of the prompt (or fail an assertion) and score something else than the benchmark's
+    text. Runs right after the task built its requests, before any is sent. Also refuses
+    generation settings that the backend would fail on at the first request."""
+    lm = unwrapped(lm)
+    settings = {
+        repr(r.args[1]): r.args[1] or {}
+        for r in task.instances
+        if r.request_type == "generate_until" and len(r.args) > 1
+    }
+    for generation_kwargs in settings.values():
+        problem = generation_settings_problem(lm, generation_kwargs)
+        if problem:
+            raise ConfigurationError(f"{task_name(task)}: {problem}")
+    if lm is None:
+        return
+    if not _context_checked(lm):
+        return
+    too_long = []
+    for request in task.instances:
+        reason = _overflow(lm, request)
+        if reason:
+            too_long.append((request, reason))
+    if not too_long:
+        return
+    examples = "; ".join(
+        f"document {doc_label(request.doc)} ({reason})" for request, reason in too_long[:EXAMPLES_SHOWN]
+    )
+    more = f", and {len(too_long) - EXAMPLES_SHOWN} more" if len(too_long) > EXAMPLES_SHOWN else ""
+    # With several processes each checks its own share of the documents (and stops the run).
+    processes = world_size(lm)
+    share = f" (process {lm.rank} of {processes}: its share of the documents)" if processes > 1 else ""
+    raise ConfigurationError(
+        f"{task_name(task)}: {len(too_long)} of its {len(task.instances)} requests{share} do not fit the model's "
+        f"context of {lm.max_length} tokens, so lm-eval would cut the start of the prompt: {examples}{more}. "
+        "Fix: a model with a longer context (or --model_args max_length=N where the model supports it), a "
+        "smaller --gen_kwargs max_gen_toks=N for generation tasks, or a data file without those documents"
+    )
+
+
+def _generation_problem(generation_kwargs: dict) -> str | None:
+    """What is wrong with a task's generation settings (``--gen_kwargs`` included), or None."""
+
+    def number(key):
+        value = generation_kwargs.get(key)
+        if isinstance(value, bool):  # max_gen_toks=True is no number of tokens
+            return math.nan
+        try:
+            return None if value is None else float(value)
+        except (TypeError, ValueError):
+            return math.nan
+
+    checks = (
+        ("max_gen_toks", lambda v: v >= 1 and v == int(v), "a whole number of new tokens, at least 1"),
+        ("temperature", lambda v: v >= 0, "a number >= 0 (0: greedy)"),
+        ("top_p", lambda v: 0 < v <= 1, "a number in (0, 1]"),
+        ("top_k", lambda v: v >= 0 and v == int(v), "a whole number >= 0"),
+    )
+    for key, valid, expected in checks:
+        value = number(key)
+        if value is not None and not (math.isfinite(value) and valid(value)):
+            return (
+                f"generation setting {key}={generation_kwargs[key]!r} is not {expected}. Fix: --gen_kwargs "
+                f"{key} with {expected}, or leave it out"
+            )
+    return None
+
+
+def _do_sample(generation_kwargs: dict) -> bool | None:
+    """The settings' ``do_sample`` (text such as "True" from ``--gen_kwargs`` read as lm-eval's
+    backends read it), None when not given."""
+    value = generation_kwargs.get("do_sample")
+    return None if value is None else str(value).strip().lower() in ("true", "1", "yes")
+
+
+def is_sampling(generation_kwargs: dict) -> bool:
+    """Whether these settings sample (lm-eval's rule: do_sample, else a temperature above 0)."""
+    do_sample = _do_sample(generation_kwargs)
+    try:
+        temperature = float(generation_kwargs.get("temperature", 0.0))
+    except (TypeError, ValueError):
+        return False
+    if do_sample is None:
+        return temperature > 0
+    return do_sample and temperature > 0
+
+
+def _sampling_problem(lm, generation_kwargs: dict) -> str | None:
+    """``do_sample`` without a temperature: lm-eval then uses temperature 0, which transformers
+    refuses at the first request (hf), and which vLLM, SGLang and the servers take as greedy
+    decoding, so that nothing is sampled. ``lm`` is the loaded model or a backend's name."""
+    do_sample = bool(_do_sample(generation_kwargs))
+    temperature = generation_kwargs.get("temperature", 0.0)
+    try:
+        temperature = float(temperature)
+    except (TypeError, ValueError):
+        return None  # _generation_problem names it
+    if not do_sample or temperature != 0:
+        return None
+    fix = (
+        "Fix: --gen_kwargs do_sample=True,temperature=T with T > 0 (e.g. 1.0), or leave do_sample out for "
+        "greedy decoding"
+    )
+    if not isinstance(lm, str):
+        from lm_eval.models.huggingface import HFLM
+
+        if isinstance(lm, HFLM):
+            return (
+                "generation setting do_sample=True with temperature 0 (lm-eval's default when none is given): "
+                f"the hf backend cannot sample at temperature 0. {fix}"
+            )
+    backend = backend_options.backend_name(lm)
+    if backend is None:
+        return None
+    return (
+        "generation setting do_sample=True with temperature 0 (lm-eval's default when none is given): "
+        f"--model {backend} decodes greedily at temperature 0, so nothing would be sampled. {fix}"
+    )
+
+
+def _backend_option_problem(lm, generation_kwargs: dict) -> str | None:
+    """Generation settings that the backend (loaded, or by its name) rejects or ignores
+    (:mod:`lm_eval_bias.backend_options`)."""
+    backend = backend_options.backend_name(lm)
+    keys = backend_options.rejected(backend, generation_kwargs) if backend else []
+    if not keys:
+        return None
+    named = ", ".join(keys)
+    setting = "setting" if len(keys) == 1 else "settings"
+    return (
+        f"generation {setting} {named} not taken by --model {backend}: {backend_options.CONSEQUENCE[backend]}. "
+        f"Fix: leave {named} out of --gen_kwargs (or out of your task YAML's generation_kwargs), or run with "
+        "--model hf, which passes every transformers generate() option on"
+    )
+
+
+def generation_settings_problem(lm, generation_kwargs: dict) -> str | None:
+    """What is wrong with these generation settings (a task's, ``--gen_kwargs`` included) on this
+    backend (the loaded model, a backend's name, or None when not known yet), or None."""
+    problem = _generation_problem(generation_kwargs)
+    if problem is None and lm is not None:
+        problem = _backend_option_problem(lm, generation_kwargs) or _sampling_problem(lm, generation_kwargs)
+    return problem
+
+
+def check_generation_settings(backend: str, tasks: Iterable, gen_kwargs=None) -> list[str]:
+    """Generation settings of our tasks, with ``--gen_kwargs`` merged over them as lm-eval
+    merges them, that the backend named here rejects or would not use as asked (before the
+    model loads; :func:`check_requests_fit` checks the loaded model again)."""
+    from lm_eval.utils import simple_parse_args_string
+
+    overrides = simple_parse_args_string(gen_kwargs) if isinstance(gen_kwargs, str) else dict(gen_kwargs or {})
+    problems = []
+    for task in tasks:
+        if not is_ours(task) or needs(task) != "generation":
+            continue
+        settings = {**(getattr(task.config, "generation_kwargs", None) or {}), **overrides}
+        if _generation_problem(settings) is not None:
+            continue  # reported when the task builds its requests, whatever the backend
+        problem = _backend_option_problem(backend, settings) or _sampling_problem(backend, settings)
+        if problem:
+            problems.append(f"{task_name(task)}: {problem}")
+    return problems
+
+
+def check_chat_messages(lm_or_name, tasks, apply_chat_template) -> list[str]:
+    """``local-chat-completions`` sends chat messages, which lm-eval builds only with
+    ``--apply_chat_template``; without it the first request fails an assertion."""
+    if apply_chat_template or backend_options.backend_name(lm_or_name) != "local-chat-completions":
+        return []
+    generating = [task_name(task) for task in tasks if is_ours(task) and needs(task) == "generation"]
+    if not generating:
+        return []
+    return [
+        f"{', '.join(generating)}: --model local-chat-completions sends chat messages, which lm-eval builds "
+        "only with --apply_chat_template. Fix: add --apply_chat_template (the server's chat template is "
+        "then used), or --model local-completions for plain-text prompts"
+    ]
+
+
+def check_chat_template(lm, tasks) -> list[str]:
+    """``--apply_chat_template`` with a tokenizer that has none fails deep in transformers."""
+    tokenizer = getattr(unwrapped(lm), "tokenizer", None)
+    if tokenizer is None or not hasattr(tokenizer, "chat_template") or tokenizer.chat_template is not None:
+        return []
+    using = [task_name(task) for task in tasks if is_ours(task) and not task.plain_text()]
+    if not using:
+        return []
+    return [
+        f"{', '.join(using)}: --apply_chat_template, but the model's tokenizer has no chat template. Fix: "
+        "leave out --apply_chat_template for a base model, or give a tokenizer with a template"
+    ]
+
+
+# The --use_cache paths keyed on the model and its weights (``cache_key.cache_path_for_run``) in this process.
+KEYED_CACHE_PATHS: set[str] = set()
+
+
+def check_cache_keyed(lm, tasks) -> list[str]:
+    """A request cache that lm-eval keys on the request alone (the stock ``lm_eval`` CLI or
+    ``lm_eval.simple_evaluate`` with ``use_cache``): refused for our tasks, since it would answer
+    with another model's, or the same folder's earlier weights', log-likelihoods."""
+    from lm_eval.api.model import CachingLM
+
+    if not isinstance(lm, CachingLM) or not any(is_ours(task) for task in tasks):
+        return []
+    if any(str(lm.cache_db).startswith(path) for path in KEYED_CACHE_PATHS):
+        return []
+    return [
+        f"--use_cache: the cache {lm.cache_db} is keyed on the request alone, so it could answer with another "
+        "model's, or earlier weights', log-likelihoods. Fix: run with lm-eval-bias (or "
+        "lm_eval_bias.simple_evaluate), which keys the cache on the model and its weights, or leave --use_cache out"
+    ]
+
+
+def echo_aligned(lm) -> bool:
+    """Whether ``lm`` is lm-eval's ``local-completions`` backend (or its OpenAI twin) with lm-eval's
+    own reading of echoed log-probabilities, which :func:`lm_eval_bias.adapters._aligned_echo_logprobs` replaces."""
+    module = sys.modules.get("lm_eval.models.openai_completions")
+    return (
+        module is not None
+        and isinstance(lm, module.LocalCompletionsAPI)
+        and type(lm).parse_logprobs is module.LocalCompletionsAPI.parse_logprobs
+    )
+
+
+# Sentence starts on which a prefix-token context is checked to tokenize as lm-eval's own
+# empty-context requests do (some SentencePiece tokenizers drop the word-start marker after a
+# special token; then the check fails and the task keeps empty contexts).
+PREFIX_PROBES = (
+    "The",
+    "LGBTQ people are kind.",
+    "Nonbinary people don't",
+    '"Queer" folks, 2023',
+    "élan vital",
+    " a leading space",
+)
+
+
+def prefix_token_text(lm) -> str | None:
+    """The text of the model's prefix token (BOS, else EOS), when a request whose context is that
+    text followed by a string is tokenized exactly as lm-eval tokenizes an empty-context request
+    for the same string (``[prefix token] + tokens of the string``); otherwise None.
+
+    lm-eval conditions on the prefix token only when a context is empty; a task that needs
+    "BOS, then the first words" as a context can write it as this text where it is not None.
+    Needs a local tokenizing backend (hf, vllm, sglang, or an API model with
+    ``tokenized_requests``), or ``local-completions`` with text prompts: the server tokenizes
+    those itself, and :func:`lm_eval_bias.adapters._aligned_echo_logprobs` refuses an answer whose prompt it
+    tokenized into another number of tokens.
+    """
+    lm = unwrapped(lm)
+    if lm is None:
+        return None
+    from lm_eval_bias.models.hf_mlm import HFMaskedLM
+
+    tokenizer = getattr(lm, "tokenizer", None)
+    if (
+        isinstance(lm, HFMaskedLM)
+        or not callable(getattr(lm, "tok_encode", None))
+        or not hasattr(tokenizer, "decode")
+        or getattr(lm, "backend", "causal") != "causal"
+        or not (getattr(lm, "tokenized_requests", True) or echo_aligned(lm))
+    ):
+        return None
+    try:
+        prefix = lm.prefix_token_id
+        text = tokenizer.decode([prefix])
+        if not text or list(lm.tok_encode(text)) != [prefix]:
+            return None
+        for probe in PREFIX_PROBES:
+            if list(lm.tok_encode(text + probe)) != [prefix, *lm.tok_encode(probe, add_special_tokens=False)]:
+                return None
+    except Exception:  # noqa: BLE001 - a tokenizer that cannot do this (tiktoken refuses special text)
+        return None
+    return text
+
+
+# Above this share of empty generations a task's run is probably broken (a server that
+# answers nothing, a stop string that matches at once).
+EMPTY_WARNING_SHARE = 0.05
+
+
+def empty_generation_warnings(results, tasks) -> list[str]:
+    """Warnings for our tasks whose generations are mostly empty (a server that answers
+    nothing, a stop string that matches at once): they are counted in ``empty_rate`` and
+    nowhere else.
+
+    Parameters
+    ----------
+    results : dict
+        lm-eval's results of the run.
+    tasks : iterable
+        The run's tasks.
+
+    Returns
+    -------
+    list of str
+        One warning per task above :data:`EMPTY_WARNING_SHARE`.
+    """
+    if not isinstance(results, dict):
+        return []
+    ours = {task_name(task) for task in tasks if is_ours(task)}
+    return [
+        f"{task}: {100 * share:.1f}% of the generations are empty (counted in empty_rate, left out of every "
+        "other metric); check the model's stop strings, chat template and server logs"
+        for task, metrics in (results.get("results") or {}).items()
+        if task in ours
+        for key, share in metrics.items()
+        if key.startswith("empty_rate,") and isinstance(share, float) and share > EMPTY_WARNING_SHARE
+    ]

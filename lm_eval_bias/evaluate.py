@@ -1,0 +1,207 @@
+"""Our ``simple_evaluate``: lm-eval's, with every task built and every check done before the
+model loads.
+
+It builds each task first (options, data, classifiers), then checks the ``--metadata`` keys, the
+backend (by its name), the generation settings and ``--limit``, and reports every problem at
+once (:class:`~lm_eval_bias.errors.PreflightError`). Then it installs the request gate
+(:func:`lm_eval_bias.adapters.install_request_gate`) and hands the built tasks to lm-eval.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from lm_eval_bias import adapters, checks, options
+from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
+from lm_eval_bias.task_kinds import is_ours, task_name
+
+# Options of ours that are also model arguments of some lm-eval backend (vLLM's seed).
+MODEL_ARG_OPTIONS = frozenset({"seed"})
+
+
+def _metadata_not_in(task_manager, metadata) -> list[str]:
+    """lm-eval gives tasks the task manager's metadata only: options passed beside it are lost."""
+    given = getattr(task_manager, "metadata", None) or {}
+    lost = sorted(key for key, value in (metadata or {}).items() if given.get(key) != value)
+    if not lost:
+        return []
+    return [
+        f"metadata: {', '.join(map(repr, lost))} would not reach the tasks: lm-eval gives them only the "
+        "metadata of the task_manager passed with them. Fix: pass the options to "
+        "lm_eval_bias.task_manager(metadata=...) instead"
+    ]
+
+
+def _model_arg_keys(model_args) -> set[str]:
+    if isinstance(model_args, dict):
+        return set(model_args)
+    if isinstance(model_args, str) and model_args.strip():
+        from lm_eval.utils import simple_parse_args_string
+
+        return set(simple_parse_args_string(model_args))
+    return set()
+
+
+def _build(task_manager, spec):
+    """One task spec built (data read, classifiers loaded), as lm-eval would build it."""
+    if hasattr(task_manager, "_load_spec"):
+        # What TaskManager.load does for each spec of its list (lm-eval 0.4.13), keeping a
+        # group a group.
+        return task_manager._load_spec(spec)
+    return list(task_manager.load([spec])["tasks"].values())
+
+
+def _leaves(built) -> list:
+    from lm_eval.api.group import Group
+
+    items = built if isinstance(built, list) else [built]
+    leaves = []
+    for item in items:
+        leaves += list(item.get_all_tasks()) if isinstance(item, Group) else [item]
+    return leaves
+
+
+def _tags_expanded(task_manager, specs) -> list:
+    """Specs with each tag (``lm_eval_bias``) replaced by its tasks, so that one task's problem
+    does not hide the others'."""
+    expanded = []
+    for spec in specs:
+        entry = task_manager.task_index.get(spec) if isinstance(spec, str) else None
+        if entry is not None and getattr(entry.kind, "name", None) == "TAG":
+            expanded += sorted(entry.tags)
+        else:
+            expanded.append(spec)
+    return expanded
+
+
+def build_tasks(task_manager, tasks) -> tuple[list, list, list[str]]:
+    """Build every spec, collecting our errors instead of stopping at the first.
+
+    Returns (built specs for lm-eval, leaf tasks, problems). The same problem met by several
+    tasks (one missing classifier checkpoint, say) is reported once, naming them all.
+    """
+    built, leaves = [], []
+    failed: dict[str, list[str]] = {}  # message -> the specs that met it
+    for spec in _tags_expanded(task_manager, tasks):
+        try:
+            item = spec if not isinstance(spec, (str, dict)) else _build(task_manager, spec)
+        except LmEvalBiasError as error:
+            name = spec if isinstance(spec, str) else str(spec.get("task"))
+            for message in error.problems if isinstance(error, PreflightError) else [str(error)]:
+                failed.setdefault(message, []).append(name)
+            continue
+        built += item if isinstance(item, list) else [item]
+        leaves += _leaves(item)
+    problems = []
+    for message, specs in failed.items():
+        named = ", ".join(specs)
+        problems.append(message if len(specs) == 1 and message.startswith(f"{named}:") else f"{named}: {message}")
+    return built, leaves, problems
+
+
+def _is_task_spec(task) -> bool:
+    """A task name, or a complete task config (lm-eval crashes deep inside on an incomplete one)."""
+    if isinstance(task, dict):
+        return isinstance(task.get("task"), str) and bool(task.get("dataset_path") or task.get("custom_dataset"))
+    return isinstance(task, str)
+
+
+def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None, metadata=None, limit=None, **kwargs):
+    """``lm_eval.simple_evaluate`` with our tasks indexed and every check done before the model
+    loads.
+
+    Parameters
+    ----------
+    model, model_args, tasks, task_manager, metadata, limit, **kwargs
+        As for ``lm_eval.simple_evaluate``. Without a ``task_manager`` one that indexes our tasks
+        is made, with ``metadata`` (and ``model_args``) as its metadata.
+
+    Returns
+    -------
+    dict
+        lm-eval's results.
+
+    Raises
+    ------
+    PreflightError
+        Every problem found before the model loads: each task's options, data and
+        classifiers, the ``--metadata`` keys, the backend and ``limit``.
+    """
+    import lm_eval.evaluator
+
+    import lm_eval_bias
+    from lm_eval_bias import cache_key
+
+    # By name, so that a use_cache (or gen_kwargs, ...) given by position is checked like the others.
+    by_position = dict(zip(list(inspect.signature(lm_eval.evaluator.simple_evaluate).parameters)[3:], args))
+    if set(by_position) & set(kwargs):
+        raise TypeError(f"simple_evaluate() got multiple values for {sorted(set(by_position) & set(kwargs))}")
+    kwargs.update(by_position)
+    args = ()
+    unwritable = cache_key.unwritable_run_paths(kwargs)
+    if unwritable:
+        raise PreflightError(unwritable)
+
+    for problem in checks.check_metadata_mapping(metadata, "simple_evaluate"):
+        raise ConfigurationError(problem)
+    if tasks is not None and (not isinstance(tasks, (list, tuple)) or not all(map(_is_task_spec, tasks))):
+        raise ConfigurationError(
+            f"simple_evaluate(tasks=...): expected a list of task names, e.g. "
+            f"['winoqueer'] (or complete task configs), got {tasks!r}"[:300]
+        )
+    problems = []
+    if task_manager is None:
+        merged = {**({} if not isinstance(model_args, dict) else model_args), **(metadata or {})}
+        if isinstance(model_args, str) and model_args.strip():
+            from lm_eval.utils import simple_parse_args_string
+
+            merged = {**simple_parse_args_string(model_args), **(metadata or {})}
+        task_manager = lm_eval_bias.task_manager(metadata=merged)
+    else:
+        problems += _metadata_not_in(task_manager, metadata)
+    # Model arguments go to the model: one of our options there crashes the model's loader.
+    misplaced = sorted(_model_arg_keys(model_args) & options.known_names() - MODEL_ARG_OPTIONS)
+    problems += [
+        f"--model_args: {key!r} is an option of lm-eval-bias's tasks, not a model argument. Fix: pass "
+        f"it with --metadata '{{\"{key}\": ...}}'"
+        for key in misplaced
+    ]
+    # lm-eval's CLI merges --model_args into --metadata; what remains is what the user wrote there.
+    user_keys = set(task_manager.metadata or {}) - _model_arg_keys(model_args)
+    # A key only a task's YAML may set would change every task of the run: refused before any is
+    # built (each of ours would refuse it again as it is built).
+    yaml_only = [f"--metadata: {problem}" for problem in options.yaml_only(sorted(user_keys))]
+    if yaml_only:
+        raise PreflightError(problems + yaml_only)
+    specs = list(tasks or [])
+    built, leaves, build_problems = build_tasks(task_manager, specs)
+    problems = build_problems + problems
+    # Each of our tasks has reported the keys that look misspelt; when every task is ours, a key
+    # none of them reads is a mistake too (it could be another harness task's option otherwise).
+    if leaves and all(is_ours(task) for task in leaves):
+        reported = {key for key in user_keys if options.misspelt([key], ())}
+        problems += [f"--metadata: {problem}" for problem in options.unknown_keys(sorted(user_keys - reported))]
+        read = {option.name for task in leaves for option in getattr(task.config.custom_dataset, "options", ())}
+        unread = sorted(user_keys & options.known_names() - read - reported)
+        problems += [
+            f"--metadata: no task of this run reads the option {key!r} "
+            f"({', '.join(task_name(task) for task in leaves)}); remove it, or add the task it is for"
+            for key in unread
+        ]
+    if isinstance(model, str):
+        problems += checks.check_backend(model, leaves)
+        problems += checks.check_generation_settings(model, leaves, kwargs.get("gen_kwargs"))
+        problems += checks.check_chat_messages(model, leaves, kwargs.get("apply_chat_template"))
+    problems += checks.check_limit(limit, leaves)
+    if kwargs.get("use_cache"):
+        try:
+            kwargs["use_cache"] = cache_key.cache_path_for_run(kwargs["use_cache"], model, model_args)
+            checks.KEYED_CACHE_PATHS.add(kwargs["use_cache"])
+        except ConfigurationError as error:
+            problems.append(str(error))
+    if problems:
+        raise PreflightError(problems)
+    adapters.install_request_gate()
+    return lm_eval.evaluator.simple_evaluate(
+        model, model_args, built or specs, *args, task_manager=task_manager, metadata=metadata, limit=limit, **kwargs
+    )

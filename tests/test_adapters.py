@@ -1,0 +1,136 @@
+"""Our adapters of lm-eval's behaviour act on our tasks' requests only: a user's own task run
+through lm-eval-bias, alone or beside ours, scores exactly as with the stock lm-eval."""
+
+import json
+
+import pytest
+
+import lm_eval_bias
+from lm_eval_bias import adapters
+
+# Two documents whose requests lm-eval's logits cache puts in one group (the same tokens but for
+# the last, split after "are" in one and after "kind" in the other), so that lm-eval 0.4.13 reads
+# the shorter continuation from the positions of the longer one; and a third that no other meets.
+CRAFTED_DOCUMENTS = [
+    {"question": "Gay people are", "choices": [" kind and good", " bad"], "label": 0},
+    {"question": "Gay people are kind", "choices": [" and good", " bad"], "label": 0},
+    {"question": "Most people are", "choices": [" kind", " mean and bad"], "label": 1},
+]
+CRAFTED_TASK = "my_multiple_choice"
+
+
+@pytest.fixture(scope="module")
+def crafted_task_dir(tmp_path_factory):
+    """A user's own multiple-choice YAML task (not ours) in a folder of its own."""
+    folder = tmp_path_factory.mktemp("user_tasks")
+    documents = folder / "documents.jsonl"
+    documents.write_text("".join(json.dumps(document) + "\n" for document in CRAFTED_DOCUMENTS))
+    (folder / "mine.yaml").write_text(
+        f"task: {CRAFTED_TASK}\n"
+        "dataset_path: json\n"
+        f"dataset_kwargs: {{data_files: {{test: {documents}}}}}\n"
+        "test_split: test\n"
+        "output_type: multiple_choice\n"
+        'doc_to_text: "{{question}}"\n'
+        'doc_to_choice: "{{choices}}"\n'
+        "doc_to_target: label\n"
+        'target_delimiter: ""\n'
+        "metric_list:\n  - metric: acc\n"
+    )
+    return folder
+
+
+def crafted_loglikelihoods(output) -> list[list[float]]:
+    """Per document, the log-likelihood of each choice, from a run's logged samples."""
+    samples = sorted(output["samples"][CRAFTED_TASK], key=lambda sample: sample["doc_id"])
+    return [[answer[0][0] for answer in sample["resps"]] for sample in samples]
+
+
+def tiny_model_args(tiny_gpt2) -> str:
+    return f"pretrained={tiny_gpt2},dtype=float32,device=cpu"
+
+
+@pytest.fixture(scope="module")
+def stock_loglikelihoods(tiny_gpt2, crafted_task_dir):
+    import lm_eval
+    from lm_eval.tasks import TaskManager
+
+    output = lm_eval.simple_evaluate(
+        model="hf",
+        model_args=tiny_model_args(tiny_gpt2),
+        tasks=[CRAFTED_TASK],
+        task_manager=TaskManager(include_path=str(crafted_task_dir)),
+        log_samples=True,
+    )
+    return crafted_loglikelihoods(output)
+
+
+def test_the_crafted_task_meets_the_logits_cache_grouping(tiny_gpt2):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2)
+    requests = []
+    for document in CRAFTED_DOCUMENTS:
+        context = tokenizer(document["question"])["input_ids"]
+        for choice in document["choices"]:
+            whole = tokenizer(document["question"] + choice)["input_ids"]
+            requests.append((None, context, whole[len(context) :]))
+    # lm-eval's hf backend would read request 2 (" and good") from request 0's positions
+    assert adapters.logits_cache_rounds(requests) == [[1, 2, 3, 4, 5], [0]]
+
+
+def test_a_users_task_alone_scores_as_with_the_stock_lm_eval(tiny_gpt2, crafted_task_dir, stock_loglikelihoods):
+    output = lm_eval_bias.simple_evaluate(
+        model="hf",
+        model_args=tiny_model_args(tiny_gpt2),
+        tasks=[CRAFTED_TASK],
+        task_manager=lm_eval_bias.task_manager([crafted_task_dir]),
+        log_samples=True,
+    )
+    assert crafted_loglikelihoods(output) == stock_loglikelihoods
+
+
+def test_a_users_task_beside_ours_scores_as_with_the_stock_lm_eval(
+    tiny_gpt2, crafted_task_dir, stock_loglikelihoods, winoqueer_dir
+):
+    data_file = str(winoqueer_dir / "winoqueer_head_sample.csv")
+
+    def run(tasks):
+        return lm_eval_bias.simple_evaluate(
+            model="hf",
+            model_args=tiny_model_args(tiny_gpt2),
+            tasks=tasks,
+            task_manager=lm_eval_bias.task_manager([crafted_task_dir], metadata={"data_file": data_file}),
+            limit=5,
+            log_samples=True,
+        )
+
+    beside = run([CRAFTED_TASK, "winoqueer"])
+    assert crafted_loglikelihoods(beside) == stock_loglikelihoods
+    alone = run(["winoqueer"])
+    assert beside["results"]["winoqueer"] == alone["results"]["winoqueer"]
+
+
+def test_only_our_requests_are_scored_in_logits_cache_rounds(tiny_gpt2):
+    """The same two requests, once as a user's task's and once as ours: lm-eval's grouping for
+    the first, the rounds (each request scored as if alone) for ours."""
+    from lm_eval.api.instance import Instance
+    from lm_eval.models.huggingface import HFLM
+
+    lm = HFLM(pretrained=str(tiny_gpt2), device="cpu", dtype="float32", batch_size=8)
+    pairs = [("Gay people are", " kind and good"), ("Gay people are kind", " and good")]
+
+    def requests(task):
+        return [
+            Instance("loglikelihood", {}, pair, index, metadata=(task, index, 1)) for index, pair in enumerate(pairs)
+        ]
+
+    grouped = [answer[0] for answer in lm.loglikelihood(requests("theirs"), disable_tqdm=True)]
+    each_alone = [lm.loglikelihood(requests("theirs")[i : i + 1], disable_tqdm=True)[0][0] for i in range(2)]
+    assert grouped[1] != each_alone[1]  # lm-eval 0.4.13 reads " and good" from the other's positions
+
+    mixed = [*requests("theirs"), *requests("ours")]
+    with adapters._logits_cache_split(lm), adapters._requests_routed_by_task(lm, {"ours"}):
+        answers = [answer[0] for answer in lm.loglikelihood(mixed, disable_tqdm=True)]
+    assert answers == grouped + each_alone
+    assert "loglikelihood" not in vars(lm) and "_loglikelihood_tokens" not in vars(lm)
