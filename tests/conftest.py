@@ -20,6 +20,14 @@ sys.path.insert(0, str(TESTS_DIR))
 from tiny_models import WINOQUEER_DIR, build_tiny_gpt2, winoqueer_sentences  # noqa: E402
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--regenerate-golden",
+        action="store_true",
+        help="rewrite tests/golden/*.json from this run (only with an intended task version bump)",
+    )
+
+
 @pytest.fixture(scope="session")
 def winoqueer_dir() -> Path:
     if not (WINOQUEER_DIR / "winoqueer_gender_subset.csv").is_file():
