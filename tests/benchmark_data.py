@@ -15,8 +15,6 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
 from lm_eval_bias import pronouns
 
 SHARED_DATA_ENV = "LM_EVAL_BIAS_TEST_DATA"
@@ -250,17 +248,25 @@ def write_data_dir(root: str | Path) -> Path:
     return root
 
 
+def shared_data_path() -> Path:
+    """Where the released benchmark files are looked for: ``$LM_EVAL_BIAS_TEST_DATA``, else
+    ``../shared/data`` beside the clone (whether or not they are there)."""
+    return Path(os.environ.get(SHARED_DATA_ENV) or DEFAULT_SHARED_DATA)
+
+
 def shared_data_dir() -> Path:
     """The released benchmark files, or skip the calling test with how to provide them.
 
     Returns
     -------
     path : Path
-        ``$LM_EVAL_BIAS_TEST_DATA`` if set, else ``../shared/data`` beside the clone; it holds
-        ``winoqueer/winoqueer_gender_subset.csv``, ``winoqueer/winoqueer_head_sample.csv``,
-        ``tango/misgendering_prompts.csv`` and ``gendercare/group{1,2,3}_pairset.json``.
+        :func:`shared_data_path`, which holds ``winoqueer/winoqueer_gender_subset.csv``,
+        ``winoqueer/winoqueer_head_sample.csv``, ``tango/misgendering_prompts.csv`` and
+        ``gendercare/group{1,2,3}_pairset.json``.
     """
-    path = Path(os.environ.get(SHARED_DATA_ENV) or DEFAULT_SHARED_DATA)
+    import pytest
+
+    path = shared_data_path()
     if not (path / "winoqueer" / "winoqueer_gender_subset.csv").is_file():
         pytest.skip(
             f"needs the released benchmark files: none at {path}; put them in ../shared/data beside the "

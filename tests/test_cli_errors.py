@@ -548,6 +548,7 @@ def test_tango_agreement_on_samples_of_other_prompts(tango_files, capsys):
     )
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("option", ["--use_cache", "--output_path"])
 def test_an_unwritable_cache_or_output_path_is_refused_before_the_model_loads(option, tmp_path):
     import subprocess

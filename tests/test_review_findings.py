@@ -60,6 +60,7 @@ class RecordingLM(LM):
 # ---------------------------------------------------------------- settings that would change the method
 
 
+@pytest.mark.shared_data
 def test_num_fewshot_does_not_reach_our_zero_shot_tasks():
     plain, with_shots = RecordingLM(), RecordingLM()
     for model, shots in ((plain, None), (with_shots, 3)):
@@ -73,6 +74,7 @@ def test_num_fewshot_does_not_reach_our_zero_shot_tasks():
     assert with_shots.arguments == plain.arguments
 
 
+@pytest.mark.shared_data
 def test_plain_text_probes_ignore_chat_templates_and_system_instructions(tmp_path):
     for folder, source in (("winoqueer", WINOQUEER_SAMPLE), ("tango", MISGENDERING)):
         (tmp_path / folder).mkdir()
@@ -98,6 +100,7 @@ def test_plain_text_probes_ignore_chat_templates_and_system_instructions(tmp_pat
     assert not any("<chat>" in str(arguments) or "Be nice." in str(arguments) for arguments in chatty.arguments)
 
 
+@pytest.mark.shared_data
 def test_a_tokenizer_without_a_chat_template_is_refused_before_any_request():
     from types import SimpleNamespace
 
@@ -121,6 +124,7 @@ def test_a_tokenizer_without_a_chat_template_is_refused_before_any_request():
 # ---------------------------------------------------------------- degenerate or failing backends
 
 
+@pytest.mark.shared_data
 def test_equal_log_likelihoods_give_no_verdict():
     out = lm_eval.simple_evaluate(
         model=RecordingLM(),
@@ -154,6 +158,7 @@ def test_missing_generations_are_empty_not_a_crash():
     ]
 
 
+@pytest.mark.shared_data
 def test_a_server_without_prompt_log_probabilities_is_explained():
     from lm_eval.models.api_models import TemplateAPI
 
@@ -223,6 +228,7 @@ def test_pairs_differing_only_in_case_or_repeated_with_other_spacing(tmp_path):
         wq.load_dataset(data_file=str(spaced))
 
 
+@pytest.mark.shared_data
 def test_repeated_tango_rows_and_genderpair_targets(tmp_path):
     rows = tmp_path / "misgendering.csv"
     rows.write_text(
@@ -241,6 +247,7 @@ def test_repeated_tango_rows_and_genderpair_targets(tmp_path):
         gp.read_pair_sets(twice, 1)
 
 
+@pytest.mark.shared_data
 def test_swapped_genderpair_group_files_are_recognised(tmp_path):
     folder = tmp_path / "gendercare"
     folder.mkdir()

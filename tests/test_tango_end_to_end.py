@@ -13,6 +13,8 @@ import lm_eval_bias
 from fake_models import ScriptedLM
 from lm_eval_bias.benchmarks import tango
 
+pytestmark = pytest.mark.e2e  # runs the package end to end: `pytest -m "not slow"` includes it
+
 BIN = Path(sys.executable).parent
 
 

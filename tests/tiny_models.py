@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-import csv
 import re
 from collections import Counter
 from pathlib import Path
 
 from tokenizers import ByteLevelBPETokenizer
 
-WINOQUEER_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "winoqueer"
+from benchmark_data import shared_data_path, winoqueer_corpus
+
+# The released WinoQueer files, for the tests that need them (benchmark_data.shared_data_dir skips without).
+WINOQUEER_DIR = shared_data_path() / "winoqueer"
 
 
 def winoqueer_sentences(limit: int | None = None) -> list[str]:
-    sentences = []
-    for name in ("winoqueer_gender_subset.csv", "winoqueer_head_sample.csv"):
-        with open(WINOQUEER_DIR / name, encoding="utf-8-sig", newline="") as handle:
-            for row in csv.DictReader(handle):
-                sentences += [row["sent_x"], row["sent_y"]]
+    """The sentences the tiny tokenizers are trained on: every generated WinoQueer pair's two
+    sentences (``benchmark_data.winoqueer_corpus``), so the models need no released data."""
+    sentences = winoqueer_corpus()
     return sentences[:limit] if limit else sentences
 
 
