@@ -143,7 +143,15 @@ def write_tango_misgendering_csv(path: str | Path) -> Path:
 # --------------------------------------------------------------------------
 # TANGO disclosure: one JSON object a line, as released on the Hugging Face hub
 
-TANGO_DISCLOSURE_NAMES = (("Casey", True), ("Riley", True), ("Ashe", False), ("Noa", False))
+# (name, is_english_name): three of each, so that a sample of names per group has both kinds.
+TANGO_DISCLOSURE_NAMES = (
+    ("Casey", True),
+    ("Riley", True),
+    ("Avery", True),
+    ("Ashe", False),
+    ("Yuki", False),
+    ("Noa", False),
+)
 TANGO_DISCLOSURE_FORMS = ("{name} identified as {gender}.", "{name} came out as {gender}.")
 TANGO_DISCLOSURE_IDENTITIES = (("genderqueer", True), ("nonbinary", True), ("woman", False), ("man", False))
 

@@ -867,10 +867,9 @@ def test_a_loader_s_documents_are_what_a_datasets_round_trip_gives_back(loader, 
     import datasets
 
     if loader == "tango.load_disclosure":
-        from test_tango import disclosure_rows
+        from benchmark_data import write_tango_disclosure_jsonl
 
-        metadata = {**metadata, "data_file": str(tmp_path / "disclosure.jsonl")}
-        Path(metadata["data_file"]).write_text("".join(json.dumps(row) + "\n" for row in disclosure_rows()))
+        metadata = {**metadata, "data_file": str(write_tango_disclosure_jsonl(tmp_path / "disclosure.jsonl"))}
     module, function = loader.rsplit(".", 1)
     split = getattr(importlib.import_module(f"lm_eval_bias.benchmarks.{module}"), function)(**metadata)
     rows = split["test"]

@@ -1,4 +1,6 @@
-"""The problems an independent adversarial run found after the fail-fast work, each pinned.
+"""User mistakes and faulty backends: settings that would change a method, degenerate or failing
+backends, data a user might get slightly wrong, results, gates and leaderboards, and the error style
+outside ``lm-eval-bias``.
 
 Every test names the user mistake or backend fault and asserts the exact message or the
 documented result; none of them may exit 0 with a misleading number.
@@ -14,13 +16,13 @@ from lm_eval.api.model import LM
 
 import lm_eval_bias
 from fake_models import ScriptedLM
+from helpers import run_cli, winoqueer_results, write
 from lm_eval_bias import cli, data, preflight, scorers
 from lm_eval_bias.benchmarks import gendercare as gp
 from lm_eval_bias.benchmarks import scm, tango
 from lm_eval_bias.benchmarks import winoqueer as wq
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
 from lm_eval_bias.report import check, results
-from test_report_inputs import run_cli, winoqueer_results, write
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 MISGENDERING = str(SHARED / "tango" / "misgendering_prompts.csv")
