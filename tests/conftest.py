@@ -60,7 +60,7 @@ def generated_data_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_gpt2(tmp_path_factory) -> Path:
-    """A 2-layer random GPT-2 whose BPE is trained on generated WinoQueer sentences."""
+    """A 2-layer random GPT-2 whose BPE is trained on ``tiny_models.winoqueer_sentences()``."""
     return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"), winoqueer_sentences())
 
 
