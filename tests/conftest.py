@@ -1,4 +1,9 @@
-"""Test setup: everything offline, tiny models built here, shared data read in place."""
+"""Test setup: everything offline, tiny models and small benchmark files built here.
+
+Tests that need the released benchmark files take the ``winoqueer_dir`` or ``shared_data`` fixture, or
+carry the ``shared_data`` marker: they skip unless the files are in ``../shared/data`` beside the clone
+or in ``$LM_EVAL_BIAS_TEST_DATA``.
+"""
 
 import os
 
@@ -17,24 +22,50 @@ import pytest  # noqa: E402
 TESTS_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS_DIR))
 
-from tiny_models import WINOQUEER_DIR, build_tiny_gpt2, winoqueer_sentences  # noqa: E402
+from benchmark_data import shared_data_dir, write_data_dir  # noqa: E402
+from tiny_models import build_tiny_gpt2, winoqueer_sentences  # noqa: E402
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--regenerate-golden",
+        action="store_true",
+        help="rewrite tests/golden/*.json from this run (only with an intended task version bump)",
+    )
+
+
+def pytest_runtest_setup(item):
+    if item.get_closest_marker("shared_data"):
+        shared_data_dir()  # skips, saying where the files go
 
 
 @pytest.fixture(scope="session")
-def winoqueer_dir() -> Path:
-    if not (WINOQUEER_DIR / "winoqueer_gender_subset.csv").is_file():
-        pytest.fail(f"shared benchmark data missing: expected {WINOQUEER_DIR} (../shared/data/winoqueer)")
-    return WINOQUEER_DIR
+def shared_data() -> Path:
+    """The released benchmark files (``DIR/winoqueer``, ``DIR/tango``, ``DIR/gendercare``); skips
+    the test, saying how to provide them, when they are absent."""
+    return shared_data_dir()
 
 
 @pytest.fixture(scope="session")
-def tiny_gpt2(tmp_path_factory, winoqueer_dir) -> Path:
-    """A 2-layer random GPT-2 whose BPE is trained on WinoQueer's sentences."""
+def winoqueer_dir(shared_data) -> Path:
+    """The released WinoQueer files (``winoqueer_gender_subset.csv``, ``winoqueer_head_sample.csv``)."""
+    return shared_data / "winoqueer"
+
+
+@pytest.fixture(scope="session")
+def generated_data_dir(tmp_path_factory) -> Path:
+    """Small generated files of every benchmark in the data-directory layout (``benchmark_data``)."""
+    return write_data_dir(tmp_path_factory.mktemp("generated-data"))
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2(tmp_path_factory) -> Path:
+    """A 2-layer random GPT-2 whose BPE is trained on ``tiny_models.winoqueer_sentences()``."""
     return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"), winoqueer_sentences())
 
 
 @pytest.fixture(scope="session")
-def tiny_gpt2_long_context(tmp_path_factory, winoqueer_dir) -> Path:
+def tiny_gpt2_long_context(tmp_path_factory) -> Path:
     """The tiny GPT-2 with room for the longest prompts (SCM's ~230 tokens) and their generations:
     lm-eval-bias refuses requests that would be cut to fit 128 positions."""
     return build_tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2-1024"), winoqueer_sentences(), n_positions=1024)

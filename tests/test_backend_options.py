@@ -201,6 +201,7 @@ def test_an_option_vllm_rejects_is_refused_before_the_model_loads():
     ]
 
 
+@pytest.mark.shared_data
 def test_sampling_without_a_temperature_is_refused_on_a_server_before_it_starts():
     with pytest.raises(PreflightError) as error:
         lm_eval_bias.simple_evaluate(
@@ -237,6 +238,7 @@ def test_the_paper_setting_passes_the_preflight_on_hf_only():
     )
 
 
+@pytest.mark.shared_data
 def test_an_option_the_loaded_backend_rejects_is_refused_before_the_first_request():
     """A model object passed to lm-eval's own simple_evaluate: the request gate checks each
     task's settings (--gen_kwargs merged) when the task builds its requests."""
@@ -259,6 +261,7 @@ def test_an_option_the_loaded_backend_rejects_is_refused_before_the_first_reques
     assert model.requests == 0
 
 
+@pytest.mark.shared_data
 def test_portable_settings_run_on_the_loaded_backend():
     model = VLLM()
     lm_eval.simple_evaluate(
@@ -274,6 +277,7 @@ def test_portable_settings_run_on_the_loaded_backend():
 # ---------------------------------------------------------------- repeats through a server
 
 
+@pytest.mark.shared_data
 def test_sampled_requests_reach_a_server_without_lm_evals_fixed_seed():
     """With one seed in every request, vLLM's, SGLang's and llama.cpp's servers would answer each
     repeat of a prompt with the same continuation. lm-eval's real payload builder, with and

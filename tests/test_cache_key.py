@@ -299,6 +299,7 @@ def test_a_model_object_is_refused():
     )
 
 
+@pytest.mark.e2e
 def test_python_simple_evaluate_keys_the_cache_the_same_way(offline_hub, tmp_path, winoqueer_dir):
     """``lm_eval_bias.simple_evaluate(use_cache=...)`` goes through the same check as the command,
     before the model loads: here it is refused, since the hub id cannot be resolved."""
@@ -351,6 +352,7 @@ def cache_keys_logged(stderr: str) -> list[str]:
     return re.findall(r"--use_cache \S+ -> (\S+) \(keyed by the model, its arguments and its weights", stderr)
 
 
+@pytest.mark.e2e
 def test_weights_saved_into_the_same_folder_are_not_answered_from_the_cache(tmp_path, winoqueer_dir):
     model_dir = tmp_path / "ckpt"
     build_tiny_gpt2(model_dir, winoqueer_sentences(), seed=0)
@@ -372,6 +374,7 @@ def test_weights_saved_into_the_same_folder_are_not_answered_from_the_cache(tmp_
     )
 
 
+@pytest.mark.e2e
 def test_the_command_refuses_an_unresolvable_hub_id_before_the_model_loads(tmp_path, winoqueer_dir):
     hub_cache = tmp_path / "hub"
     completed = subprocess.run(
@@ -402,6 +405,7 @@ def test_the_command_refuses_an_unresolvable_hub_id_before_the_model_loads(tmp_p
     assert not (tmp_path / "cache").exists()
 
 
+@pytest.mark.e2e
 def test_the_stock_simple_evaluate_with_a_request_keyed_cache_is_refused_before_the_first_request(
     tmp_path, tiny_gpt2, winoqueer_dir
 ):

@@ -17,10 +17,15 @@ def test_tasks_dir_command(capsys):
     assert (Path(capsys.readouterr().out.strip()) / "winoqueer" / "winoqueer.yaml").is_file()
 
 
-def test_ci_runs_the_readme_test_command():
+def test_readme_names_the_quick_test_command_and_the_one_ci_runs():
     readme = (ROOT / "README.md").read_text()
-    test_command = re.search(r"```bash\n(?:.*\n)*?(?P<cmd>pytest[^\n]*)\n", readme).group("cmd")
-    assert test_command in (ROOT / ".ci" / "run").read_text().splitlines()
+    block = re.search(r"```bash\n(?P<lines>(?:pytest[^\n]*\n)+)```", readme).group("lines")
+    assert block.splitlines() == ["pytest", 'pytest -m "not slow"']
+    ci_tests = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.startswith("pytest")]
+    assert ci_tests == ['pytest -m "not slow"']
+    # a plain pytest leaves out exactly what the second command adds: the e2e tests
+    addopts = re.search(r'^addopts = "(.*)"$', (ROOT / "pyproject.toml").read_text(), re.MULTILINE).group(1)
+    assert addopts == "-ra --strict-markers -m 'not slow and not e2e'"
 
 
 def test_tango_agreement_command(tmp_path, capsys):

@@ -7,10 +7,10 @@ import os
 
 import pytest
 
+from helpers import run_cli, winoqueer_results, write
 from lm_eval_bias import cli
 from lm_eval_bias.benchmarks import winoqueer
 from lm_eval_bias.errors import LmEvalBiasError
-from test_report_inputs import run_cli, winoqueer_results, write
 
 WINOQUEER_SAMPLES = "samples_winoqueer_2026-01-01T00-00-00.123456.jsonl"
 USAGE = "lm-eval-bias tango-agreement samples_tango_misgender_<date>.jsonl samples_tango_misgender_prob_<date>.jsonl"
@@ -744,6 +744,7 @@ def test_tango_agreement_on_samples_of_other_prompts(tango_files, capsys):
     )
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("option", ["--use_cache", "--output_path"])
 def test_an_unwritable_cache_or_output_path_is_refused_before_the_model_loads(option, tmp_path):
     import subprocess

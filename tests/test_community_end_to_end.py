@@ -16,6 +16,8 @@ import lm_eval_bias
 from fake_models import ScriptedLM
 from lm_eval_bias import scorers
 
+pytestmark = pytest.mark.e2e  # runs the package end to end: `pytest -m "not slow"` includes it
+
 BIN = Path(sys.executable).parent
 CUSTOM_YAML = Path(lm_eval_bias.tasks_dir()) / "community" / "community_probes_custom.yaml"
 RICH = re.compile(r"\b(rich|wealthy|millionaires?|billionaires?)\b")

@@ -21,6 +21,8 @@ from lm_eval_bias import stats
 from lm_eval_bias.benchmarks import winoqueer as wq
 from winoqueer_reference import plugin_scored_tokens, reference_pair_score, scored_after_identity, write_pairs_file
 
+pytestmark = pytest.mark.e2e  # runs the package end to end: `pytest -m "not slow"` includes it
+
 BIN = Path(sys.executable).parent
 N_PAIRS = 241
 SUBGROUPS_IN_SLICE = {"LGBTQ", "Queer", "Transgender", "Nonbinary", "Bisexual", "Pansexual", "Lesbian", "Asexual"}

@@ -13,6 +13,8 @@ import pytest
 import lm_eval_bias
 from fake_models import ScriptedLM
 
+pytestmark = pytest.mark.e2e  # runs the package end to end: `pytest -m "not slow"` includes it
+
 BIN = Path(sys.executable).parent
 
 

@@ -17,7 +17,7 @@ import pytest
 from llama_server import completions_model_args, llama_server, smollm2_gguf
 from lm_eval_bias.report import results as report_results
 
-pytestmark = pytest.mark.server
+pytestmark = [pytest.mark.server, pytest.mark.e2e]
 
 BIN = Path(sys.executable).parent
 # The tasks tagged lm_eval_bias (what `--tasks lm_eval_bias` runs; winoqueer_mlm is hf-mlm only) but

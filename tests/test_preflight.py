@@ -140,6 +140,7 @@ def test_a_task_refuses_misspelt_and_mistyped_options_but_not_model_arguments():
     assert "pretrained" not in message and "dtype" not in message
 
 
+@pytest.mark.shared_data
 def test_another_benchmarks_option_is_not_a_misspelling():
     # --metadata reaches every task of a run: tango's "families" is fine for winoqueer.
     task = built("winoqueer", data_file=WINOQUEER_SAMPLE, families="xe", scm_groups="women")
@@ -157,6 +158,7 @@ def test_our_prefixes_are_always_checked():
 # ---------------------------------------------------------------- backends
 
 
+@pytest.mark.shared_data
 def test_backend_checks_by_name_before_the_model_loads():
     tasks = [
         built("tango_misgender_prob", data_file=MISGENDERING),
@@ -184,6 +186,7 @@ def test_backend_checks_by_name_before_the_model_loads():
     assert "winoqueer_mlm: needs the masked-LM backend" in chat[1]
 
 
+@pytest.mark.shared_data
 def test_backend_checks_on_loaded_models():
     tasks = [built("winoqueer", data_file=WINOQUEER_SAMPLE)]
     masked = object.__new__(HFMaskedLM)  # the class is what counts, not a loaded BERT
@@ -209,6 +212,7 @@ def test_backend_checks_on_loaded_models():
     assert checks.check_backend(HFLM(), tasks) == []
 
 
+@pytest.mark.shared_data
 def test_stock_simple_evaluate_refuses_winoqueer_mlm_on_a_causal_backend_before_any_request():
     model = CountingLM()
     with pytest.raises(PreflightError, match="winoqueer_mlm: needs the masked-LM backend"):
@@ -221,6 +225,7 @@ def test_stock_simple_evaluate_refuses_winoqueer_mlm_on_a_causal_backend_before_
 # ---------------------------------------------------------------- --limit
 
 
+@pytest.mark.shared_data
 def test_limit_zero_is_refused_before_any_request():
     model = CountingLM()
     with pytest.raises(PreflightError) as error:
@@ -234,6 +239,7 @@ def test_limit_zero_is_refused_before_any_request():
     assert model.requests == 0
 
 
+@pytest.mark.shared_data
 @pytest.mark.parametrize("limit", [float("nan"), float("inf"), "5", True])
 def test_a_limit_that_is_not_a_number_of_documents_is_refused(limit):
     model = CountingLM()
@@ -310,6 +316,7 @@ def test_it_for_a_thing_is_not_a_pronoun_family(tmp_path):
     assert [p["pronoun_family"] for p in tango.read_misgendering(path)] == ["he"]
 
 
+@pytest.mark.shared_data
 @pytest.mark.parametrize(
     "setting, problem",
     [
@@ -363,6 +370,7 @@ def test_metadata_of_the_wrong_kind_gets_one_message_in_both_entry_points(metada
     assert checks.check_metadata_mapping({"data_dir": "x"}, "simple_evaluate") == []
 
 
+@pytest.mark.e2e
 def test_an_error_while_the_stock_cli_builds_a_task_prints_one_message(monkeypatch):
     from lm_eval.tasks import TaskManager, get_task_dict
 
@@ -375,6 +383,7 @@ def test_an_error_while_the_stock_cli_builds_a_task_prints_one_message(monkeypat
 # ---------------------------------------------------------------- lm_eval_bias.simple_evaluate
 
 
+@pytest.mark.shared_data
 def test_every_problem_is_reported_together_before_the_model_loads(tmp_path):
     data_dir = tmp_path / "data"
     (data_dir / "winoqueer").mkdir(parents=True)
@@ -404,6 +413,7 @@ def test_every_problem_is_reported_together_before_the_model_loads(tmp_path):
     assert str(error.value).startswith("5 problems found before the evaluation started:\n- tango_misgender: ")
 
 
+@pytest.mark.shared_data
 def test_a_run_without_problems_goes_ahead_with_the_tasks_already_built():
     out = lm_eval_bias.simple_evaluate(
         model=ScriptedLM(),
@@ -434,6 +444,7 @@ def test_a_run_without_problems_goes_ahead_with_the_tasks_already_built():
     }
 
 
+@pytest.mark.shared_data
 def test_options_beside_an_explicit_task_manager_are_refused_not_lost():
     # lm-eval hands tasks the task manager's metadata only: these would be silently ignored.
     with pytest.raises(PreflightError) as error:
@@ -449,6 +460,7 @@ def test_options_beside_an_explicit_task_manager_are_refused_not_lost():
     ]
 
 
+@pytest.mark.shared_data
 def test_task_options_in_model_args_are_refused():
     with pytest.raises(PreflightError) as error:
         lm_eval_bias.simple_evaluate(
@@ -463,6 +475,7 @@ def test_task_options_in_model_args_are_refused():
     ]
 
 
+@pytest.mark.shared_data
 def test_settings_that_change_the_documents_are_recorded():
     task = built("tango_misgender_prob", data_file=MISGENDERING, families="they")
     assert task.config.metadata["lm_eval_bias_data"]["settings"] == {}
@@ -527,6 +540,7 @@ def test_a_task_with_a_broken_classifier_and_missing_data_reports_both(tmp_path)
 # ---------------------------------------------------------------- what the backend returns
 
 
+@pytest.mark.shared_data
 def test_a_non_finite_log_likelihood_is_an_error_not_a_verdict():
     with pytest.raises(ConfigurationError) as error:
         lm_eval.simple_evaluate(
@@ -542,6 +556,7 @@ def test_a_non_finite_log_likelihood_is_an_error_not_a_verdict():
     )
 
 
+@pytest.mark.shared_data
 def test_empty_generations_are_counted_not_scored(caplog):
     with caplog.at_level("WARNING", logger="lm_eval_bias"):
         out = lm_eval.simple_evaluate(
@@ -590,6 +605,7 @@ def test_requests_longer_than_the_context_are_refused_before_any_is_sent(tiny_gp
     )
 
 
+@pytest.mark.shared_data
 @pytest.mark.parametrize(
     "setting, message",
     [
@@ -749,6 +765,7 @@ def test_logits_cache_rounds_separate_continuation_lengths_within_a_group_only()
     assert adapters.logits_cache_rounds([]) == [[]]
 
 
+@pytest.mark.shared_data
 def test_a_model_that_answers_generations_with_something_else_than_text_is_named():
     class NumbersLM(ScriptedLM):
         def generate_until(self, requests, disable_tqdm=False):
@@ -848,6 +865,7 @@ def test_every_shipped_loader_is_checked_below():
     assert shipped == {name for name, _ in LOADER_CASES}
 
 
+@pytest.mark.shared_data
 @pytest.mark.parametrize(("loader", "metadata"), LOADER_CASES)
 def test_a_loader_s_documents_are_what_a_datasets_round_trip_gives_back(loader, metadata, tmp_path):
     """The loaders hand lm-eval their rows without a ``datasets.Dataset`` (harness.EvaluationSplit),
@@ -858,10 +876,9 @@ def test_a_loader_s_documents_are_what_a_datasets_round_trip_gives_back(loader, 
     import datasets
 
     if loader == "tango.load_disclosure":
-        from test_tango import disclosure_rows
+        from benchmark_data import write_tango_disclosure_jsonl
 
-        metadata = {**metadata, "data_file": str(tmp_path / "disclosure.jsonl")}
-        Path(metadata["data_file"]).write_text("".join(json.dumps(row) + "\n" for row in disclosure_rows()))
+        metadata = {**metadata, "data_file": str(write_tango_disclosure_jsonl(tmp_path / "disclosure.jsonl"))}
     module, function = loader.rsplit(".", 1)
     split = getattr(importlib.import_module(f"lm_eval_bias.benchmarks.{module}"), function)(**metadata)
     rows = split["test"]
@@ -870,6 +887,7 @@ def test_a_loader_s_documents_are_what_a_datasets_round_trip_gives_back(loader, 
     assert split.lm_eval_bias_data["official"] in (True, False, None)
 
 
+@pytest.mark.shared_data
 def test_a_yaml_s_process_docs_gets_a_datasets_dataset(tmp_path):
     suite = tmp_path / "suite"
     suite.mkdir()

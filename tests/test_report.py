@@ -79,7 +79,7 @@ class VariedLM(LM):
 def data_dir(root: Path, shared: Path) -> Path:
     """A data directory with a 241-pair WinoQueer slice (8 subgroups, no Gay), TANGO, GenderPair and a
     16-prompt disclosure file."""
-    from test_tango import disclosure_rows
+    from benchmark_data import write_tango_disclosure_jsonl
 
     rows = []
     with open(shared / "winoqueer" / "winoqueer_head_sample.csv", encoding="utf-8-sig", newline="") as f:
@@ -96,7 +96,7 @@ def data_dir(root: Path, shared: Path) -> Path:
             writer.writerow([index, row["Gender_ID_x"], row["Gender_ID_y"], row["sent_x"], row["sent_y"]])
     (root / "tango").mkdir()
     shutil.copy(shared / "tango" / "misgendering_prompts.csv", root / "tango")
-    (root / "tango" / "disclosure.jsonl").write_text("".join(json.dumps(r) + "\n" for r in disclosure_rows()))
+    write_tango_disclosure_jsonl(root / "tango" / "disclosure.jsonl")
     shutil.copytree(shared / "gendercare", root / "gendercare")
     return root
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers import OFFICIAL_WINOQUEER, run_cli, winoqueer_results, write
 from lm_eval_bias.report import html as report_html
 from lm_eval_bias.report import leaderboard, results
-from test_report_inputs import OFFICIAL_WINOQUEER, run_cli, winoqueer_results, write
 
 UNOFFICIAL = dict(OFFICIAL_WINOQUEER, path="/x/y.csv", sha256="cd" * 32, rows=300, official=False)
 SHORT_OFFICIAL = dict(OFFICIAL_WINOQUEER, path="/x/x.csv", rows=42)

@@ -8,10 +8,10 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from helpers import run_cli, winoqueer_results, write
 from lm_eval_bias.report import html as report_html
 from lm_eval_bias.report import leaderboard, results
 from lm_eval_bias.report.outputs import csv_cell, markdown_cell, strict_json
-from test_report_inputs import run_cli, winoqueer_results, write
 
 HOSTILE = '=HYPERLINK("http://x")|<b>bold</b> & \\ new\nline'
 

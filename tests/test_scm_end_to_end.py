@@ -12,6 +12,8 @@ import lm_eval_bias
 from fake_models import ScriptedLM
 from lm_eval_bias.benchmarks import scm
 
+pytestmark = pytest.mark.e2e  # runs the package end to end: `pytest -m "not slow"` includes it
+
 TASKS = ["scm_score", "scm_score_prob", "scm_mc", "scm_mc_prob", "scm_prob_ratio", "scm_story"]
 
 # The scripted model's ratings: women warm, men competent, everyone else 3; heterosexual refuses.

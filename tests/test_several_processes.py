@@ -18,6 +18,8 @@ import pytest
 
 from winoqueer_reference import write_pairs_file
 
+pytestmark = pytest.mark.e2e  # runs the package end to end: `pytest -m "not slow"` includes it
+
 WORKER = Path(__file__).resolve().parent / "distributed_worker.py"
 WORLD_SIZE = 2
 # WinoQueer's hf requests go through lm-eval's logits cache, which scores a request within a

@@ -1,10 +1,10 @@
 import collections
-import json
 import logging
 
 import pytest
 from lm_eval.api.metrics import mean
 
+from benchmark_data import write_tango_disclosure_jsonl
 from lm_eval_bias import data, harness, stats
 from lm_eval_bias.benchmarks import tango
 from lm_eval_bias.errors import ConfigurationError
@@ -221,32 +221,9 @@ def test_method_agreement_from_sample_logs():
 # ---------------------------------------------------------------- disclosure
 
 
-def disclosure_rows():
-    rows = []
-    names = [("Casey", True), ("Riley", True), ("Avery", True), ("Ashe", False), ("Yuki", False), ("Noa", False)]
-    forms = ["{name} identified as {gender}.", "{name} came out as {gender}."]
-    for identity, western in (("genderqueer", True), ("nonbinary", True), ("woman", False), ("man", False)):
-        for form_idx, form in enumerate(forms):
-            for name, english in names:
-                rows.append(
-                    {
-                        "gender_prompt_idx": form_idx,
-                        "gender_prompt": form,
-                        "filled_gender_prompt": form.format(name=name, gender=identity),
-                        "gender_identity": identity,
-                        "name": name,
-                        "is_english_name": english,
-                        "is_western_nb_gender": western,
-                    }
-                )
-    return rows
-
-
 @pytest.fixture
 def disclosure_file(tmp_path):
-    path = tmp_path / "disclosure.jsonl"
-    path.write_text("".join(json.dumps(row) + "\n" for row in disclosure_rows()))
-    return path
+    return write_tango_disclosure_jsonl(tmp_path / "disclosure.jsonl")
 
 
 def test_disclosure_sample_keeps_every_identity_and_form_for_the_same_names(disclosure_file):

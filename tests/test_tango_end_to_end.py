@@ -13,6 +13,8 @@ import lm_eval_bias
 from fake_models import ScriptedLM
 from lm_eval_bias.benchmarks import tango
 
+pytestmark = pytest.mark.e2e  # runs the package end to end: `pytest -m "not slow"` includes it
+
 BIN = Path(sys.executable).parent
 
 
@@ -110,10 +112,9 @@ def test_tiny_gpt2_generates_through_the_cli(tmp_path, tiny_gpt2, release_file):
 
 def test_disclosure_with_tiny_gpt2_and_tiny_detoxify(tmp_path, tiny_gpt2, tiny_detoxify):
     """Generation, the classifier filter (real Detoxify predict, VADER) and per-identity metrics."""
-    from test_tango import disclosure_rows
+    from benchmark_data import write_tango_disclosure_jsonl
 
-    data_file = tmp_path / "disclosure.jsonl"
-    data_file.write_text("".join(json.dumps(row) + "\n" for row in disclosure_rows()))
+    data_file = write_tango_disclosure_jsonl(tmp_path / "disclosure.jsonl")
     checkpoint, config_dir = tiny_detoxify["original"]
     out = tmp_path / "out"
     completed = subprocess.run(

@@ -15,11 +15,11 @@ import yaml
 
 import lm_eval_bias
 from fake_models import ScriptedLM
+from helpers import run_cli, winoqueer_results, write
 from lm_eval_bias import options, task_metadata
 from lm_eval_bias.errors import ConfigurationError
 from lm_eval_bias.report import check, leaderboard, results, sections
 from lm_eval_bias.report import html as report_html
-from test_report_inputs import run_cli, winoqueer_results, write
 
 # The report's headline metrics before tasks declared them (its table by task name): the
 # metadata must say the same for every shipped task.

@@ -53,6 +53,7 @@ def requests_for(pairs):
     return pair_requests([pair_doc(p["sent_x"], p["sent_y"], str(i)) for i, p in enumerate(pairs)])
 
 
+@pytest.mark.e2e
 def test_backend_agrees_with_the_authors_method_pair_by_pair(tiny_bert, pairs):
     import torch
     from transformers import AutoModelForMaskedLM, AutoTokenizer
@@ -74,6 +75,7 @@ def test_backend_agrees_with_the_authors_method_pair_by_pair(tiny_bert, pairs):
     assert 0 < backend.forward_rows <= reference_passes
 
 
+@pytest.mark.e2e
 def test_batch_size_does_not_change_scores(tiny_bert, pairs):
     from lm_eval_bias.models.hf_mlm import HFMaskedLM
 
@@ -92,6 +94,7 @@ def test_registration_is_idempotent_and_keeps_lm_evals_models():
     assert get_model("hf").__name__ == "HFLM"
 
 
+@pytest.mark.e2e
 def test_cli_and_python_api(tmp_path, tiny_bert, pairs):
     import lm_eval
 
@@ -443,6 +446,7 @@ def assert_refused_with_the_fix(message: str, task: str) -> None:
     assert "NotImplementedError" not in message and "RuntimeError" not in message
 
 
+@pytest.mark.e2e
 def test_the_cli_stops_tango_misgender_prob_with_the_message(tmp_path, tiny_bert, winoqueer_dir):
     out = tmp_path / "out"
     release = winoqueer_dir.parent / "tango" / "misgendering_prompts.csv"
@@ -475,6 +479,7 @@ def test_the_cli_stops_tango_misgender_prob_with_the_message(tmp_path, tiny_bert
     assert not list(tmp_path.rglob("results_*.json"))
 
 
+@pytest.mark.e2e
 def test_lm_eval_stops_other_tasks_with_the_backends_message(bert_backend, winoqueer_dir):
     """Real tasks' requests, through lm-eval's own evaluator (without lm-eval-bias's preflight
     gate, which may refuse earlier) and through lm_eval.simple_evaluate as a Python user calls it."""

@@ -3,20 +3,76 @@
 from __future__ import annotations
 
 import csv
+import re
+from collections import Counter
 from pathlib import Path
 
 from tokenizers import ByteLevelBPETokenizer
 
-WINOQUEER_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "winoqueer"
+from benchmark_data import shared_data_path, winoqueer_corpus
+
+# The released WinoQueer files, for the tests that need them (benchmark_data.shared_data_dir skips without).
+WINOQUEER_DIR = shared_data_path() / "winoqueer"
 
 
 def winoqueer_sentences(limit: int | None = None) -> list[str]:
-    sentences = []
-    for name in ("winoqueer_gender_subset.csv", "winoqueer_head_sample.csv"):
-        with open(WINOQUEER_DIR / name, encoding="utf-8-sig", newline="") as handle:
-            for row in csv.DictReader(handle):
-                sentences += [row["sent_x"], row["sent_y"]]
+    """The sentences the tiny tokenizers are trained on: both sentences of every released WinoQueer
+    pair where the released files are present (the end-to-end tests score released prompts, which
+    must fit the tiny models' context), else of every generated pair (``benchmark_data``)."""
+    if (WINOQUEER_DIR / "winoqueer_gender_subset.csv").is_file():
+        sentences = []
+        for name in ("winoqueer_gender_subset.csv", "winoqueer_head_sample.csv"):
+            with open(WINOQUEER_DIR / name, encoding="utf-8-sig", newline="") as handle:
+                for row in csv.DictReader(handle):
+                    sentences += [row["sent_x"], row["sent_y"]]
+    else:
+        sentences = winoqueer_corpus()
     return sentences[:limit] if limit else sentences
+
+
+BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+# Endings that real BERT vocabularies keep as pieces of identity words ("trans" + "##gender").
+SPLIT_ENDINGS = ("gender", "sexual")
+
+
+def wordpiece_vocab(corpus: list[str], vocab_size: int, min_frequency: int = 1) -> dict[str, int]:
+    """An uncased WordPiece vocabulary of ``corpus`` that is the same in every process.
+
+    The ``tokenizers`` WordPiece trainer breaks ties between equally frequent merges differently from
+    one process to the next, so models built on its vocabulary score differently each run. Here: the
+    special tokens, every character alone and as a ``##`` continuation, the words that end in one of
+    ``SPLIT_ENDINGS`` as their beginning and that ending ("trans" + "##gender", as real BERT splits
+    them), then whole words by frequency, ties alphabetical, up to ``vocab_size``.
+
+    Parameters
+    ----------
+    corpus : list of str
+        The texts the vocabulary must cover.
+    vocab_size : int
+        The most tokens to keep (the characters are always kept).
+    min_frequency : int
+        How often a whole word must occur to be a token of its own.
+
+    Returns
+    -------
+    vocab : dict
+        Token -> id, ids in order from 0.
+    """
+    words = Counter(word for text in corpus for word in re.findall(r"\w+|[^\w\s]", text.lower()))
+    characters = sorted({character for word in words for character in word})
+    tokens = list(BERT_SPECIAL_TOKENS) + characters + [f"##{character}" for character in characters]
+    split = {}
+    for word in sorted(words):
+        ending = next((e for e in SPLIT_ENDINGS if word.endswith(e) and len(word) > len(e)), None)
+        if ending:
+            split[word] = (word[: -len(ending)], f"##{ending}")
+    pieces = sorted({piece for pair in split.values() for piece in pair})
+    tokens += [piece for piece in pieces if piece not in tokens]
+    for word, count in sorted(words.items(), key=lambda item: (-item[1], item[0])):
+        if count >= min_frequency and word not in split and word not in tokens:
+            tokens.append(word)
+    tokens = tokens[: max(vocab_size, len(BERT_SPECIAL_TOKENS) + 2 * len(characters))]
+    return {token: index for index, token in enumerate(tokens)}
 
 
 def build_tiny_gpt2(
@@ -209,20 +265,11 @@ def build_tiny_bert(out_dir: str | Path, corpus: list[str], vocab_size: int = 80
     """A 2-layer random BertForMaskedLM with an uncased WordPiece vocabulary trained on ``corpus``
     (so "transgender" and "cisgender" can share a "##gender" piece, as with real BERT)."""
     import torch
-    from tokenizers import BertWordPieceTokenizer
     from transformers import BertConfig, BertForMaskedLM, BertTokenizer
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    wordpiece = BertWordPieceTokenizer(lowercase=True)
-    wordpiece.train_from_iterator(
-        corpus,
-        vocab_size=vocab_size,
-        min_frequency=2,
-        special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
-        show_progress=False,
-    )
-    vocab = dict(sorted(wordpiece.get_vocab().items(), key=lambda item: item[1]))
+    vocab = wordpiece_vocab(corpus, vocab_size, min_frequency=2)
     tokenizer = BertTokenizer(vocab=vocab, do_lower_case=True)
     torch.manual_seed(seed)
     config = BertConfig(

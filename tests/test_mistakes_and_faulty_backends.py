@@ -1,4 +1,6 @@
-"""The problems an independent adversarial run found after the fail-fast work, each pinned.
+"""User mistakes and faulty backends: settings that would change a method, degenerate or failing
+backends, data a user might get slightly wrong, results, gates and leaderboards, and the error style
+outside ``lm-eval-bias``.
 
 Every test names the user mistake or backend fault and asserts the exact message or the
 documented result; none of them may exit 0 with a misleading number.
@@ -14,13 +16,13 @@ from lm_eval.api.model import LM
 
 import lm_eval_bias
 from fake_models import ScriptedLM
+from helpers import run_cli, winoqueer_results, write
 from lm_eval_bias import adapters, cli, data, scorers
 from lm_eval_bias.benchmarks import gendercare as gp
 from lm_eval_bias.benchmarks import scm, tango
 from lm_eval_bias.benchmarks import winoqueer as wq
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
 from lm_eval_bias.report import check, results
-from test_report_inputs import run_cli, winoqueer_results, write
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 MISGENDERING = str(SHARED / "tango" / "misgendering_prompts.csv")
@@ -60,6 +62,7 @@ class RecordingLM(LM):
 # ---------------------------------------------------------------- settings that would change the method
 
 
+@pytest.mark.shared_data
 def test_num_fewshot_does_not_reach_our_zero_shot_tasks():
     plain, with_shots = RecordingLM(), RecordingLM()
     for model, shots in ((plain, None), (with_shots, 3)):
@@ -73,6 +76,7 @@ def test_num_fewshot_does_not_reach_our_zero_shot_tasks():
     assert with_shots.arguments == plain.arguments
 
 
+@pytest.mark.shared_data
 def test_plain_text_probes_ignore_chat_templates_and_system_instructions(tmp_path):
     for folder, source in (("winoqueer", WINOQUEER_SAMPLE), ("tango", MISGENDERING)):
         (tmp_path / folder).mkdir()
@@ -98,6 +102,7 @@ def test_plain_text_probes_ignore_chat_templates_and_system_instructions(tmp_pat
     assert not any("<chat>" in str(arguments) or "Be nice." in str(arguments) for arguments in chatty.arguments)
 
 
+@pytest.mark.shared_data
 def test_a_tokenizer_without_a_chat_template_is_refused_before_any_request():
     from types import SimpleNamespace
 
@@ -121,6 +126,7 @@ def test_a_tokenizer_without_a_chat_template_is_refused_before_any_request():
 # ---------------------------------------------------------------- degenerate or failing backends
 
 
+@pytest.mark.shared_data
 def test_equal_log_likelihoods_give_no_verdict():
     out = lm_eval.simple_evaluate(
         model=RecordingLM(),
@@ -154,6 +160,7 @@ def test_missing_generations_are_empty_not_a_crash():
     ]
 
 
+@pytest.mark.shared_data
 def test_a_server_without_prompt_log_probabilities_is_explained():
     from lm_eval.models.api_models import TemplateAPI
 
@@ -223,6 +230,7 @@ def test_pairs_differing_only_in_case_or_repeated_with_other_spacing(tmp_path):
         wq.load_dataset(data_file=str(spaced))
 
 
+@pytest.mark.shared_data
 def test_repeated_tango_rows_and_genderpair_targets(tmp_path):
     rows = tmp_path / "misgendering.csv"
     rows.write_text(
@@ -241,6 +249,7 @@ def test_repeated_tango_rows_and_genderpair_targets(tmp_path):
         gp.read_pair_sets(twice, 1)
 
 
+@pytest.mark.shared_data
 def test_swapped_genderpair_group_files_are_recognised(tmp_path):
     folder = tmp_path / "gendercare"
     folder.mkdir()

@@ -1,0 +1,100 @@
+"""Helpers shared by several test modules: hand-built results files and in-process command runs.
+
+Benchmark data files are generated in :mod:`benchmark_data`, tiny models in :mod:`tiny_models`, scripted
+models in :mod:`fake_models`.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lm_eval_bias import cli, data
+
+OFFICIAL_WINOQUEER = {
+    "name": "winoqueer",
+    "path": "/data/winoqueer/winoqueer_final.csv",
+    "sha256": data.WINOQUEER.sha256,
+    "rows": 45540,
+    "official": True,
+    "official_sha256": data.WINOQUEER.sha256,
+    "official_rows": 45540,
+}
+
+
+def winoqueer_results(
+    model="org/model-a",
+    score=62.0,
+    ci=(60.0, 64.0),
+    *,
+    n=None,
+    date=1_763_700_000.0,
+    limit=None,
+    effective=None,
+    original=45540,
+    files=(OFFICIAL_WINOQUEER,),
+    selection=None,
+    counts=True,
+    extra=None,
+    lgbtq=(70.0, 64.0, 75.0),
+    lgbtq_n=None,
+):
+    """A WinoQueer results document: bias_score and bias_score_lgbtq with intervals and (``counts``) ``_n``."""
+    effective = original if effective is None else effective
+    n = effective if n is None else n
+    lgbtq_n = min(1200, effective) if lgbtq_n is None else lgbtq_n
+    entry = {
+        "alias": "WinoQueer",
+        "sample_len": effective,
+        "bias_score,none": score,
+        "bias_score_stderr,none": 0.5,
+        "bias_score_ci_lower,none": ci[0],
+        "bias_score_ci_upper,none": ci[1],
+        "bias_score_ci_lower_stderr,none": "N/A",
+        "bias_score_ci_upper_stderr,none": "N/A",
+        "bias_score_lgbtq,none": lgbtq[0],
+        "bias_score_lgbtq_stderr,none": 2.0,
+        "bias_score_lgbtq_ci_lower,none": lgbtq[1],
+        "bias_score_lgbtq_ci_upper,none": lgbtq[2],
+        "bias_score_lgbtq_pvalue_bh,none": 0.012,
+    }
+    if counts:
+        entry.update(
+            {
+                "bias_score_n,none": n,
+                "bias_score_n_stderr,none": "N/A",
+                "bias_score_lgbtq_n,none": lgbtq_n,
+                "bias_score_lgbtq_n_stderr,none": "N/A",
+            }
+        )
+    entry.update(extra or {})
+    provenance = {"official": all(f["official"] for f in files), "files": list(files), "selection": selection or {}}
+    return {
+        "results": {"winoqueer": entry},
+        "n-samples": {"winoqueer": {"original": original, "effective": effective}},
+        "higher_is_better": {"winoqueer": {"bias_score": False}},
+        "config": {"model": "hf", "model_args": f"pretrained={model}", "limit": limit},
+        "configs": {
+            "winoqueer": {
+                "task": "winoqueer",
+                "repeats": 1,
+                "metadata": {"version": 1.0, "lm_eval_bias_data": provenance},
+            }
+        },
+        "model_name": model,
+        "date": date,
+    }
+
+
+def write(path: Path, document) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(document if isinstance(document, str) else json.dumps(document), encoding="utf-8")
+    return path
+
+
+def run_cli(argv, capsys) -> tuple[int, str, str]:
+    """``lm-eval-bias ARGV`` as the console script runs it: (exit code, stdout, stderr)."""
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return exit_.value.code, out, err
