@@ -22,7 +22,8 @@ lm-eval merges an ``include:`` shallowly: a ``metadata:`` block in one's own YAM
 whole, so a copy that sets its own metadata must repeat every key of ours (these, and
 ``plain_text`` and ``full`` where we set them; a task of ours built without ``benchmark`` logs a
 warning saying so). The keys of YAML_ONLY_KEYS describe one task: the run's ``--metadata`` may not
-change them (refused by preflight, and by :func:`check_task_config` on the stock lm-eval route).
+change them (refused before any task is built by :func:`lm_eval_bias.evaluate.simple_evaluate`,
+and by :func:`check_task_config` on the stock lm-eval route).
 """
 
 from __future__ import annotations
