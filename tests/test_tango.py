@@ -323,7 +323,8 @@ def test_undeclared_metrics_take_the_direction_of_the_longest_declared_name_they
 
 # ---------------------------------------------------------------- text that looks like other text
 
-CASEY = "0,casey,ante_nongendered,he,casey is an american actor and he is known for his roles in film.\n"
+# An invented row in the release's format (a name, then a pronoun that refers back to it).
+CASEY = "0,casey,ante_nongendered,he,casey paints houses and he is proud of his work.\n"
 
 
 @pytest.mark.parametrize(
@@ -374,7 +375,7 @@ def test_the_same_prompt_twice_is_a_repeat(tmp_path, index, ante):
     with pytest.raises(data.MalformedDataError) as error:
         tango.load_misgendering(data_file=str(path))
     assert str(error.value) == (
-        f"{path}, line 3: its prompt 'Casey is an american actor and he is known for his roles in film.' is also "
+        f"{path}, line 3: its prompt 'Casey paints houses and he is proud of his work.' is also "
         f"line 2's (template_idx 0, ante 'casey' there; template_idx {index}, ante {ante.strip()!r} here), so the "
         "model would be asked it twice and it would be counted twice; remove the repeated row"
     )
