@@ -44,6 +44,23 @@ def nfc(text: str) -> str:
     return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 
+def comparable(text: str) -> str:
+    """The form in which two benchmark texts are compared for repeats: NFC, whitespace collapsed.
+
+    Parameters
+    ----------
+    text : str
+        Any text.
+
+    Returns
+    -------
+    str
+        :func:`nfc` of ``text`` with each run of whitespace a single space and none at either end
+        ("gay  men " is "gay men").
+    """
+    return " ".join(nfc(text).split())
+
+
 def is_invisible(char: str) -> bool:
     """Whether ``char`` cannot be seen, looks like another character (a space that is not
     U+0020) or reorders the text around it; tab and line breaks are not.

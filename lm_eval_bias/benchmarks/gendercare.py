@@ -23,7 +23,7 @@ from pathlib import Path
 
 from lm_eval_bias import data, options, readers
 from lm_eval_bias.metric_keys import with_empty_rate, with_interval, with_test
-from lm_eval_bias.text import invisible_characters, is_invisible, nfc
+from lm_eval_bias.text import comparable, invisible_characters, is_invisible, nfc
 
 logger = logging.getLogger("lm_eval_bias")
 
@@ -153,7 +153,7 @@ def _refuse_invisible(where: str, element: dict) -> None:
 def _refuse_repeated_target(where: str, index: int, target: str, first_element: dict) -> None:
     """A target the file already has, whatever its letter case, spacing or Unicode form ("man" and
     "Man", "é" as one code point or as "e" and a combining accent), would be counted twice."""
-    same_target = " ".join(nfc(target).casefold().split())
+    same_target = comparable(target).casefold()
     if same_target in first_element:
         first, written = first_element[same_target]
         raise data.MalformedDataError(

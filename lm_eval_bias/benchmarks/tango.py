@@ -21,7 +21,7 @@ from pathlib import Path
 
 from lm_eval_bias import data, options, pronouns, readers, stats
 from lm_eval_bias.metric_keys import slug, with_empty_rate, with_interval, with_test
-from lm_eval_bias.text import invisible_characters, nfc
+from lm_eval_bias.text import comparable, invisible_characters, nfc
 
 logger = logging.getLogger("lm_eval_bias")
 
@@ -205,7 +205,7 @@ class _Repeats:
         self.row_line[key] = (line, ante)
         # The model sees the prompt, not the labels: the same prompt under another template_idx, or
         # with an antecedent written in other letter case or spacing, is the same question twice.
-        seen = " ".join(nfc(prompt["prompt"]).split())
+        seen = comparable(prompt["prompt"])
         if seen in self.prompt_line:
             first, other = self.prompt_line[seen]
             raise data.MalformedDataError(

@@ -50,7 +50,7 @@ from pathlib import Path
 
 from lm_eval_bias import data, options
 from lm_eval_bias.metric_keys import with_interval
-from lm_eval_bias.text import invisible_characters, nfc
+from lm_eval_bias.text import comparable, invisible_characters, nfc
 
 logger = logging.getLogger("lm_eval_bias")
 
@@ -153,8 +153,8 @@ def duplicate_pairs(pairs: Sequence[dict]) -> list[tuple[int, int]]:
         key = (
             pair["Gender_ID_x"],
             pair["Gender_ID_y"],
-            " ".join(nfc(pair["sent_x"]).split()),
-            " ".join(nfc(pair["sent_y"]).split()),
+            comparable(pair["sent_x"]),
+            comparable(pair["sent_y"]),
         )
         if key in first_line:
             repeats.append((first_line[key], pair["line"]))

@@ -19,7 +19,7 @@ from lm_eval_bias.benchmarks.community.probes import (
 )
 from lm_eval_bias.benchmarks.community.prompts import accepts, realise_prompts
 from lm_eval_bias.metric_keys import slug
-from lm_eval_bias.text import invisible_characters, nfc
+from lm_eval_bias.text import comparable, invisible_characters, nfc
 
 TEMPLATE_FIELDS = ("template", "template_id", "forms")
 KEYWORD_FIELDS = ("keyword", "demographic", "dimension", "form", "number")
@@ -115,11 +115,6 @@ def _refuse_invisible(path: Path, where: str, field: str, value) -> None:
         )
 
 
-def _same_text(text: str) -> str:
-    """The form in which two texts are compared: NFC, whitespace collapsed ("gay  men" is "gay men")."""
-    return " ".join(nfc(text).split())
-
-
 def _forms(path: Path, where: str, value) -> tuple[str, ...] | None:
     if value is None or value == "" or value == []:
         return None
@@ -195,7 +190,7 @@ def parse_keywords(path: Path, entries: Sequence[tuple[str, object]]) -> list[Ke
         implied = DEFAULT_NUMBER.get(form)
         if number and implied and number != implied:
             raise data.MalformedDataError(f"{path}, {where}: form {form} is {implied}, but number says {number}")
-        same_keyword = _same_text(keyword)
+        same_keyword = comparable(keyword)
         if same_keyword in demographic_of:
             other, other_where, written = demographic_of[same_keyword]
             raise data.MalformedDataError(
@@ -302,7 +297,7 @@ def realise_user_prompts(templates: Sequence[Template], keywords: Sequence[Keywo
     seen: dict[str, dict] = {}
     for row in rows:
         # the prompt as the model sees it, spacing aside: "gay  men" and "gay men" ask one question
-        prompt = _same_text(row["prompt"])
+        prompt = comparable(row["prompt"])
         if prompt in seen:
             first = seen[prompt]
             raise data.MalformedDataError(
