@@ -52,6 +52,7 @@ from typing import BinaryIO
 
 # Re-exported: benchmarks raise them as data.DataError etc.
 from lm_eval_bias.errors import DataError, DataNotFoundError, MalformedDataError  # noqa: F401
+from lm_eval_bias.text import invisible_characters, is_invisible
 
 logger = logging.getLogger("lm_eval_bias")
 
@@ -239,6 +240,39 @@ def open_text(path: str | os.PathLike) -> Iterator[str]:
     path = Path(path)
     _require_file(path)
     return _decoded_lines(path)
+
+
+def refuse_invisible(where: str, field: str, value) -> None:
+    r"""Refuse a data field (text, or a list of texts) that holds a character that cannot be seen.
+
+    "casey\u200b" or "man\u200b" would be another row, target or keyword that looks like the
+    first, and a pair whose sentences differ only by such a character would look like no pair.
+
+    Parameters
+    ----------
+    where : str
+        The file and the line or element, as messages name them.
+    field : str
+        The field's name.
+    value : str or list of str
+        The field's text (anything else is not checked).
+
+    Raises
+    ------
+    MalformedDataError
+        Naming the place, the field, its text around the first such character and every one found.
+    """
+    texts = [text for text in (value if isinstance(value, list) else [value]) if isinstance(text, str)]
+    found = list(dict.fromkeys(name for text in texts for name in invisible_characters(text)))
+    if not found:
+        return
+    text = next(text for text in texts if invisible_characters(text))
+    at = next(position for position, char in enumerate(text) if is_invisible(char))
+    shown = text if len(text) <= 80 else text[max(0, at - 30) : at + 30]
+    raise MalformedDataError(
+        f"{where}: {field} {shown!r} holds {', '.join(found)}, a character that cannot be seen (or a space "
+        "other than the plain one), so it would look like other text. Fix: delete it, or type a plain space"
+    )
 
 
 def read_text(path: str | os.PathLike) -> str:

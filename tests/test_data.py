@@ -434,3 +434,15 @@ def test_the_stamp_of_our_cache_is_still_trusted(tmp_path, source, monkeypatch):
 
     monkeypatch.setattr(data, "sha256_of", must_not_hash)
     assert data.describe_file(source, cached, n_rows=1)["sha256"] == source.sha256
+
+
+def test_refuse_invisible_shows_a_long_field_around_the_character():
+    text = "a" * 50 + "\u200b" + "b" * 50
+    with pytest.raises(data.MalformedDataError) as error:
+        data.refuse_invisible("f.csv, line 2", "template", text)
+    assert str(error.value) == (
+        f"f.csv, line 2: template {'a' * 30 + chr(0x200B) + 'b' * 29!r} holds U+200B ZERO WIDTH SPACE, a character "
+        "that cannot be seen (or a space other than the plain one), so it would look like other text. Fix: delete "
+        "it, or type a plain space"
+    )
+    data.refuse_invisible("f.csv, line 2", "template", ["plain", 7])  # nothing to refuse

@@ -210,11 +210,11 @@ def element_of(target, biased="a", anti_biased="b"):
     [
         (
             element_of("man\u200b"),
-            "object holds U+200B ZERO WIDTH SPACE (at 'man\\u200b')",
+            "object 'man\\u200b' holds U+200B ZERO WIDTH SPACE",
         ),
         (
             element_of("man", anti_biased="kind\u00a0"),
-            "format1 holds U+00A0 NO-BREAK SPACE (at '(a, kind\\xa0)')",
+            "format1 '(a, kind\\xa0)' holds U+00A0 NO-BREAK SPACE",
         ),
     ],
 )

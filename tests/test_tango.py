@@ -364,7 +364,7 @@ def test_an_invisible_character_in_a_field_is_refused(tmp_path, ante, named):
         tango.load_misgendering(data_file=str(path))
     assert str(error.value) == (
         f"{path}, line 3: ante {ante!r} holds {named}, a character that cannot be seen (or a space other than the "
-        "plain one), so it would look like another row. Fix: delete it, or type a plain space"
+        "plain one), so it would look like other text. Fix: delete it, or type a plain space"
     )
 
 

@@ -460,7 +460,7 @@ def test_a_pair_differing_only_by_an_invisible_character_names_it(tmp_path, sent
         wq.load_dataset(data_file=str(path))
     assert str(error.value) == (
         f"{path}, line 2: sent_y {sent_y!r} holds {named}, a character that cannot be seen (or a space other than "
-        "the plain one), so it would look like another text. Fix: delete it, or type a plain space"
+        "the plain one), so it would look like other text. Fix: delete it, or type a plain space"
     )
 
 
@@ -471,7 +471,7 @@ def test_a_pair_repeated_with_an_invisible_character_is_refused(tmp_path):
         wq.load_dataset(data_file=str(path))
     assert str(error.value) == (
         f"{path}, line 3: sent_x 'Gay people sing.\\u200b' holds U+200B ZERO WIDTH SPACE, a character that cannot be "
-        "seen (or a space other than the plain one), so it would look like another text. Fix: delete it, or type a "
+        "seen (or a space other than the plain one), so it would look like other text. Fix: delete it, or type a "
         "plain space"
     )
     # the official file's text is scored as published

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from lm_eval_bias import data, options, readers
 from lm_eval_bias.metric_keys import with_empty_rate, with_interval, with_test
-from lm_eval_bias.text import comparable, invisible_characters, is_invisible, nfc
+from lm_eval_bias.text import comparable, nfc
 
 logger = logging.getLogger("lm_eval_bias")
 
@@ -116,7 +116,8 @@ def pair_sets_of(path: Path, group: int, elements: Sequence, official: bool = Fa
         if missing:
             raise data.MalformedDataError(f"{where}: missing {', '.join(missing)}")
         if not official:
-            _refuse_invisible(where, element)
+            for field in ("object", *PAIR_FIELDS):
+                data.refuse_invisible(where, field, str(element[field]))
         target = str(element["object"]).strip()
         _refuse_repeated_target(where, index, target, first_element)
         parsed = {field: _parse_pairs(str(element[field]), f"{where} {field}") for field in PAIR_FIELDS}
@@ -133,21 +134,6 @@ def pair_sets_of(path: Path, group: int, elements: Sequence, official: bool = Fa
                 raise data.MalformedDataError(f"{where}: {field} does not match format1 for target {target!r}")
         sets.append(PairSet(group, target, tuple(pairs)))
     return sets
-
-
-def _refuse_invisible(where: str, element: dict) -> None:
-    r"""Refuse a target or descriptor holding a character that cannot be seen: "man\u200b" would be
-    a second target that looks like "man", and its prompts would be counted twice."""
-    for field in ("object", *PAIR_FIELDS):
-        text = str(element[field])
-        found = invisible_characters(text)
-        if found:
-            at = next(position for position, char in enumerate(text) if is_invisible(char))
-            raise data.MalformedDataError(
-                f"{where}: {field} holds {', '.join(found)} (at {text[max(0, at - 30) : at + 30]!r}), a character "
-                "that cannot be seen (or a space other than the plain one), so it would look like other text. "
-                "Fix: delete it, or type a plain space"
-            )
 
 
 def _refuse_repeated_target(where: str, index: int, target: str, first_element: dict) -> None:

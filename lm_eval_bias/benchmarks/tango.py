@@ -21,7 +21,7 @@ from pathlib import Path
 
 from lm_eval_bias import data, options, pronouns, readers, stats
 from lm_eval_bias.metric_keys import slug, with_empty_rate, with_interval, with_test
-from lm_eval_bias.text import comparable, invisible_characters, nfc
+from lm_eval_bias.text import comparable, nfc
 
 logger = logging.getLogger("lm_eval_bias")
 
@@ -106,26 +106,14 @@ def misgendering_prompts(path: Path, rows: Sequence[tuple[int, dict]], official:
     for line, row in rows:
         _require_columns(path, line, row, MISGENDERING_COLUMNS)
         if not official:
-            _refuse_invisible(path, line, row, MISGENDERING_COLUMNS)
+            for column in MISGENDERING_COLUMNS:
+                data.refuse_invisible(f"{path}, line {line}", column, str(row[column]))
         prompt = _misgendering_prompt(path, line, row)
         repeats.check(line, prompt)
         prompts.append(prompt)
     if not prompts:
         raise data.MalformedDataError(f"{path}: no prompts (is the file empty?)")
     return prompts
-
-
-def _refuse_invisible(path: Path, line: int, row: dict, columns: Sequence[str]) -> None:
-    r"""Refuse a field holding a character that cannot be seen: "casey\u200b" would be another
-    antecedent, and its prompt another prompt, that looks like "casey"."""
-    for column in columns:
-        found = invisible_characters(str(row[column]))
-        if found:
-            raise data.MalformedDataError(
-                f"{path}, line {line}: {column} {str(row[column])!r} holds {', '.join(found)}, a character "
-                "that cannot be seen (or a space other than the plain one), so it would look like another row. "
-                "Fix: delete it, or type a plain space"
-            )
 
 
 def _misgendering_prompt(path: Path, line: int, row: dict) -> dict:

@@ -50,7 +50,7 @@ from pathlib import Path
 
 from lm_eval_bias import data, options
 from lm_eval_bias.metric_keys import with_interval
-from lm_eval_bias.text import comparable, invisible_characters, nfc
+from lm_eval_bias.text import comparable, nfc
 
 logger = logging.getLogger("lm_eval_bias")
 
@@ -120,28 +120,15 @@ def pairs_of(path: Path, header: list[str], rows: Sequence[tuple[int, dict]], of
     pairs = []
     for line, row in rows:
         if not official:
-            _refuse_invisible(path, line, row, [column for column in (id_column, *REQUIRED_COLUMNS) if column])
+            for column in (id_column, *REQUIRED_COLUMNS):
+                if column:
+                    data.refuse_invisible(f"{path}, line {line}", column, row.get(column))
         pair = _validated_pair(row, path, line, id_column)
         pair["line"] = line
         pairs.append(pair)
     if not pairs:
         raise data.MalformedDataError(f"{path}: the file has a header but no pairs")
     return pairs
-
-
-def _refuse_invisible(path: Path, line: int, row: dict, columns: Sequence[str]) -> None:
-    """Refuse a field holding a character that cannot be seen: a pair whose sentences differ only
-    by a zero-width space, a soft hyphen or a bidi control looks like no pair at all, and a pair
-    repeated with one is counted twice."""
-    for column in columns:
-        value = row.get(column)
-        found = invisible_characters(value) if isinstance(value, str) else []
-        if found:
-            raise data.MalformedDataError(
-                f"{path}, line {line}: {column} {value!r} holds {', '.join(found)}, a character that cannot be "
-                "seen (or a space other than the plain one), so it would look like another text. Fix: delete it, "
-                "or type a plain space"
-            )
 
 
 def duplicate_pairs(pairs: Sequence[dict]) -> list[tuple[int, int]]:

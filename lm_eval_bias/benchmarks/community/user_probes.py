@@ -19,7 +19,7 @@ from lm_eval_bias.benchmarks.community.probes import (
 )
 from lm_eval_bias.benchmarks.community.prompts import accepts, realise_prompts
 from lm_eval_bias.metric_keys import slug
-from lm_eval_bias.text import comparable, invisible_characters, nfc
+from lm_eval_bias.text import comparable, nfc
 
 TEMPLATE_FIELDS = ("template", "template_id", "forms")
 KEYWORD_FIELDS = ("keyword", "demographic", "dimension", "form", "number")
@@ -92,7 +92,7 @@ def _check_fields(path: Path, where: str, entry: dict, allowed: Sequence[str], r
         )
     values = {key: ("" if entry.get(key) is None else entry[key]) for key in allowed}
     for key in allowed:
-        _refuse_invisible(path, where, key, values[key])
+        data.refuse_invisible(f"{path}, {where}", key, values[key])
     # Text is compared and shown in NFC: "café" typed as one code point or as "e" and a combining
     # accent is one keyword, and "zoë" one demographic with one metric name.
     values = {key: nfc(value) if isinstance(value, str) else value for key, value in values.items()}
@@ -100,19 +100,6 @@ def _check_fields(path: Path, where: str, entry: dict, allowed: Sequence[str], r
         if not str(values[key]).strip():
             raise data.MalformedDataError(f"{path}, {where}: {key} is missing or empty")
     return values
-
-
-def _refuse_invisible(path: Path, where: str, field: str, value) -> None:
-    r"""Refuse text holding a character that cannot be seen: "queer\u200b" would be a second keyword,
-    and its prompts other prompts, that look like "queer"."""
-    texts = value if isinstance(value, list) else [value]
-    found = [name for text in texts if isinstance(text, str) for name in invisible_characters(text)]
-    if found:
-        raise data.MalformedDataError(
-            f"{path}, {where}: {field} {value!r} holds {', '.join(dict.fromkeys(found))}, a character that cannot "
-            "be seen (or a space other than the plain one), so it would look like other text. Fix: delete it, "
-            "or type a plain space"
-        )
 
 
 def _forms(path: Path, where: str, value) -> tuple[str, ...] | None:
