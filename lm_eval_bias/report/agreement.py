@@ -21,7 +21,7 @@ from pathlib import Path
 from lm_eval_bias import pronouns
 from lm_eval_bias.errors import LmEvalBiasError
 from lm_eval_bias.report.recompute import read_sample_lines
-from lm_eval_bias.report.results import ResultsError
+from lm_eval_bias.report.values import ResultsError
 from lm_eval_bias.text import invisible_characters, nfc
 
 DOC_KEYS = ("template_idx", "ante", "pronoun_family")

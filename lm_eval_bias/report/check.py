@@ -25,15 +25,9 @@ from pathlib import Path
 from lm_eval_bias.metric_keys import metric_range, range_text
 from lm_eval_bias.readers import loads_yaml
 from lm_eval_bias.report.outputs import text_line
-from lm_eval_bias.report.results import (
-    Metric,
-    ResultsError,
-    Run,
-    read_text,
-    value_range,
-    version_text,
-    versions_by_task,
-)
+from lm_eval_bias.report.results import read_text
+from lm_eval_bias.report.run import Metric, Run, version_text, versions_by_task
+from lm_eval_bias.report.values import ResultsError, value_range
 
 GATES = ("estimate", "interval")
 POLICY_KEYS = frozenset({"gate", "rules"})

@@ -38,7 +38,8 @@ from collections.abc import Sequence
 
 from lm_eval_bias.report import figures
 from lm_eval_bias.report.outputs import html_text, markdown_cell
-from lm_eval_bias.report.results import Run, date_text, require_task_results
+from lm_eval_bias.report.results import require_task_results
+from lm_eval_bias.report.run import Run, date_text
 from lm_eval_bias.report.sections import BENCHMARKS, Entry, Section
 from lm_eval_bias.task_metadata import TaskIdentity
 

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 from lm_eval_bias.metric_keys import is_comparison
 from lm_eval_bias.report.outputs import csv_cell, html_text, markdown_cell
-from lm_eval_bias.report.results import Metric, ResultsError, Run, TaskBase, date_text, version_text, versions_by_task
+from lm_eval_bias.report.run import Metric, Run, TaskBase, date_text, version_text, versions_by_task
+from lm_eval_bias.report.values import ResultsError
 
 
 def _is_comparison(name: str) -> bool:

@@ -28,7 +28,8 @@ from pathlib import Path
 from lm_eval_bias import harness, task_metadata, tasks_dir
 from lm_eval_bias.metric_keys import COMPANION_RANGES, is_comparison, metric_range, range_text
 from lm_eval_bias.readers import loads_json
-from lm_eval_bias.report.results import ResultsError, read_text
+from lm_eval_bias.report.results import read_text
+from lm_eval_bias.report.values import ResultsError
 from lm_eval_bias.text import nfc
 
 _SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_\d{4}-\d{2}-\d{2}T[\d.:-]+\.jsonl$")
