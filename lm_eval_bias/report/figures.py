@@ -15,22 +15,37 @@ drawn as a small "N/A" mark or not at all, never as a bar of height 0.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from lm_eval_bias.report import svg
 from lm_eval_bias.report.outputs import html_text as escape
+from lm_eval_bias.report.svg import (
+    AXIS_COLOUR,
+    GRID_COLOUR,
+    MISSING_COLOUR,
+    PALETTE,
+    SMALL_FONT_SIZE,
+    auto_range,
+    format_number,
+    ticks,
+)
 
-# Okabe-Ito colours: distinguishable under the common colour-vision deficiencies.
-# Yellow comes last because it is hard to see on white.
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#F0E442")
-FONT_SIZE = 12
-SMALL_FONT_SIZE = 10
-# Average glyph width as a share of the font size: only used to reserve room for labels.
-CHAR_WIDTH = 0.6
-AXIS_COLOUR = "#444444"
-GRID_COLOUR = "#e3e3e3"
-MISSING_COLOUR = "#888888"
+# Importable from here as well: what the report's sections and tables use beside the figures.
+__all__ = [
+    "AXIS_COLOUR",
+    "PALETTE",
+    "Estimate",
+    "Point",
+    "Reference",
+    "Series",
+    "auto_range",
+    "bar_chart",
+    "describe",
+    "format_number",
+    "plane",
+    "ticks",
+]
 
 
 @dataclass(frozen=True)
@@ -71,58 +86,6 @@ class Point:
 
 
 # --------------------------------------------------------------------------
-# Scales
-
-
-def nice_step(span: float, count: int = 5) -> float:
-    """A round step (1, 2, 2.5 or 5 times a power of ten) giving about ``count`` ticks over ``span``."""
-    raw = span / max(count, 1) if span > 0 else 1.0
-    magnitude = 10 ** math.floor(math.log10(raw))
-    for multiple in (1, 2, 2.5, 5, 10):
-        if raw <= multiple * magnitude * (1 + 1e-9):
-            return multiple * magnitude
-    return 10 * magnitude
-
-
-def ticks(low: float, high: float, count: int = 5) -> list[float]:
-    """Round tick values from ``low`` to ``high`` inclusive."""
-    step = nice_step(high - low, count)
-    first = math.ceil(low / step - 1e-9)
-    last = math.floor(high / step + 1e-9)
-    # Multiplying (not adding) steps keeps float error from accumulating into labels like 0.30000000004.
-    return [round(i * step, 10) for i in range(first, last + 1)]
-
-
-def auto_range(
-    values: Sequence[float], include: Sequence[float] = (), floor: float | None = None, ceiling: float | None = None
-) -> tuple[float, float]:
-    """A range with round ends holding ``values`` and ``include``, kept within [floor, ceiling].
-
-    Used where a fixed scale would hide the data (Detoxify toxicities are often
-    below 0.05 on a 0-1 scale); ``include`` keeps the meaningful zero in view.
-    """
-    numbers = [v for v in (*values, *include) if v is not None and math.isfinite(v)]
-    if not numbers:
-        low, high = (floor if floor is not None else 0.0), (ceiling if ceiling is not None else 1.0)
-        return low, high
-    low, high = min(numbers), max(numbers)
-    if high - low < 1e-12:
-        pad = abs(high) * 0.1 or 0.1
-        low, high = low - pad, high + pad
-    step = nice_step(high - low, 5)
-    # Rounded so that the ends print as 0.3, not 0.30000000000000004.
-    low = round(math.floor(low / step + 1e-9) * step, 10)
-    high = round(math.ceil(high / step - 1e-9) * step, 10)
-    if floor is not None:
-        low = max(low, floor)
-    if ceiling is not None:
-        high = min(high, ceiling)
-    return low, high
-
-
-def format_number(value: float) -> str:
-    """Short text for a tick or tooltip: 4 significant digits, no trailing zeros."""
-    return f"{value:.4g}"
 
 
 def describe(estimate: Estimate | None) -> str:
@@ -135,76 +98,6 @@ def describe(estimate: Estimate | None) -> str:
     if estimate.lower is not None and estimate.upper is not None:
         text += f" [{format_number(estimate.lower)}, {format_number(estimate.upper)}]"
     return text
-
-
-# --------------------------------------------------------------------------
-# SVG pieces
-
-
-def _text(
-    x: float,
-    y: float,
-    text: str,
-    *,
-    anchor: str = "start",
-    size: int = FONT_SIZE,
-    colour: str = AXIS_COLOUR,
-    rotate: float = 0.0,
-    weight: str = "normal",
-) -> str:
-    transform = f' transform="rotate({rotate:g} {x:.1f} {y:.1f})"' if rotate else ""
-    return (
-        f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" fill="{colour}"'
-        f' font-weight="{weight}"{transform}>{escape(text)}</text>'
-    )
-
-
-def _line(
-    x1: float,
-    y1: float,
-    x2: float,
-    y2: float,
-    colour: str = AXIS_COLOUR,
-    width: float = 1.0,
-    dash: str = "",
-    css_class: str = "",
-) -> str:
-    dashes = f' stroke-dasharray="{dash}"' if dash else ""
-    named = f' class="{css_class}"' if css_class else ""
-    return (
-        f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{colour}"'
-        f' stroke-width="{width:g}"{dashes}{named}/>'
-    )
-
-
-def _reference_line(x1: float, y1: float, x2: float, y2: float, colour: str) -> str:
-    return _line(x1, y1, x2, y2, colour, 1.5, "6 4", "reference")
-
-
-def text_width(text: str, size: int = FONT_SIZE) -> float:
-    """Estimated width in pixels, to reserve room for labels (no font metrics without a browser)."""
-    return len(text) * size * CHAR_WIDTH
-
-
-def _svg(width: float, height: float, body: list[str], label: str) -> str:
-    # No xmlns: inline SVG in HTML does not need one, and the page then holds no URL at all.
-    return (
-        f'<svg viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" height="{height:.0f}"'
-        f' role="img" aria-label="{escape(label)}" font-family="sans-serif">' + "".join(body) + "</svg>"
-    )
-
-
-def legend(items: Sequence[tuple[str, str]], x: float, y: float, max_width: float) -> tuple[list[str], float]:
-    """Colour swatches with labels, wrapped into rows; returns the SVG pieces and their height."""
-    pieces, cursor, row_y = [], x, y
-    for label, colour in items:
-        width = 18 + text_width(label) + 18
-        if cursor > x and cursor + width > x + max_width:
-            cursor, row_y = x, row_y + 18
-        pieces.append(f'<rect x="{cursor:.1f}" y="{row_y:.1f}" width="12" height="12" fill="{colour}"/>')
-        pieces.append(_text(cursor + 17, row_y + 10.5, label))
-        cursor += width
-    return pieces, (row_y - y + 18) if items else 0.0
 
 
 # --------------------------------------------------------------------------
@@ -231,15 +124,18 @@ class _Frame:
         return self.bottom - share * (self.bottom - self.top)
 
 
+def _title(title: str) -> tuple[list[str], float]:
+    """A figure's title, when it has one; returns the pieces and the y below them."""
+    if not title:
+        return [], 12.0
+    return [svg.text(12, 24.0, title, weight="bold", size=13)], 34.0
+
+
 def _heading(title: str, series: Sequence[Series], width: float) -> tuple[list[str], float]:
     """Title and (for more than one series) the colour legend; returns the pieces and the y below them."""
-    pieces: list[str] = []
-    top = 12.0
-    if title:
-        pieces.append(_text(12, top + 12, title, weight="bold", size=13))
-        top += 22
+    pieces, top = _title(title)
     if len(series) > 1:
-        legend_pieces, legend_height = legend([(s.label, s.colour) for s in series], 12, top, width - 24)
+        legend_pieces, legend_height = svg.legend([(s.label, s.colour) for s in series], 12, top, width - 24)
         pieces += legend_pieces
         top += legend_height + 6
     return pieces, top + 10
@@ -251,26 +147,26 @@ def _value_axis(frame: _Frame, value_label: str) -> list[str]:
     for tick in ticks(frame.low, frame.high):
         p = frame.value_at(tick)
         if frame.horizontal:
-            pieces.append(_line(p, frame.top, p, frame.bottom, GRID_COLOUR))
-            pieces.append(_text(p, frame.bottom + 16, format_number(tick), anchor="middle", size=SMALL_FONT_SIZE))
+            pieces.append(svg.line(p, frame.top, p, frame.bottom, GRID_COLOUR))
+            pieces.append(svg.text(p, frame.bottom + 16, format_number(tick), anchor="middle", size=SMALL_FONT_SIZE))
         else:
-            pieces.append(_line(frame.left, p, frame.right, p, GRID_COLOUR))
-            pieces.append(_text(frame.left - 6, p + 4, format_number(tick), anchor="end", size=SMALL_FONT_SIZE))
+            pieces.append(svg.line(frame.left, p, frame.right, p, GRID_COLOUR))
+            pieces.append(svg.text(frame.left - 6, p + 4, format_number(tick), anchor="end", size=SMALL_FONT_SIZE))
     if frame.horizontal:
-        pieces.append(_text((frame.left + frame.right) / 2, frame.bottom + 36, value_label, anchor="middle"))
-        pieces.append(_line(frame.left, frame.top, frame.left, frame.bottom))
+        pieces.append(svg.text((frame.left + frame.right) / 2, frame.bottom + 36, value_label, anchor="middle"))
+        pieces.append(svg.line(frame.left, frame.top, frame.left, frame.bottom))
     else:
-        pieces.append(_text(16, (frame.top + frame.bottom) / 2, value_label, anchor="middle", rotate=-90))
-        pieces.append(_line(frame.left, frame.bottom, frame.right, frame.bottom))
+        pieces.append(svg.text(16, (frame.top + frame.bottom) / 2, value_label, anchor="middle", rotate=-90))
+        pieces.append(svg.line(frame.left, frame.bottom, frame.right, frame.bottom))
     return pieces
 
 
 def _category_label(frame: _Frame, category: str, band_start: float, band: float, rotate: bool) -> str:
     if frame.horizontal:
-        return _text(frame.left - 8, band_start + band / 2 + 4, category, anchor="end")
+        return svg.text(frame.left - 8, band_start + band / 2 + 4, category, anchor="end")
     if rotate:
-        return _text(band_start + band / 2 + 4, frame.bottom + 14, category, anchor="end", rotate=-40)
-    return _text(band_start + band / 2, frame.bottom + 18, category, anchor="middle")
+        return svg.text(band_start + band / 2 + 4, frame.bottom + 14, category, anchor="end", rotate=-40)
+    return svg.text(band_start + band / 2, frame.bottom + 18, category, anchor="middle")
 
 
 def _reference_lines(frame: _Frame, references: Sequence[Reference], rows: Sequence[int]) -> list[str]:
@@ -281,16 +177,18 @@ def _reference_lines(frame: _Frame, references: Sequence[Reference], rows: Seque
         for reference, row in zip(references, rows):
             p = frame.value_at(reference.value)
             label_y = frame.top - 8 - 14 * row
-            pieces.append(_reference_line(p, label_y + 3, p, frame.bottom, reference.colour))
+            pieces.append(svg.reference_line(p, label_y + 3, p, frame.bottom, reference.colour))
             pieces.append(
-                _text(p, label_y, reference.label, anchor="middle", size=SMALL_FONT_SIZE, colour=reference.colour)
+                svg.text(p, label_y, reference.label, anchor="middle", size=SMALL_FONT_SIZE, colour=reference.colour)
             )
         return pieces
     label_ys = _spread([frame.value_at(r.value) + 4 for r in references], 12)
     for reference, label_y in zip(references, label_ys):
         p = frame.value_at(reference.value)
-        pieces.append(_reference_line(frame.left, p, frame.right, p, reference.colour))
-        pieces.append(_text(frame.right + 5, label_y, reference.label, size=SMALL_FONT_SIZE, colour=reference.colour))
+        pieces.append(svg.reference_line(frame.left, p, frame.right, p, reference.colour))
+        pieces.append(
+            svg.text(frame.right + 5, label_y, reference.label, size=SMALL_FONT_SIZE, colour=reference.colour)
+        )
     return pieces
 
 
@@ -318,7 +216,7 @@ def bar_chart(
     n_series = max(len(series), 1)
     references = [r for r in references if low <= r.value <= high]
     pieces, top = _heading(title, series, width)
-    label_width = max((text_width(c) for c in categories), default=0.0)
+    label_width = max((svg.text_width(c) for c in categories), default=0.0)
     rows: list[int] = []
     rotate = False
     if horizontal:
@@ -329,7 +227,7 @@ def bar_chart(
         frame = _Frame(True, low, high, left, width - 24, top, top + band * len(categories))
         height = frame.bottom + 48
     else:
-        reference_width = max((text_width(r.label, SMALL_FONT_SIZE) for r in references), default=0.0)
+        reference_width = max((svg.text_width(r.label, SMALL_FONT_SIZE) for r in references), default=0.0)
         frame = _Frame(False, low, high, 64.0, width - max(24.0, min(reference_width + 14, 220.0)), top, top + 300)
         band = (frame.right - frame.left) / max(len(categories), 1)
         rotate = label_width > band - 6
@@ -349,7 +247,7 @@ def bar_chart(
                     _bar(estimate, one, category, first_centre + s * slot, max(slot * 0.86, 1.0), frame, baseline)
                 )
     pieces += _reference_lines(frame, references, rows)
-    return _svg(width, height, pieces, title or value_label)
+    return svg.document(width, height, pieces, title or value_label)
 
 
 def _label_rows(references: Sequence[Reference], position) -> list[int]:
@@ -357,7 +255,7 @@ def _label_rows(references: Sequence[Reference], position) -> list[int]:
     rows: list[int] = []
     extents: list[tuple[float, float, int]] = []
     for reference in references:
-        half = text_width(reference.label, SMALL_FONT_SIZE) / 2 + 4
+        half = svg.text_width(reference.label, SMALL_FONT_SIZE) / 2 + 4
         centre = position(reference.value)
         row = 0
         while any(r == row and a < centre + half and centre - half < b for a, b, r in extents):
@@ -385,9 +283,9 @@ def _bar(
     if estimate.value is None:
         size = SMALL_FONT_SIZE - 1
         if frame.horizontal:
-            mark = _text(base + 4, centre + 3, estimate.note or "N/A", size=size, colour=MISSING_COLOUR)
+            mark = svg.text(base + 4, centre + 3, estimate.note or "N/A", size=size, colour=MISSING_COLOUR)
         else:
-            mark = _text(centre + 3, base - 4, estimate.note or "N/A", size=size, colour=MISSING_COLOUR, rotate=-90)
+            mark = svg.text(centre + 3, base - 4, estimate.note or "N/A", size=size, colour=MISSING_COLOUR, rotate=-90)
         return f'<g class="na">{tooltip}{mark}</g>'
     end = frame.value_at(estimate.value)
     # (position along the value axis, position across it) -> (x, y)
@@ -406,7 +304,7 @@ def _bar(
             ((lo, centre - cap), (lo, centre + cap)),
             ((hi, centre - cap), (hi, centre + cap)),
         ):
-            whisker += _line(*xy(*a), *xy(*b), "#222222")
+            whisker += svg.line(*xy(*a), *xy(*b), "#222222")
     return f'<g class="bar">{tooltip}{rect}{whisker}</g>'
 
 
@@ -452,14 +350,16 @@ def plane(
     for reference in x_references:
         if x_range[0] <= reference.value <= x_range[1]:
             p = px(reference.value)
-            pieces.append(_reference_line(p, box[1], p, box[3], reference.colour))
-            pieces.append(_text(p + 4, box[1] + 12, reference.label, size=SMALL_FONT_SIZE, colour=reference.colour))
+            pieces.append(svg.reference_line(p, box[1], p, box[3], reference.colour))
+            pieces.append(svg.text(p + 4, box[1] + 12, reference.label, size=SMALL_FONT_SIZE, colour=reference.colour))
     for reference in y_references:
         if y_range[0] <= reference.value <= y_range[1]:
             p = py(reference.value)
-            pieces.append(_reference_line(box[0], p, box[2], p, reference.colour))
+            pieces.append(svg.reference_line(box[0], p, box[2], p, reference.colour))
             pieces.append(
-                _text(box[2] - 4, p - 5, reference.label, anchor="end", size=SMALL_FONT_SIZE, colour=reference.colour)
+                svg.text(
+                    box[2] - 4, p - 5, reference.label, anchor="end", size=SMALL_FONT_SIZE, colour=reference.colour
+                )
             )
 
     drawable = [p for p in points if p.x.value is not None and p.y.value is not None]
@@ -480,9 +380,9 @@ def plane(
         tooltip = f"<title>{escape(numbers)}</title>"
         cross = ""
         if point.x.lower is not None and point.x.upper is not None:
-            cross += _line(px(point.x.lower), y, px(point.x.upper), y, colour, 1.2)
+            cross += svg.line(px(point.x.lower), y, px(point.x.upper), y, colour, 1.2)
         if point.y.lower is not None and point.y.upper is not None:
-            cross += _line(x, py(point.y.lower), x, py(point.y.upper), colour, 1.2)
+            cross += svg.line(x, py(point.y.lower), x, py(point.y.upper), colour, 1.2)
         marker = f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4.5" fill="{colour}" stroke="#ffffff"/>'
         label = _place_label(labels[index], x, y, placed, box) if index in labels else ""
         pieces.append(f'<g class="point">{tooltip}{cross}{marker}{label}</g>')
@@ -491,7 +391,7 @@ def plane(
     missing = [p.label for p in points if p.x.value is None or p.y.value is None]
     if missing:
         pieces.append(
-            _text(
+            svg.text(
                 left,
                 height,
                 "not plotted (no value): " + ", ".join(missing),
@@ -500,25 +400,21 @@ def plane(
             )
         )
         height += 14
-    return _svg(width, height, pieces, title or f"{y_label} by {x_label}")
+    return svg.document(width, height, pieces, title or f"{y_label} by {x_label}")
 
 
 def _plane_heading(title: str, colour: str, point_label: str, comparison_label: str) -> tuple[list[str], float]:
     """Title and, when there are comparison points, a key telling filled from hollow points."""
-    pieces: list[str] = []
-    top = 12.0
-    if title:
-        pieces.append(_text(12, top + 12, title, weight="bold", size=13))
-        top += 22
+    pieces, top = _title(title)
     if comparison_label:
         pieces.append(f'<circle cx="18" cy="{top + 6:.1f}" r="4.5" fill="{colour}"/>')
-        pieces.append(_text(28, top + 10, point_label))
-        offset = 28 + text_width(point_label) + 24
+        pieces.append(svg.text(28, top + 10, point_label))
+        offset = 28 + svg.text_width(point_label) + 24
         pieces.append(
             f'<circle cx="{offset:.1f}" cy="{top + 6:.1f}" r="4.5" fill="#ffffff" stroke="{MISSING_COLOUR}"'
             ' stroke-width="1.5"/>'
         )
-        pieces.append(_text(offset + 10, top + 10, comparison_label))
+        pieces.append(svg.text(offset + 10, top + 10, comparison_label))
         top += 18
     return pieces, top + 14
 
@@ -527,17 +423,17 @@ def _plane_axes(box, x_range, y_range, px, py, x_label: str, y_label: str) -> li
     """Gridlines and ticks on both axes, the frame, and the axis titles."""
     pieces = []
     for tick in ticks(*x_range):
-        pieces.append(_line(px(tick), box[1], px(tick), box[3], GRID_COLOUR))
-        pieces.append(_text(px(tick), box[3] + 16, format_number(tick), anchor="middle", size=SMALL_FONT_SIZE))
+        pieces.append(svg.line(px(tick), box[1], px(tick), box[3], GRID_COLOUR))
+        pieces.append(svg.text(px(tick), box[3] + 16, format_number(tick), anchor="middle", size=SMALL_FONT_SIZE))
     for tick in ticks(*y_range):
-        pieces.append(_line(box[0], py(tick), box[2], py(tick), GRID_COLOUR))
-        pieces.append(_text(box[0] - 6, py(tick) + 4, format_number(tick), anchor="end", size=SMALL_FONT_SIZE))
+        pieces.append(svg.line(box[0], py(tick), box[2], py(tick), GRID_COLOUR))
+        pieces.append(svg.text(box[0] - 6, py(tick) + 4, format_number(tick), anchor="end", size=SMALL_FONT_SIZE))
     pieces.append(
         f'<rect x="{box[0]:.1f}" y="{box[1]:.1f}" width="{box[2] - box[0]:.1f}"'
         f' height="{box[3] - box[1]:.1f}" fill="none" stroke="{AXIS_COLOUR}"/>'
     )
-    pieces.append(_text((box[0] + box[2]) / 2, box[3] + 38, x_label, anchor="middle"))
-    pieces.append(_text(18, (box[1] + box[3]) / 2, y_label, anchor="middle", rotate=-90))
+    pieces.append(svg.text((box[0] + box[2]) / 2, box[3] + 38, x_label, anchor="middle"))
+    pieces.append(svg.text(18, (box[1] + box[3]) / 2, y_label, anchor="middle", rotate=-90))
     return pieces
 
 
@@ -547,7 +443,7 @@ def _comparison_marker(
     """A hollow point, dotted to its partner (the filled point of the same label) when there is one."""
     numbers = f"{what}, {point.label}: {x_label} {describe(point.x)}; {y_label} {describe(point.y)}"
     tooltip = f"<title>{escape(numbers)}</title>"
-    link = _line(*at, *partner, MISSING_COLOUR, 1, "2 3") if partner else ""
+    link = svg.line(*at, *partner, MISSING_COLOUR, 1, "2 3") if partner else ""
     return (
         f'<g class="comparison">{tooltip}{link}<circle cx="{at[0]:.1f}" cy="{at[1]:.1f}" r="4.5"'
         f' fill="#ffffff" stroke="{MISSING_COLOUR}" stroke-width="1.5"/></g>'
@@ -569,7 +465,7 @@ def _shared_labels(labels: Sequence[str], markers: Sequence[tuple[float, float]]
 
 def _place_label(label: str, x: float, y: float, placed: list, bounds: tuple) -> str:
     """The label at the first spot beside (x, y) that overlaps no earlier label or marker."""
-    w, h = text_width(label, SMALL_FONT_SIZE + 1), SMALL_FONT_SIZE + 2
+    w, h = svg.text_width(label, SMALL_FONT_SIZE + 1), SMALL_FONT_SIZE + 2
     candidates = [
         (x + 7, y - 6, "start"),
         (x - 7, y - 6, "end"),
@@ -600,4 +496,4 @@ def _place_label(label: str, x: float, y: float, placed: list, bounds: tuple) ->
         chosen = (cx, cy, anchor, box(cx, cy, anchor))
     cx, cy, anchor, b = chosen
     placed.append(b)
-    return _text(cx, cy, label, anchor=anchor, size=SMALL_FONT_SIZE + 1, colour="#222222")
+    return svg.text(cx, cy, label, anchor=anchor, size=SMALL_FONT_SIZE + 1, colour="#222222")
