@@ -20,9 +20,10 @@ config ran) and tolerant of what lm-eval really writes
 :class:`ResultsError` naming the file, the task, the key and the fix.
 
 What is read lands in the classes of :mod:`.run` (:class:`Run`, :class:`Metric`, :class:`TaskBase`);
-one number is read by :mod:`.values`, and the data's provenance is checked, and the reasons a run
-is partial found, by :mod:`.provenance`. :class:`ResultsError`, :class:`Run`, :class:`Metric` and
-:class:`TaskBase` are importable from here too.
+one number is read by :mod:`.values`, one task's entry by :mod:`.task_metrics`, and the data's
+provenance is checked, and the reasons a run is partial found, by :mod:`.provenance`.
+:class:`ResultsError`, :class:`Run`, :class:`Metric`, :class:`TaskBase` and :func:`filter_text` are
+importable from here too.
 """
 
 from __future__ import annotations
@@ -32,27 +33,122 @@ from pathlib import Path
 
 from lm_eval_bias import task_metadata
 from lm_eval_bias.errors import ConfigurationError
-from lm_eval_bias.metric_keys import COMPANION_RANGES, is_comparison, metric_range, range_text
 from lm_eval_bias.readers import DuplicateKeyError, loads_json
 from lm_eval_bias.report.provenance import checked_provenance, partial_reasons
 from lm_eval_bias.report.run import Metric, Run, TaskBase
-from lm_eval_bias.report.values import (
-    COMPANIONS,
-    COUNTS,
-    NOT_AVAILABLE,
-    ResultsError,
-    filter_text,
-    is_infinite,
-    is_number,
-    read_count,
-    read_value,
-    shown,
-)
+from lm_eval_bias.report.task_metrics import parse_task_metrics
+from lm_eval_bias.report.values import ResultsError, filter_text, is_number, shown
 from lm_eval_bias.task_metadata import TaskIdentity
+
+__all__ = [
+    "Metric",
+    "ResultsError",
+    "Run",
+    "TaskBase",
+    "filter_text",
+    "load_runs",
+    "parse_run",
+    "read_text",
+    "require_task_results",
+    "results_files",
+]
+
+
+def load_runs(paths) -> list[Run]:
+    """Every results file named, or found in the folders named, read and checked.
+
+    Parameters
+    ----------
+    paths : iterable of str or Path
+        Results files, or folders searched for ``results_*.json``.
+
+    Returns
+    -------
+    list of Run
+        One per file, in the order :func:`results_files` gives.
+
+    Raises
+    ------
+    ResultsError
+        A file that is missing, not UTF-8, not JSON, has a key twice, or holds anything that would
+        make a number wrong (see :func:`parse_run`).
+    """
+    runs = []
+    for path in results_files(paths):
+        text = read_text(path, "results file")
+        try:
+            document = loads_json(text, str(path), parse_constant=_non_finite)
+        except ValueError as error:
+            raise ResultsError(f"{path}: not valid JSON: {error}") from None
+        except DuplicateKeyError as error:
+            raise ResultsError(str(error)) from None
+        runs.append(parse_run(path, document))
+    return runs
+
+
+def _non_finite(token: str) -> float:
+    # lm-eval writes a bare NaN/Infinity for a number it could not compute; read it as one,
+    # which the reader then shows as "N/A".
+    return float(token)
+
+
+def results_files(paths) -> list[Path]:
+    """The results files named, or found under the folders named.
+
+    Parameters
+    ----------
+    paths : iterable of str or Path
+        Files, or folders searched (recursively) for ``results_*.json``.
+
+    Returns
+    -------
+    list of Path
+        The files, each once (a file named and also found in a folder is one run).
+
+    Raises
+    ------
+    ResultsError
+        A path that does not exist, or a folder without a results file.
+    """
+    found = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            matches = sorted(path.rglob("results_*.json"))
+            if not matches:
+                raise ResultsError(f"{path}: no results_*.json file under this folder")
+            found += matches
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise ResultsError(f"{path}: no such file or folder")
+    # A file named and also found in a folder named is one run, not two.
+    unique = {}
+    for path in found:
+        unique.setdefault(path.resolve(), path)
+    return list(unique.values())
 
 
 def read_text(path: str | Path, what: str) -> str:
-    """A file's text, UTF-8 (a byte-order mark is allowed); ``what`` names it in messages."""
+    """A file's text, read as UTF-8 (a byte-order mark is allowed).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    what : str
+        What the file is ("results file", "samples file"), for messages.
+
+    Returns
+    -------
+    str
+        Its text.
+
+    Raises
+    ------
+    ResultsError
+        A file that is missing, cannot be read, or is not UTF-8 (the message names the line).
+    """
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -70,177 +166,89 @@ def read_text(path: str | Path, what: str) -> str:
         ) from None
 
 
-# rounding allowed between an estimate and its interval's bounds (relative)
-_SLACK = 1e-9
+def require_task_results(runs: list[Run]) -> list[Run]:
+    """The runs, when at least one holds a task's results.
 
+    Parameters
+    ----------
+    runs : list of Run
+        Runs as :func:`load_runs` returns them.
 
-def _metric_keys(entries: dict) -> list[tuple[str, str]]:
-    """(metric name, filter) of every key that is a metric rather than a companion."""
-    metrics = []
-    for key in entries:
-        name, comma, filter_name = key.partition(",")
-        if not comma or name.endswith(COMPANIONS):
-            continue
-        if any(name.endswith(s) and f"{name[: -len(s)]},{filter_name}" in entries for s in COUNTS):
-            continue
-        metrics.append((name, filter_name))
-    return metrics
+    Returns
+    -------
+    list of Run
+        ``runs`` itself.
 
-
-def _filters_by_metric(keys: list[tuple[str, str]]) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for name, filter_name in keys:
-        found.setdefault(name, []).append(filter_name)
-    return found
-
-
-def _parse_task(path: Path, task: str, entries: dict, higher: dict, base: TaskBase, ours: bool) -> dict[str, Metric]:
-    """A task's metrics by name; a metric lm-eval wrote under several filters (a task with several
-    ``filter_list`` pipelines) is keyed ``"<metric>,<filter>"`` once per filter, never by its bare
-    name, so no reader can take one filter's number for another's."""
-    for key, raw in entries.items():  # every number, companions included, must be readable
-        if "," in key:
-            read_value(path, task, key, raw)
-    keys = _metric_keys(entries)
-    several = {name: filters for name, filters in _filters_by_metric(keys).items() if len(filters) > 1}
-    if ours and several:
-        # Each of our tasks writes every metric under its one filter: a second one was added by hand
-        # or two files were merged, and which number the run scored cannot be known.
-        name, filters = next(iter(several.items()))
+    Raises
+    ------
+    ResultsError
+        When no run holds a task's results, so there is nothing to show.
+    """
+    if not any(run.tasks for run in runs):
         raise ResultsError(
-            f"{path}: task {task}, metric {name} is given under {len(filters)} filters "
-            f"({', '.join(map(filter_text, filters))}), while the task writes each metric under one filter, "
-            "so which number the run scored cannot be known; keep only the entries of the filter the run "
-            f"wrote (configs.{task}.filter_list) or re-run the evaluation"
+            f"{', '.join(str(run.path) for run in runs)}: no task results in "
+            f"{'this file' if len(runs) == 1 else 'these files'}, so nothing to show"
         )
-    if ours:
-        _check_ranges(path, task, entries)
-    return {
-        (f"{name},{filter_name}" if name in several else name): _parse_metric(
-            path, task, entries, name, filter_name, higher, base, shows_filter=name in several
+    return runs
+
+
+def parse_run(path: Path, document: dict) -> Run:
+    """A results document as a :class:`Run`.
+
+    Parameters
+    ----------
+    path : Path
+        Where the document was read, named in every error.
+    document : dict
+        The parsed JSON of an lm-eval results file.
+
+    Returns
+    -------
+    Run
+        Its model, date, each task's metrics, what they rest on, identity and version.
+
+    Raises
+    ------
+    ResultsError
+        Anything that would make a number wrong: a malformed value, count, date, limit or
+        provenance record, a number of one of our tasks outside its range, an estimate outside
+        its interval, an entry renamed away from the task its config ran.
+    """
+    if not isinstance(document, dict) or not isinstance(document.get("results"), dict):
+        raise ResultsError(f"{path}: not an lm-eval results file (no 'results' object)")
+    higher = document.get("higher_is_better") if isinstance(document.get("higher_is_better"), dict) else {}
+    date = _parse_date(path, document)
+    limit = _parse_limit(path, document)
+    tasks: dict[str, dict[str, Metric]] = {}
+    bases: dict[str, TaskBase] = {}
+    identities: dict[str, TaskIdentity] = {}
+    versions: dict[str, str] = {}
+    for task, entries in document["results"].items():
+        if not isinstance(entries, dict):
+            raise ResultsError(f"{path}: results[{task!r}] is not an object")
+        _check_entry_name(path, task, entries.get("name"), f"results.{task}.name")
+        evaluated, available = _parse_document_counts(path, document, task)
+        repeats, provenance, identity = _parse_task_config(path, document, task)
+        unit = identity.document_unit if identity is not None else "documents"
+        base = TaskBase(
+            task,
+            evaluated,
+            available,
+            limit,
+            repeats,
+            provenance,
+            partial_reasons(unit, limit, evaluated, available, provenance),
+            unit,
         )
-        for name, filter_name in keys
-    }
-
-
-def _key_range(name: str, filter_name: str, metrics: set) -> tuple[float, float] | None:
-    """The range of the values a results key may hold (see :func:`metric_keys.metric_range`);
-    None for a metric that is not ours."""
-    if name.endswith("_stderr"):  # of a metric or of one of its companions
-        return COMPANION_RANGES["_stderr"]
-    if (name, filter_name) in metrics:
-        return metric_range(name)
-    suffix = next(s for s in sorted(COMPANIONS + COUNTS, key=len, reverse=True) if name.endswith(s))
-    return COMPANION_RANGES.get(suffix) or metric_range(name[: -len(suffix)])
-
-
-def _check_ranges(path: Path, task: str, entries: dict) -> None:
-    """Every number of one of our tasks within its metric's range (a percentage of 250, a p-value
-    of 7.5 or a negative count is a hand edit or a bug, never a result)."""
-    metrics = set(_metric_keys(entries))
-    for key, raw in entries.items():
-        name, comma, filter_name = key.partition(",")
-        if comma and is_infinite(raw):
-            # Our tasks write N/A for a number they cannot compute, never an infinity: read as N/A,
-            # an infinite interval bound would quietly leave the estimate gate without its interval.
-            raise ResultsError(
-                f"{path}: task {task}, {key}: {shown(raw)} is infinite, which our tasks never write (a number "
-                'they cannot compute is "N/A"), so the file is inconsistent; correct the value or re-run the evaluation'
-            )
-        value = read_value(path, task, key, raw) if comma else NOT_AVAILABLE
-        bounds = _key_range(name, filter_name, metrics) if value != NOT_AVAILABLE else None
-        if bounds is None:
-            continue
-        low, high = bounds
-        if value < low - _SLACK * max(1.0, abs(low)) or value > high + _SLACK * max(1.0, abs(high)):
-            raise ResultsError(
-                f"{path}: task {task}, metric {name} ({filter_name}): {value:g} is outside its range, "
-                f"{range_text(bounds)}, so the file is inconsistent; correct the value or re-run the evaluation"
-            )
-
-
-def _parse_metric(
-    path: Path,
-    task: str,
-    entries: dict,
-    name: str,
-    filter_name: str,
-    higher: dict,
-    base: TaskBase,
-    shows_filter: bool = False,
-) -> Metric:
-    """One metric with its companions; without an ``_n`` companion (an older file), N is the task's count."""
-
-    def key(suffix: str) -> str:
-        return f"{name}{suffix},{filter_name}"
-
-    def companion(suffix: str) -> float | None:
-        value = read_value(path, task, key(suffix), entries[key(suffix)]) if key(suffix) in entries else None
-        return None if value == NOT_AVAILABLE else value
-
-    def count(suffix: str) -> int | None:
-        return read_count(path, task, key(suffix), entries[key(suffix)]) if key(suffix) in entries else None
-
-    lower, upper = companion("_ci_lower"), companion("_ci_upper")
-    if lower is not None and upper is not None and lower > upper:
-        raise ResultsError(
-            f"{path}: task {task}, metric {name} ({filter_name}): ci_lower {lower:g} is above ci_upper "
-            f"{upper:g}, so the file is inconsistent; re-run the evaluation, or recompute the task from its "
-            "samples file (lm-eval-bias recompute)"
-        )
-    value = read_value(path, task, key(""), entries[key("")])
-    # A Wilson, Fisher-z or bootstrap interval of a mean holds its estimate; one of a range or
-    # spread of group means need not (resampling inflates them), so those are not checked.
-    if (
-        value != NOT_AVAILABLE
-        and not is_comparison(name)
-        and (
-            (lower is not None and value < lower - _SLACK * max(1.0, abs(lower)))
-            or (upper is not None and value > upper + _SLACK * max(1.0, abs(upper)))
-        )
-    ):
-        shown = f"[{'N/A' if lower is None else f'{lower:g}'}, {'N/A' if upper is None else f'{upper:g}'}]"
-        raise ResultsError(
-            f"{path}: task {task}, metric {name} ({filter_name}): the estimate {value:g} lies outside its own "
-            f"interval {shown}, so the file is inconsistent; re-run the evaluation, or recompute "
-            "the task from its samples file (lm-eval-bias recompute)"
-        )
-    has_count = key("_n") in entries
-    n = count("_n") if has_count else base.evaluated
-    if (
-        has_count
-        and value != NOT_AVAILABLE
-        and (n is None or n == 0)
-        or (has_count and n is not None and base.evaluated is not None and n > base.evaluated)
-    ):
-        rests_on = (
-            f"{n:,} documents, more than the {base.evaluated:,} the task evaluated"
-            if n
-            else "0 documents, yet it has a value"
-            if n == 0
-            else "N/A documents, yet it has a value"
-        )
-        raise ResultsError(
-            f"{path}: task {task}, metric {name} ({filter_name}): {name}_n says the number rests on {rests_on}, "
-            "so the file is inconsistent; re-run the evaluation, or recompute the task from its samples file "
-            "(lm-eval-bias recompute)"
-        )
-    pvalue_bh = companion("_pvalue_bh")
-    return Metric(
-        task,
-        name,
-        filter_name,
-        value,
-        companion("_stderr"),
-        lower,
-        upper,
-        pvalue_bh if pvalue_bh is not None else companion("_pvalue"),
-        higher.get(name) if isinstance(higher, dict) else None,
-        n,
-        count("_n_samples"),
-        n_is_task_total=not has_count and n is not None,
-        shows_filter=shows_filter,
-    )
+        bases[task] = base
+        if identity is not None:
+            identities[task] = identity
+        version = _parse_version(document, task)
+        if version is not None:
+            versions[task] = version
+        tasks[task] = parse_task_metrics(path, task, entries, higher.get(task) or {}, base, identity is not None)
+    name, pretrained, distinct = _model_identity(document)
+    return Run(path, name, date, tasks, bases, dict(document["results"]), identities, versions, pretrained, distinct)
 
 
 def _parse_date(path: Path, document: dict) -> float | None:
@@ -415,94 +423,3 @@ def _model_identity(document: dict) -> tuple[str, str | None, tuple[str, ...]]:
     ]
     shown = [f"{key}={model_args[key]}" for key in distinct]
     return (f"{name} [{', '.join(shown)}]" if shown else name), pretrained, tuple(distinct)
-
-
-def parse_run(path: Path, document: dict) -> Run:
-    """A results document as a :class:`Run`; a :class:`ResultsError` for anything inconsistent."""
-    if not isinstance(document, dict) or not isinstance(document.get("results"), dict):
-        raise ResultsError(f"{path}: not an lm-eval results file (no 'results' object)")
-    higher = document.get("higher_is_better") if isinstance(document.get("higher_is_better"), dict) else {}
-    date = _parse_date(path, document)
-    limit = _parse_limit(path, document)
-    tasks: dict[str, dict[str, Metric]] = {}
-    bases: dict[str, TaskBase] = {}
-    identities: dict[str, TaskIdentity] = {}
-    versions: dict[str, str] = {}
-    for task, entries in document["results"].items():
-        if not isinstance(entries, dict):
-            raise ResultsError(f"{path}: results[{task!r}] is not an object")
-        _check_entry_name(path, task, entries.get("name"), f"results.{task}.name")
-        evaluated, available = _parse_document_counts(path, document, task)
-        repeats, provenance, identity = _parse_task_config(path, document, task)
-        unit = identity.document_unit if identity is not None else "documents"
-        base = TaskBase(
-            task,
-            evaluated,
-            available,
-            limit,
-            repeats,
-            provenance,
-            partial_reasons(unit, limit, evaluated, available, provenance),
-            unit,
-        )
-        bases[task] = base
-        if identity is not None:
-            identities[task] = identity
-        version = _parse_version(document, task)
-        if version is not None:
-            versions[task] = version
-        tasks[task] = _parse_task(path, task, entries, higher.get(task) or {}, base, identity is not None)
-    name, pretrained, distinct = _model_identity(document)
-    return Run(path, name, date, tasks, bases, dict(document["results"]), identities, versions, pretrained, distinct)
-
-
-def require_task_results(runs: list[Run]) -> list[Run]:
-    """``runs``, or an error when none holds a task's results (nothing to show)."""
-    if not any(run.tasks for run in runs):
-        raise ResultsError(
-            f"{', '.join(str(run.path) for run in runs)}: no task results in "
-            f"{'this file' if len(runs) == 1 else 'these files'}, so nothing to show"
-        )
-    return runs
-
-
-def results_files(paths) -> list[Path]:
-    """The results files named, or found under the folders named."""
-    found = []
-    for given in paths:
-        path = Path(given)
-        if path.is_dir():
-            matches = sorted(path.rglob("results_*.json"))
-            if not matches:
-                raise ResultsError(f"{path}: no results_*.json file under this folder")
-            found += matches
-        elif path.is_file():
-            found.append(path)
-        else:
-            raise ResultsError(f"{path}: no such file or folder")
-    # A file named and also found in a folder named is one run, not two.
-    unique = {}
-    for path in found:
-        unique.setdefault(path.resolve(), path)
-    return list(unique.values())
-
-
-def _non_finite(token: str) -> float:
-    # lm-eval writes a bare NaN/Infinity for a number it could not compute; read it as one,
-    # which the reader then shows as "N/A".
-    return float(token)
-
-
-def load_runs(paths) -> list[Run]:
-    """Every results file named (or found in the folders named), parsed."""
-    runs = []
-    for path in results_files(paths):
-        text = read_text(path, "results file")
-        try:
-            document = loads_json(text, str(path), parse_constant=_non_finite)
-        except ValueError as error:
-            raise ResultsError(f"{path}: not valid JSON: {error}") from None
-        except DuplicateKeyError as error:
-            raise ResultsError(str(error)) from None
-        runs.append(parse_run(path, document))
-    return runs
