@@ -17,7 +17,7 @@ from lm_eval_bias.report.values import ResultsError, is_number, shown
 def partial_reasons(
     unit: str, limit: float | None, evaluated: int | None, available: int | None, provenance: dict | None
 ) -> tuple[str, ...]:
-    """Why a run of a task whose documents are ``unit`` is partial; empty when it is complete. The one rule for it.
+    """Why a run of a task is partial: the one rule for it.
 
     A run is partial when ``--limit`` was set, when fewer documents were
     evaluated than the task has (n-samples effective < original), when a data
@@ -25,6 +25,23 @@ def partial_reasons(
     than the official file's), when an option narrowed the documents
     (``provenance["selection"]``), or when an option was not at its default
     (``provenance["settings"]``: another sample, another classifier...).
+
+    Parameters
+    ----------
+    unit : str
+        What one document of the task is ("pairs", "prompts"), for the reasons' text.
+    limit : float or None
+        lm-eval's ``config.limit``.
+    evaluated, available : int or None
+        The documents evaluated and the documents the task has (lm-eval's ``n-samples``).
+    provenance : dict or None
+        The task's ``metadata.lm_eval_bias_data``, as :func:`checked_provenance` returns it.
+
+    Returns
+    -------
+    tuple of str
+        The reasons, e.g. ``("--limit 20 (20 of 45,540 pairs)", "subgroups=Gay")``; empty when the
+        run is complete.
     """
     counted = f"{evaluated:,} of {available:,} {unit}" if evaluated is not None and available is not None else None
     reasons = []
@@ -117,7 +134,27 @@ def _option_text(value) -> str:
 
 
 def checked_provenance(path: Path, task: str, provenance) -> dict | None:
-    """The data's provenance as lm-eval-bias writes it, or an error saying what is off."""
+    """A task's data provenance, checked to be as lm-eval-bias writes it.
+
+    Parameters
+    ----------
+    path : Path
+        The results file, for messages.
+    task : str
+        The task, for messages.
+    provenance : object
+        ``configs[task].metadata.lm_eval_bias_data`` as parsed from JSON.
+
+    Returns
+    -------
+    dict or None
+        The record with ``files``, ``selection`` and ``settings`` always present; None without one.
+
+    Raises
+    ------
+    ResultsError
+        A record, file entry, count, ``selection`` or ``settings`` of the wrong type.
+    """
     if provenance is None:
         return None
     where = f"{path}: configs.{task}.metadata.lm_eval_bias_data"

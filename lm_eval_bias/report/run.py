@@ -21,6 +21,8 @@ PAPER_COMPATIBLE_ARGS = frozenset({"dtype", "torch_dtype"})
 
 @dataclass(frozen=True)
 class Metric:
+    """One number of a task, with its companions: standard error, 95% interval, p-value and N."""
+
     task: str
     name: str
     filter: str
@@ -50,11 +52,21 @@ class Metric:
 
 
 def base_text(metric: Metric) -> str:
-    """``"1,234"`` documents, ``"300 (1,500 samples)"``, ``"242 (task total)"`` or ``"unknown"``.
+    """What a metric rests on, as text.
 
     "task total" marks an older results file without per-metric counts: the
     number is the task's evaluated documents, of which a subgroup's metric uses
     only its own.
+
+    Parameters
+    ----------
+    metric : Metric
+        The metric.
+
+    Returns
+    -------
+    str
+        ``"1,234"`` documents, ``"300 (1,500 samples)"``, ``"242 (task total)"`` or ``"unknown"``.
     """
     if metric.n is None:
         return "unknown"
@@ -81,6 +93,7 @@ class TaskBase:
 
     @property
     def is_partial(self) -> bool:
+        """Whether the run of the task is partial (see :func:`.provenance.partial_reasons`)."""
         return bool(self.partial)
 
     @property
@@ -110,9 +123,11 @@ class Run:
     distinct_args: tuple[str, ...] = ()
 
     def base(self, task: str) -> TaskBase:
+        """What the task's numbers rest on (an empty :class:`TaskBase` for a task the file lacks)."""
         return self.bases.get(task) or TaskBase(task)
 
     def identity(self, task: str) -> TaskIdentity | None:
+        """What the task is (benchmark, headline metric, figure...); None when not known."""
         return self.identities.get(task)
 
     def headline(self, task: str) -> str | None:
@@ -121,6 +136,7 @@ class Run:
         return found.headline_metric if found is not None else None
 
     def version(self, task: str) -> str | None:
+        """The version of the task's definition; None when the file records none."""
         return self.versions.get(task)
 
     def paper_row(self, task: str) -> PaperRow | None:
@@ -180,34 +196,56 @@ class Run:
             key = f"{name},{owner.filter}" if owner is not None else None
             if key is not None and key in self.entries.get(task, {}):
                 value = read_value(self.path, task, key, self.entries[task][key])
+                # A companion has no companions of its own; it rests on its metric's documents.
                 return Metric(
                     task,
                     name,
                     owner.filter,
                     value,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    owner.n,
-                    owner.n_samples,
-                    owner.n_is_task_total,
+                    stderr=None,
+                    ci_lower=None,
+                    ci_upper=None,
+                    n=owner.n,
+                    n_samples=owner.n_samples,
+                    n_is_task_total=owner.n_is_task_total,
                 )
         return None
 
 
 def date_text(date: float | None) -> str:
-    """``"2026-01-02 10:00 UTC"``, or ``""`` without a date."""
+    """A run's date as text.
+
+    Parameters
+    ----------
+    date : float or None
+        Seconds since 1970, as lm-eval writes it.
+
+    Returns
+    -------
+    str
+        ``"2026-01-02 10:00 UTC"``, or ``""`` without a date.
+    """
     if date is None:
         return ""
     return datetime.datetime.fromtimestamp(date, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def versions_by_task(pairs) -> dict[str, dict[str, list[Path]]]:
-    """task -> version -> the results files with that version of it, among ``(run, task)`` pairs,
-    for tasks found in more than one version (a task's version moves with any change to its
-    definition that can move its numbers)."""
+    """The tasks found in more than one version, with the files of each version.
+
+    A task's version moves with any change to its definition that can move its numbers, so numbers
+    of two versions are not comparable.
+
+    Parameters
+    ----------
+    pairs : iterable of (Run, str)
+        Runs, each with one of its tasks.
+
+    Returns
+    -------
+    dict
+        task -> version -> the results files with that version of it; only tasks with several.
+    """
     found: dict[str, dict[str, list[Path]]] = {}
     for run, task in pairs:
         version = run.version(task)
@@ -217,5 +255,16 @@ def versions_by_task(pairs) -> dict[str, dict[str, list[Path]]]:
 
 
 def version_text(versions: dict[str, list[Path]]) -> str:
-    """``version 1.2 (a.json), version 1.3 (b.json, c.json)``."""
+    """One task's versions as text.
+
+    Parameters
+    ----------
+    versions : dict of str to list of Path
+        version -> the results files with it, one task's entry of :func:`versions_by_task`.
+
+    Returns
+    -------
+    str
+        ``version 1.2 (a.json), version 1.3 (b.json, c.json)``.
+    """
     return ", ".join(f"version {version} ({', '.join(map(str, paths))})" for version, paths in sorted(versions.items()))

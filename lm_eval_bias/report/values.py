@@ -30,18 +30,61 @@ class ResultsError(DataError):
 
 
 def shown(value) -> str:
-    """``repr(value)`` cut to 60 characters, for messages."""
+    """A value as messages show it.
+
+    Parameters
+    ----------
+    value : object
+        Any value read from a file.
+
+    Returns
+    -------
+    str
+        Its ``repr``, cut to 60 characters.
+    """
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
 def is_number(value) -> bool:
-    """Whether ``value`` is an int or a float (a bool is not a number here)."""
+    """Whether a JSON value is a number.
+
+    Parameters
+    ----------
+    value : object
+        A value from a parsed JSON document.
+
+    Returns
+    -------
+    bool
+        True for an int or a float; False for anything else, a bool included.
+    """
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def read_value(path: Path, task: str, key: str, raw) -> float | str:
-    """A finite number, or "N/A" for lm-eval's marker and for non-finite numbers (a bare NaN)."""
+    """One value of a results entry, read.
+
+    Parameters
+    ----------
+    path : Path
+        The results file, for messages.
+    task, key : str
+        The task and the ``"<metric>,<filter>"`` key, for messages.
+    raw : object
+        The value as parsed from JSON.
+
+    Returns
+    -------
+    float or str
+        A finite number, or ``"N/A"`` for lm-eval's marker and for a non-finite number (a bare
+        ``NaN``); a number written as text (``"0.25"``) is read as the number.
+
+    Raises
+    ------
+    ResultsError
+        A value that is neither a number nor ``"N/A"``.
+    """
     if isinstance(raw, str) and raw != NOT_AVAILABLE:
         # lm-eval writes a numpy number it cannot serialise as its text ("0.25", "nan").
         try:
@@ -59,7 +102,18 @@ def read_value(path: Path, task: str, key: str, raw) -> float | str:
 
 
 def is_infinite(raw) -> bool:
-    """A bare ``Infinity`` or ``-Infinity``, or one written as text (``"inf"``)."""
+    """Whether a value is infinite.
+
+    Parameters
+    ----------
+    raw : object
+        A value as parsed from JSON.
+
+    Returns
+    -------
+    bool
+        True for a bare ``Infinity`` or ``-Infinity``, or one written as text (``"inf"``).
+    """
     if isinstance(raw, str):
         try:
             raw = float(raw)
@@ -69,7 +123,23 @@ def is_infinite(raw) -> bool:
 
 
 def read_count(path: Path, task: str, key: str, raw) -> int | None:
-    """A document or sample count: a whole number >= 0, or None for "N/A"."""
+    """A document or sample count of a results entry, read.
+
+    Parameters
+    ----------
+    path, task, key, raw
+        As for :func:`read_value`.
+
+    Returns
+    -------
+    int or None
+        The count, a whole number >= 0; None for ``"N/A"``.
+
+    Raises
+    ------
+    ResultsError
+        A value that is not a whole number >= 0 or ``"N/A"``.
+    """
     value = read_value(path, task, key, raw)
     if value == NOT_AVAILABLE:
         return None
@@ -82,18 +152,38 @@ def read_count(path: Path, task: str, key: str, raw) -> int | None:
 
 
 def filter_text(filter_name: str) -> str:
-    """A filter's name as messages show it: a character that is not printable ASCII escaped, so
-    that a look-alike (``n\\u03bfne``, a Greek omicron) or an invisible character cannot pass for
-    ``none``."""
+    """A filter's name as messages show it.
+
+    Parameters
+    ----------
+    filter_name : str
+        The name, as the results file writes it.
+
+    Returns
+    -------
+    str
+        The name with every character that is not printable ASCII escaped, so that a look-alike
+        (``n\\u03bfne``, a Greek omicron) or an invisible character cannot pass for ``none``.
+    """
     if filter_name.isascii() and filter_name.isprintable():
         return filter_name
     return filter_name.encode("ascii", "backslashreplace").decode("ascii")
 
 
 def value_range(name: str) -> tuple[float, float] | None:
-    """The range of a number of one of our tasks as :meth:`Run.metric` names it: a metric, or a
-    companion of one (``bias_score_gay_pvalue_bh``, ``bias_score_ci_upper``, ``bias_score_n``);
-    None for a number that is not ours."""
+    """The range of a number of one of our tasks.
+
+    Parameters
+    ----------
+    name : str
+        The number as :meth:`.run.Run.metric` names it: a metric, or a companion of one
+        (``bias_score_gay_pvalue_bh``, ``bias_score_ci_upper``, ``bias_score_n``).
+
+    Returns
+    -------
+    tuple of (float, float) or None
+        Its lowest and highest value; None for a number that is not ours.
+    """
     for suffix in sorted(COMPANIONS + COUNTS, key=len, reverse=True):
         owner = name[: -len(suffix)] if name.endswith(suffix) else None
         if owner and metric_range(owner) is not None:
