@@ -2,8 +2,8 @@
 
 Each module uses only those above it in this list:
 
-- :mod:`.outputs`: one escaping rule per output format, strict JSON, files written whole;
 - :mod:`.values`: one number of a results file as lm-eval writes it, and :class:`ResultsError`;
+- :mod:`.outputs`: one escaping rule per output format, strict JSON, files written whole;
 - :mod:`.run`: a results file as read (a run, its metrics, what each number rests on);
 - :mod:`.task_metrics` and :mod:`.provenance`: one task's entry read into its metrics; the data's
   provenance checked, and whether a run is partial and why;

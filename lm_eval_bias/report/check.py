@@ -37,6 +37,8 @@ _RULE = re.compile(r"^\s*(?P<task>[\w.-]+)(?::(?P<metric>[\w.,-]+))?\s*(?P<op><=
 
 @dataclass(frozen=True)
 class Rule:
+    """A limit on one number of one task: ``TASK[:METRIC] OP THRESHOLD`` (no metric: the headline one)."""
+
     task: str
     metric: str | None
     op: str
@@ -49,6 +51,8 @@ class Rule:
 
 @dataclass(frozen=True)
 class Outcome:
+    """Whether one rule held on one run's number, and what was compared."""
+
     rule: Rule
     model: str
     passed: bool
@@ -57,7 +61,25 @@ class Outcome:
 
 
 def parse_rule(text: str, bare_equals: str | None = None) -> Rule:
-    """``"winoqueer:bias_score<=65"``; with ``bare_equals="<="``, ``"winoqueer=65"`` too."""
+    """A rule from its text.
+
+    Parameters
+    ----------
+    text : str
+        ``TASK[:METRIC] OP VALUE`` with OP one of ``<=``, ``>=``, ``<``, ``>``: ``"winoqueer:bias_score<=65"``.
+    bare_equals : str or None
+        The operator a bare ``=`` stands for (``--max TASK=VALUE`` gives ``"<="``); None refuses ``=``.
+
+    Returns
+    -------
+    Rule
+        The rule.
+
+    Raises
+    ------
+    ResultsError
+        A text that is not a rule, or a limit that is not a finite number.
+    """
     match = _RULE.match(text)
     if not match:
         raise ResultsError(
@@ -84,6 +106,22 @@ def load_policy(path: str | Path) -> tuple[list[Rule], str | None]:
     rules:
       - winoqueer:bias_score <= 65
       - tango_misgender:consistency_neo >= 0.5
+
+    Parameters
+    ----------
+    path : str or Path
+        The policy file.
+
+    Returns
+    -------
+    (list of Rule, str or None)
+        The rules, each knowing where the file gives it, and the gate (None when not given).
+
+    Raises
+    ------
+    ResultsError
+        A file that cannot be read, a key given twice or unknown, a merge key, no rules, an unknown
+        gate, or a rule that cannot be read (the message names its line).
     """
     import yaml
 
@@ -183,7 +221,29 @@ def _check_limit(rule: Rule, metric: Metric, bounds: tuple[float, float] | None)
 
 
 def evaluate(rules: list[Rule], runs: list[Run], gate: str = "estimate") -> list[Outcome]:
-    """Check each rule on every run that has the rule's task; a rule no run can answer fails."""
+    """Check each rule on every run that has the rule's task; a rule no run can answer fails.
+
+    Parameters
+    ----------
+    rules : list of Rule
+        The rules.
+    runs : list of Run
+        The runs, as :func:`lm_eval_bias.report.results.load_runs` returns them.
+    gate : {"estimate", "interval"}
+        What is compared with a limit: the point estimate, or the bound of its 95% interval that is
+        farther from passing (a number without that bound fails).
+
+    Returns
+    -------
+    list of Outcome
+        One per rule and run with the rule's task; one failed outcome for a rule no run has.
+
+    Raises
+    ------
+    ResultsError
+        An unknown gate, a gated task found in several versions, or (for one of our tasks) a limit that
+        makes a rule that can never fail or never pass (outside the metric's range, or at its end).
+    """
     if gate not in GATES:
         raise ResultsError(f"gate must be one of {', '.join(GATES)}, got {gate!r}")
     gated = {rule.task for rule in rules}
@@ -228,6 +288,20 @@ def evaluate(rules: list[Rule], runs: list[Run], gate: str = "estimate") -> list
 
 
 def summary(outcomes: list[Outcome], gate: str) -> str:
+    """What ``lm-eval-bias check`` prints.
+
+    Parameters
+    ----------
+    outcomes : list of Outcome
+        As :func:`evaluate` returns them.
+    gate : str
+        The gate they were checked with.
+
+    Returns
+    -------
+    str
+        One PASS or FAIL line per outcome (with its note) and the count of each.
+    """
     lines = [f"lm-eval-bias check ({'point estimates' if gate == 'estimate' else '95% interval bounds'})"]
     for outcome in outcomes:
         verdict = "PASS" if outcome.passed else "FAIL"

@@ -37,7 +37,7 @@ import itertools
 from collections.abc import Sequence
 
 from lm_eval_bias.report import figures
-from lm_eval_bias.report.outputs import html_text, markdown_cell
+from lm_eval_bias.report.outputs import CONTENT_SECURITY_POLICY, html_text, markdown_cell
 from lm_eval_bias.report.results import require_task_results
 from lm_eval_bias.report.run import Run, date_text
 from lm_eval_bias.report.sections import BENCHMARKS, Entry, Section
@@ -244,8 +244,6 @@ svg{max-width:100%;height:auto;display:block}
 .note{color:#555;font-style:italic}details{margin:8px 0 16px}summary{cursor:pointer}
 .partial{color:#a40000;font-weight:bold}
 """
-# Nothing may be fetched: inline styles only. A violation would surface as a console error.
-CSP = "default-src 'none'; style-src 'unsafe-inline'"
 
 
 def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -312,7 +310,7 @@ def to_html(runs: Sequence[Run], title: str = "lm-eval-bias report") -> str:
     contents = "".join(f'<li><a href="#{s.anchor}">{html_text(s.title)}</a></li>' for s in sections)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html_text(title)}</title><style>{STYLE}</style></head><body>"
         f"<h1>{html_text(title)}</h1>"

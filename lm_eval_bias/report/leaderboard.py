@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lm_eval_bias.metric_keys import is_comparison
-from lm_eval_bias.report.outputs import csv_cell, html_text, markdown_cell
+from lm_eval_bias.report.outputs import CONTENT_SECURITY_POLICY, csv_cell, html_text, markdown_cell
 from lm_eval_bias.report.run import Metric, Run, TaskBase, date_text, version_text, versions_by_task
 from lm_eval_bias.report.values import ResultsError
 
@@ -48,11 +48,25 @@ class RunChoice:
 
     @property
     def base(self) -> TaskBase:
+        """What the run's numbers of the task rest on."""
         return self.run.base(self.task)
 
 
 def documents(run: Run, task: str) -> int | None:
-    """The documents a run of a task evaluated: lm-eval's n-samples, else the headline metric's N."""
+    """The documents a run of a task evaluated.
+
+    Parameters
+    ----------
+    run : Run
+        The run.
+    task : str
+        One of its tasks.
+
+    Returns
+    -------
+    int or None
+        lm-eval's n-samples, else the headline metric's N; None when neither is known.
+    """
     base = run.base(task)
     if base.evaluated is not None:
         return base.evaluated
@@ -98,7 +112,25 @@ def _order_by_date(model: str, task: str, tied: list[Run]) -> list[Run]:
 
 
 def choose_runs(runs: Sequence[Run]) -> list[RunChoice]:
-    """Per (model, task), the run used and every run skipped, sorted by model, task, used first."""
+    """Which run the leaderboard uses per (model, task): the complete run with the most documents,
+    then the newest.
+
+    Parameters
+    ----------
+    runs : sequence of Run
+        The runs.
+
+    Returns
+    -------
+    list of RunChoice
+        Per (model, task), the run used and every run skipped with why, sorted by model, task, used
+        first.
+
+    Raises
+    ------
+    ResultsError
+        Two equally complete runs of the same size, one without a date to tell the newer.
+    """
     candidates: dict[tuple[str, str], list[Run]] = {}
     for run in runs:
         for task in run.tasks:
@@ -125,6 +157,7 @@ def used_runs(choices: Sequence[RunChoice]) -> dict[str, dict[str, RunChoice]]:
 
 
 def skipped_runs(choices: Sequence[RunChoice]) -> list[RunChoice]:
+    """The choices of runs not used, in their order in ``choices``."""
     return [choice for choice in choices if not choice.used]
 
 
@@ -133,7 +166,19 @@ def skipped_runs(choices: Sequence[RunChoice]) -> list[RunChoice]:
 
 
 def default_columns(runs: list[Run]) -> list[tuple[str, str]]:
-    """Per task, its headline metric and that metric's per-subgroup versions."""
+    """The leaderboard's columns when none is asked for.
+
+    Parameters
+    ----------
+    runs : list of Run
+        The runs.
+
+    Returns
+    -------
+    list of (str, str)
+        (task, metric): per task, its headline metric and that metric's per-subgroup versions (every
+        metric of a task that names no headline metric).
+    """
     columns = []
     for task in sorted({task for run in runs for task in run.tasks}):
         headline = next((run.headline(task) for run in runs if run.headline(task) is not None), None)
@@ -147,7 +192,25 @@ def default_columns(runs: list[Run]) -> list[tuple[str, str]]:
 
 
 def checked_columns(runs: Sequence[Run], columns) -> list[tuple[str, str]]:
-    """The columns asked for, each of which some run must have (else a misspelling goes unnoticed)."""
+    """The columns asked for, each of which some run must have (else a misspelling goes unnoticed).
+
+    Parameters
+    ----------
+    runs : list of Run
+        The runs, as :func:`lm_eval_bias.report.results.load_runs` returns them.
+    columns : list of (str, str) or None
+        (task, metric) pairs; None: per task, its headline metric and its per-subgroup versions.
+
+    Returns
+    -------
+    list of (str, str)
+        ``columns``, or the default columns when none is asked for.
+
+    Raises
+    ------
+    ResultsError
+        A column no run has, naming similar metrics.
+    """
     if not columns:
         return default_columns(list(runs))
     for task, name in columns:
@@ -168,7 +231,21 @@ def checked_columns(runs: Sequence[Run], columns) -> list[tuple[str, str]]:
 
 
 def cell(metric: Metric | None, base: TaskBase | None = None) -> str:
-    """``62 [60, 64], N=1,234``, with ``, partial`` when the run is partial; ``""`` when absent."""
+    """One cell of the leaderboard.
+
+    Parameters
+    ----------
+    metric : Metric or None
+        The number; None when the run lacks it.
+    base : TaskBase or None
+        What the run's numbers of the task rest on, to say whether the run is partial.
+
+    Returns
+    -------
+    str
+        ``62 [60, 64], N=1,234`` (``62 ± 1.2`` without an interval), with ``, partial`` when the run
+        is partial; ``""`` when absent.
+    """
     if metric is None:
         return ""
     if not isinstance(metric.value, float):
@@ -248,7 +325,21 @@ def _markdown_row(cells: Sequence[str]) -> str:
 
 
 def to_markdown(runs: list[Run], columns=None) -> str:
-    """The table, then the "Runs" table saying which results file each row's numbers come from."""
+    """The leaderboard in Markdown: the table, then the "Runs" table saying which results file each
+    row's numbers come from.
+
+    Parameters
+    ----------
+    runs : list of Run
+        The runs, as :func:`lm_eval_bias.report.results.load_runs` returns them.
+    columns : list of (str, str) or None
+        (task, metric) pairs; None: per task, its headline metric and its per-subgroup versions.
+
+    Returns
+    -------
+    str
+        The Markdown.
+    """
     columns = checked_columns(runs, columns)
     choices = choose_runs(runs)
     header = ["model"] + [f"{task}:{name}" for task, name in columns]
@@ -266,9 +357,24 @@ CSV_TASK_FIELDS = ("results_file", "version", "documents", "partial")
 
 
 def to_csv(runs: list[Run], columns=None) -> str:
-    """One row per model. Per task: the results file used, its documents, why it is partial (empty
-    when complete); per metric: value, ci_lower, ci_upper, stderr, n (documents; empty in an older
-    file without per-metric counts) and n_samples."""
+    """The leaderboard as CSV, one row per model.
+
+    Per task: the results file used, its version, its documents, why it is partial (empty when
+    complete); per metric: value, ci_lower, ci_upper, stderr, n (documents; empty in an older file
+    without per-metric counts) and n_samples.
+
+    Parameters
+    ----------
+    runs : list of Run
+        The runs, as :func:`lm_eval_bias.report.results.load_runs` returns them.
+    columns : list of (str, str) or None
+        (task, metric) pairs; None: per task, its headline metric and its per-subgroup versions.
+
+    Returns
+    -------
+    str
+        The CSV, every cell safe to open in a spreadsheet (:func:`.outputs.csv_cell`).
+    """
     columns = checked_columns(runs, columns)
     choices = choose_runs(runs)
     table = used_runs(choices)
@@ -328,11 +434,21 @@ def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]], first_is_h
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-# Nothing may be fetched: the page is safe to open from a CI artefact.
-CSP = "default-src 'none'; style-src 'unsafe-inline'"
-
-
 def to_html(runs: list[Run], columns=None) -> str:
+    """The leaderboard as one self-contained HTML page (nothing fetched), with the "Runs" table.
+
+    Parameters
+    ----------
+    runs : list of Run
+        The runs, as :func:`lm_eval_bias.report.results.load_runs` returns them.
+    columns : list of (str, str) or None
+        (task, metric) pairs; None: per task, its headline metric and its per-subgroup versions.
+
+    Returns
+    -------
+    str
+        The page.
+    """
     columns = checked_columns(runs, columns)
     choices = choose_runs(runs)
     main = _html_table(
@@ -342,7 +458,8 @@ def to_html(runs: list[Run], columns=None) -> str:
     )
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
-        f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\"><title>lm-eval-bias leaderboard</title>"
+        f"<meta http-equiv='Content-Security-Policy' content=\"{CONTENT_SECURITY_POLICY}\">"
+        "<title>lm-eval-bias leaderboard</title>"
         "<style>body{font-family:sans-serif}table{border-collapse:collapse;margin-bottom:16px}"
         "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}</style></head><body>"
         "<h1>lm-eval-bias leaderboard</h1><p>Values with 95% intervals in brackets; N: the documents each "

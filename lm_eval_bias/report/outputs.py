@@ -15,7 +15,8 @@ written whole or not at all.
   results file can neither break a table nor inject markup or a link.
 - JSON: strict (no bare ``NaN``): a non-finite number is written as ``"N/A"``,
   lm-eval's own marker.
-- HTML and SVG: :func:`html_text` wherever input text goes (in the renderers).
+- HTML and SVG: :func:`html_text` wherever input text goes (in the renderers), and every page
+  sets :data:`CONTENT_SECURITY_POLICY`, which lets it fetch nothing.
 - Plain text (``check``'s summary, notes on stderr): a name from the input
   stays on its line, so that it cannot forge a line such as ``PASS ...``.
 """
@@ -32,9 +33,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from lm_eval_bias.errors import LmEvalBiasError
+from lm_eval_bias.report.values import NOT_AVAILABLE
 from lm_eval_bias.text import visible
 
-NOT_AVAILABLE = "N/A"
+# Nothing may be fetched: inline styles only, no script, font or image; the pages are safe to open from
+# a CI artefact, and a violation would surface as a console error.
+CONTENT_SECURITY_POLICY = "default-src 'none'; style-src 'unsafe-inline'"
 # What a spreadsheet reads as the start of a formula (OWASP, "CSV injection").
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
