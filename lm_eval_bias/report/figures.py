@@ -89,7 +89,18 @@ class Point:
 
 
 def describe(estimate: Estimate | None) -> str:
-    """``0.42 [0.38, 0.46]``, or the reason there is no value."""
+    """An estimate as tooltips show it.
+
+    Parameters
+    ----------
+    estimate : Estimate or None
+        The estimate; None for a category a run lacks.
+
+    Returns
+    -------
+    str
+        ``0.42 [0.38, 0.46]``, or the reason there is no value (``"absent"``, ``"N/A"``, its note).
+    """
     if estimate is None:
         return "absent"
     if estimate.value is None:
@@ -210,6 +221,26 @@ def bar_chart(
     puts categories down the side, for many categories or long names.
     Reference labels sit outside the plot (right of it, or above it when
     horizontal), so that no bar can hide them.
+
+    Parameters
+    ----------
+    categories : sequence of str
+        One group of bars each, in order.
+    series : sequence of Series
+        One colour each, with an estimate (or None, absent) per category.
+    value_range : (float, float)
+        The value axis; bars and whiskers beyond it are clipped.
+    value_label : str
+        The value axis's title.
+    references : sequence of Reference
+        Dashed lines; those outside ``value_range`` are left out.
+    horizontal, baseline, title, width
+        Bars along x, where bars start, the figure's title, its width in pixels.
+
+    Returns
+    -------
+    str
+        One ``<svg>`` element.
     """
     low, high = value_range
     baseline = min(max(baseline, low), high)
@@ -334,6 +365,30 @@ def plane(
     ``comparison`` points (e.g. a survey's means) are drawn hollow and joined
     to the point of the same label, so the distance between them is visible.
     Points without both coordinates are listed under the plot instead.
+
+    Parameters
+    ----------
+    points : sequence of Point
+        The points, filled, in ``colour``.
+    x_range, y_range : (float, float)
+        The axes; a point or interval beyond them is clipped.
+    x_label, y_label : str
+        The axes' titles.
+    x_references, y_references : sequence of Reference
+        Dashed lines across the plot at an x or a y; those outside the ranges are left out.
+    colour, title : str
+        The points' colour and the figure's title.
+    comparison : sequence of Point
+        Hollow points, each joined to the filled point of the same label.
+    comparison_label, point_label : str
+        What hollow and filled points are, for the key (shown when there are comparison points).
+    width, plot_height : float
+        The figure's width and the plot area's height, in pixels.
+
+    Returns
+    -------
+    str
+        One ``<svg>`` element.
     """
     pieces, top = _plane_heading(title, colour, point_label, comparison_label if comparison else "")
     left = 70.0

@@ -57,7 +57,7 @@ READING_NOTE = (
 # Runs, labels, colours
 
 
-def run_labels(runs: Sequence[Run]) -> list[str]:
+def _run_labels(runs: Sequence[Run]) -> list[str]:
     """The model name of each run, made unique where two runs of one model share a task.
 
     Runs of one model on different tasks keep the plain name (and so one
@@ -77,7 +77,7 @@ def run_labels(runs: Sequence[Run]) -> list[str]:
     return labels
 
 
-def label_colours(labels: Sequence[str]) -> dict[str, str]:
+def _label_colours(labels: Sequence[str]) -> dict[str, str]:
     """One colour per label, in order of first appearance (the palette repeats after 8)."""
     colours: dict[str, str] = {}
     for label in labels:
@@ -90,7 +90,7 @@ def label_colours(labels: Sequence[str]) -> dict[str, str]:
 # Building the report
 
 
-def task_identity(runs: Sequence[Run], task: str) -> TaskIdentity | None:
+def _task_identity(runs: Sequence[Run], task: str) -> TaskIdentity | None:
     """What a task is, from the first run whose results file says (its YAML metadata)."""
     return next((run.identity(task) for run in runs if run.identity(task) is not None), None)
 
@@ -100,11 +100,26 @@ def build_sections(runs: Sequence[Run]) -> list[Section]:
 
     A task's section and figure follow the ``benchmark`` and ``figure`` of its metadata, so a
     renamed copy of one of our tasks is drawn as the original is.
+
+    Parameters
+    ----------
+    runs : sequence of Run
+        The runs, as :func:`lm_eval_bias.report.results.load_runs` returns them.
+
+    Returns
+    -------
+    list of Section
+        The sections, each with its runs' entries and its figures drawn.
+
+    Raises
+    ------
+    ResultsError
+        When no run holds a task's results.
     """
     require_task_results(list(runs))
-    labels = run_labels(runs)
-    colours = label_colours(labels)
-    identities = {task: task_identity(runs, task) for run in runs for task in run.tasks}
+    labels = _run_labels(runs)
+    colours = _label_colours(labels)
+    identities = {task: _task_identity(runs, task) for run in runs for task in run.tasks}
     order = list(BENCHMARKS)
 
     def position(task: str) -> tuple[int, str]:
@@ -137,11 +152,11 @@ def build_sections(runs: Sequence[Run]) -> list[Section]:
     return sections
 
 
-def format_value(value) -> str:
+def _format_value(value) -> str:
     return figures.format_number(value) if isinstance(value, float) else str(value)
 
 
-def paper_value(entry: Entry, name: str) -> float | None:
+def _paper_value(entry: Entry, name: str) -> float | None:
     """The paper's published value of a metric for the entry's model, where the paper has one."""
     return entry.paper.values.get(name) if entry.paper is not None else None
 
@@ -151,13 +166,25 @@ def table_rows(section: Section, names: Sequence[str]) -> tuple[list[str], list[
     paper (only when the paper published a value of one of them for one of the models).
 
     Rows are metric-major, so models sit next to each other on each metric.
+
+    Parameters
+    ----------
+    section : Section
+        The task's section.
+    names : sequence of str
+        The metrics, in order.
+
+    Returns
+    -------
+    (list of str, list of list of str)
+        The header and the rows.
     """
     several = len(section.entries) > 1
     metrics = [
         (name, entry, entry.metrics[name]) for name in names for entry in section.entries if name in entry.metrics
     ]
     with_p = any(m.pvalue is not None for _, _, m in metrics)
-    with_paper = any(paper_value(entry, name) is not None for name, entry, _ in metrics)
+    with_paper = any(_paper_value(entry, name) is not None for name, entry, _ in metrics)
     header = ["metric"] + (["model"] if several else []) + ["value", "95% CI", "stderr", "N"]
     header += ["p-value"] if with_p else []
     header += ["paper"] if with_paper else []
@@ -172,7 +199,7 @@ def table_rows(section: Section, names: Sequence[str]) -> tuple[list[str], list[
             [name]
             + ([entry.label] if several else [])
             + [
-                format_value(metric.value),
+                _format_value(metric.value),
                 interval,
                 f"{metric.stderr:.2g}" if metric.stderr is not None else "",
                 metric.base,
@@ -181,13 +208,13 @@ def table_rows(section: Section, names: Sequence[str]) -> tuple[list[str], list[
         if with_p:
             row.append(f"{metric.pvalue:.3g}" if metric.pvalue is not None else "")
         if with_paper:
-            published = paper_value(entry, name)
-            row.append(format_value(published) if published is not None else "")
+            published = _paper_value(entry, name)
+            row.append(_format_value(published) if published is not None else "")
         rows.append(row)
     return header, rows
 
 
-def other_metrics(section: Section) -> list[str]:
+def _other_metrics(section: Section) -> list[str]:
     """Every metric not already in the plotted table: the headline first, then by name."""
     shown = set(section.plotted)
     names = {name for entry in section.entries for name in entry.metrics} - shown
@@ -197,8 +224,8 @@ def other_metrics(section: Section) -> list[str]:
 
 def _run_rows(runs: Sequence[Run]) -> list[tuple[str, str, str, str, str]]:
     """(label, colour, file, date, tasks) per run; a partial task is marked "(partial)"."""
-    labels = run_labels(runs)
-    colours = label_colours(labels)
+    labels = _run_labels(runs)
+    colours = _label_colours(labels)
     rows = []
     for run, label in zip(runs, labels):
         tasks = ", ".join(task + (" (partial)" if run.base(task).is_partial else "") for task in sorted(run.tasks))
@@ -206,7 +233,7 @@ def _run_rows(runs: Sequence[Run]) -> list[tuple[str, str, str, str, str]]:
     return rows
 
 
-def base_lines(section: Section) -> list[tuple[str, str]]:
+def _base_lines(section: Section) -> list[tuple[str, str]]:
     """Per run of the section: (label, "complete, 242 pairs") or (label, the reasons it is partial)."""
     return [
         (entry.label, "; ".join(entry.base.partial) if entry.base.is_partial else entry.base.status)
@@ -214,7 +241,7 @@ def base_lines(section: Section) -> list[tuple[str, str]]:
     ]
 
 
-def paper_lines(section: Section) -> list[tuple[str, str]]:
+def _paper_lines(section: Section) -> list[tuple[str, str]]:
     """Per run whose model the paper reports: (label, "Felkner et al., ACL 2023, Table 5, row gpt2")."""
     return [
         (entry.label, f"{section.paper_source}, row {entry.paper.model}")
@@ -223,7 +250,7 @@ def paper_lines(section: Section) -> list[tuple[str, str]]:
     ]
 
 
-def partial_note(section: Section) -> str:
+def _partial_note(section: Section) -> str:
     """A sentence for figure captions naming the section's partial runs, or ``""``."""
     partial = [f"{entry.label} ({'; '.join(entry.base.partial)})" for entry in section.entries if entry.base.is_partial]
     return f" Partial run{'s' if len(partial) > 1 else ''}: {', '.join(partial)}." if partial else ""
@@ -270,11 +297,11 @@ def _html_section(section: Section) -> str:
             f"<li>{html_text(label)}: <span class=partial>partial</span>: {html_text(text)}</li>"
             if entry.base.is_partial
             else f"<li>{html_text(label)}: {html_text(text)}</li>"
-            for entry, (label, text) in zip(section.entries, base_lines(section))
+            for entry, (label, text) in zip(section.entries, _base_lines(section))
         )
         + "</ul>"
     )
-    for label, source in paper_lines(section):
+    for label, source in _paper_lines(section):
         parts.append(
             f"<p>{html_text(label)}: the paper reports this model ({html_text(source)}); its "
             "published values are in the tables' paper column.</p>"
@@ -282,11 +309,11 @@ def _html_section(section: Section) -> str:
     if section.note:
         parts.append(f'<p class="note">{html_text(section.note)}</p>')
     for figure in section.figures:
-        caption = figure.caption + partial_note(section)
+        caption = figure.caption + _partial_note(section)
         parts.append(f"<figure>{figure.svg}<figcaption>{html_text(caption)}</figcaption></figure>")
     if section.plotted:
         parts.append("<h3>Plotted values</h3>" + _html_table(*table_rows(section, section.plotted)))
-        others = other_metrics(section)
+        others = _other_metrics(section)
         if others:
             parts.append(
                 f"<details><summary>All other metrics ({len(others)})</summary>"
@@ -294,13 +321,26 @@ def _html_section(section: Section) -> str:
                 + "</details>"
             )
     else:
-        parts.append(_html_table(*table_rows(section, other_metrics(section))))
+        parts.append(_html_table(*table_rows(section, _other_metrics(section))))
     parts.append("</section>")
     return "".join(parts)
 
 
 def to_html(runs: Sequence[Run], title: str = "lm-eval-bias report") -> str:
-    """The whole report as one HTML document: inline CSS and SVG, no script, no external resource."""
+    """The whole report as one HTML document: inline CSS and SVG, no script, no external resource.
+
+    Parameters
+    ----------
+    runs : sequence of Run
+        The runs, as :func:`lm_eval_bias.report.results.load_runs` returns them.
+    title : str
+        The heading.
+
+    Returns
+    -------
+    str
+        The page.
+    """
     sections = build_sections(runs)
     run_table = "".join(
         f'<tr><td><span class="swatch" style="background:{colour}"></span>{html_text(label)}</td>'
@@ -335,7 +375,20 @@ def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str
 
 
 def to_markdown(runs: Sequence[Run], title: str = "lm-eval-bias report") -> str:
-    """The report's tables as Markdown; the figures are only in the HTML version."""
+    """The report's tables as Markdown; the figures are only in the HTML version.
+
+    Parameters
+    ----------
+    runs : sequence of Run
+        The runs, as :func:`lm_eval_bias.report.results.load_runs` returns them.
+    title : str
+        The heading.
+
+    Returns
+    -------
+    str
+        The Markdown.
+    """
     sections = build_sections(runs)
     out = [
         f"# {markdown_cell(title)}\n\n",
@@ -350,12 +403,12 @@ def to_markdown(runs: Sequence[Run], title: str = "lm-eval-bias report") -> str:
         out.append(f"\n## {markdown_cell(section.title)}\n\n{markdown_cell(section.about)}\n\n")
         out += [
             f"- {markdown_cell(label)}: {'**partial**: ' if entry.base.is_partial else ''}{markdown_cell(text)}\n"
-            for entry, (label, text) in zip(section.entries, base_lines(section))
+            for entry, (label, text) in zip(section.entries, _base_lines(section))
         ]
         out += [
             f"\n{markdown_cell(label)}: the paper reports this model ({markdown_cell(source)}); its published "
             "values are in the tables' paper column.\n"
-            for label, source in paper_lines(section)
+            for label, source in _paper_lines(section)
         ]
         if section.note:
             out.append(f"\n*{markdown_cell(section.note)}*\n")
@@ -365,9 +418,9 @@ def to_markdown(runs: Sequence[Run], title: str = "lm-eval-bias report") -> str:
                 f"{'' if len(section.figures) == 1 else 's'} in the HTML report)\n\n"
                 + _markdown_table(*table_rows(section, section.plotted))
             )
-            others = other_metrics(section)
+            others = _other_metrics(section)
             if others:
                 out.append("\n### Other metrics\n\n" + _markdown_table(*table_rows(section, others)))
         else:
-            out.append("\n" + _markdown_table(*table_rows(section, other_metrics(section))))
+            out.append("\n" + _markdown_table(*table_rows(section, _other_metrics(section))))
     return "".join(out)

@@ -54,7 +54,18 @@ class OutputError(LmEvalBiasError):
 
 def csv_cell(value):
     """A CSV cell: numbers as numbers, text that a spreadsheet would execute neutralised, characters that
-    cannot be seen shown as escapes (:func:`visible`)."""
+    cannot be seen shown as escapes (:func:`visible`).
+
+    Parameters
+    ----------
+    value : object
+        A number, text, or None.
+
+    Returns
+    -------
+    int, float or str
+        The number (``"N/A"`` when not finite), ``""`` for None, or the text made safe.
+    """
     if value is None:
         return ""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -65,7 +76,18 @@ def csv_cell(value):
 
 def markdown_cell(text) -> str:
     """Text for a Markdown table cell or heading: no markup, no link or image, no table break, one line,
-    characters that cannot be seen shown as escapes (:func:`visible`)."""
+    characters that cannot be seen shown as escapes (:func:`visible`).
+
+    Parameters
+    ----------
+    text : object
+        The text (anything else is shown as ``str`` shows it).
+
+    Returns
+    -------
+    str
+        The escaped text.
+    """
     escaped = visible(text).replace("\\", "\\\\")
     escaped = html.escape(escaped, quote=False).replace("|", "\\|")
     escaped = _MARKDOWN_LINK_END.sub(r"\\]", escaped)
@@ -74,18 +96,51 @@ def markdown_cell(text) -> str:
 
 def html_text(text) -> str:
     """Text for HTML or SVG (element content or a quoted attribute): markup escaped, characters that
-    cannot be seen shown as escapes (:func:`visible`)."""
+    cannot be seen shown as escapes (:func:`visible`).
+
+    Parameters
+    ----------
+    text : object
+        The text.
+
+    Returns
+    -------
+    str
+        The escaped text.
+    """
     return html.escape(visible(text))
 
 
 def text_line(text) -> str:
     """Text for one line of plain-text output: line breaks become spaces, characters that cannot be
-    seen are shown as escapes (:func:`visible`)."""
+    seen are shown as escapes (:func:`visible`).
+
+    Parameters
+    ----------
+    text : object
+        The text.
+
+    Returns
+    -------
+    str
+        The text on one line.
+    """
     return _LINE_BREAK.sub(" ", visible(text))
 
 
 def json_safe(value):
-    """``value`` with every non-finite number replaced by ``"N/A"`` (lists, tuples and dicts walked)."""
+    """A value that strict JSON can hold.
+
+    Parameters
+    ----------
+    value : object
+        Numbers, text, and lists, tuples and dicts of them.
+
+    Returns
+    -------
+    object
+        ``value`` with every non-finite number replaced by ``"N/A"`` (tuples become lists).
+    """
     if isinstance(value, float) and not math.isfinite(value):
         return NOT_AVAILABLE
     if isinstance(value, Mapping):
@@ -96,7 +151,20 @@ def json_safe(value):
 
 
 def strict_json(value, **kwargs) -> str:
-    """JSON that every parser accepts: never a bare NaN or Infinity."""
+    """JSON that every parser accepts: never a bare NaN or Infinity.
+
+    Parameters
+    ----------
+    value : object
+        What to write; a non-finite number is written as ``"N/A"``.
+    **kwargs
+        Passed to :func:`json.dumps` (``indent``, ``sort_keys``...).
+
+    Returns
+    -------
+    str
+        The JSON text.
+    """
     return json.dumps(json_safe(value), allow_nan=False, **kwargs)
 
 
@@ -127,7 +195,20 @@ def write_all(outputs: Sequence[tuple[str | Path, str]], inputs: Sequence[str | 
     only when all of them are written are they moved into place. An :class:`OutputError` names the
     path and the operating system's reason. A path that is one of the command's ``inputs``, or
     anything but a regular file (a device, a pipe, a symbolic link, which the move would replace),
-    is refused before anything is written."""
+    is refused before anything is written.
+
+    Parameters
+    ----------
+    outputs : sequence of (str or Path, str)
+        Each file's path and text (written as UTF-8).
+    inputs : sequence of str or Path
+        The files the command reads, which no output may replace.
+
+    Raises
+    ------
+    OutputError
+        A path given twice, a folder, an input, a link or special file, or one that cannot be written.
+    """
     targets = [Path(target) for target, _ in outputs]
     read = {Path(path).resolve() for path in inputs}
     for index, target in enumerate(targets):

@@ -29,7 +29,20 @@ MISSING_COLOUR = "#888888"
 
 
 def nice_step(span: float, count: int = 5) -> float:
-    """A round step (1, 2, 2.5 or 5 times a power of ten) giving about ``count`` ticks over ``span``."""
+    """A round step for an axis.
+
+    Parameters
+    ----------
+    span : float
+        The axis's length in its own units.
+    count : int
+        About how many steps it should have.
+
+    Returns
+    -------
+    float
+        1, 2, 2.5, 5 or 10 times a power of ten.
+    """
     raw = span / max(count, 1) if span > 0 else 1.0
     magnitude = 10 ** math.floor(math.log10(raw))
     for multiple in (1, 2, 2.5, 5, 10):
@@ -39,7 +52,20 @@ def nice_step(span: float, count: int = 5) -> float:
 
 
 def ticks(low: float, high: float, count: int = 5) -> list[float]:
-    """Round tick values from ``low`` to ``high`` inclusive."""
+    """Round tick values along an axis.
+
+    Parameters
+    ----------
+    low, high : float
+        The axis's ends (included).
+    count : int
+        About how many steps between ticks.
+
+    Returns
+    -------
+    list of float
+        The ticks, multiples of :func:`nice_step`, rounded so that none prints as 0.30000000000000004.
+    """
     step = nice_step(high - low, count)
     first = math.ceil(low / step - 1e-9)
     last = math.floor(high / step + 1e-9)
@@ -54,6 +80,20 @@ def auto_range(
 
     Used where a fixed scale would hide the data (Detoxify toxicities are often
     below 0.05 on a 0-1 scale); ``include`` keeps the meaningful zero in view.
+
+    Parameters
+    ----------
+    values : sequence of float
+        The data (None and non-finite values are ignored).
+    include : sequence of float
+        Values the range must hold besides the data.
+    floor, ceiling : float or None
+        Ends the range may not pass (the scale's own limits).
+
+    Returns
+    -------
+    (float, float)
+        The range; ``(floor, ceiling)`` (default 0 and 1) without any value.
     """
     numbers = [v for v in (*values, *include) if v is not None and math.isfinite(v)]
     if not numbers:
@@ -75,7 +115,18 @@ def auto_range(
 
 
 def format_number(value: float) -> str:
-    """Short text for a tick or tooltip: 4 significant digits, no trailing zeros."""
+    """Short text for a tick or tooltip.
+
+    Parameters
+    ----------
+    value : float
+        The number.
+
+    Returns
+    -------
+    str
+        4 significant digits, no trailing zeros.
+    """
     return f"{value:.4g}"
 
 
@@ -156,7 +207,20 @@ def reference_line(x1: float, y1: float, x2: float, y2: float, colour: str) -> s
 
 
 def text_width(text: str, size: int = FONT_SIZE) -> float:
-    """Estimated width in pixels, to reserve room for labels (no font metrics without a browser)."""
+    """Estimated width of a text, to reserve room for labels (no font metrics without a browser).
+
+    Parameters
+    ----------
+    text : str
+        The text.
+    size : int
+        Its font size.
+
+    Returns
+    -------
+    float
+        The width in pixels.
+    """
     return len(text) * size * CHAR_WIDTH
 
 
@@ -185,7 +249,22 @@ def document(width: float, height: float, body: list[str], label: str) -> str:
 
 
 def legend(items: Sequence[tuple[str, str]], x: float, y: float, max_width: float) -> tuple[list[str], float]:
-    """Colour swatches with labels, wrapped into rows; returns the SVG pieces and their height."""
+    """Colour swatches with labels, wrapped into rows.
+
+    Parameters
+    ----------
+    items : sequence of (str, str)
+        (label, colour) pairs.
+    x, y : float
+        The top left corner.
+    max_width : float
+        The width a row may take before the next item wraps.
+
+    Returns
+    -------
+    (list of str, float)
+        The SVG pieces and their height (0 without items).
+    """
     pieces, cursor, row_y = [], x, y
     for label, colour in items:
         width = 18 + text_width(label) + 18
