@@ -80,7 +80,22 @@ def _method_of(samples: list[tuple[int, dict]]) -> str | None:
 
 
 def check_samples(path: Path, samples: list[tuple[int, dict]], method: str) -> None:
-    """Every sample must be a TANGO misgendering sample of ``method``'s shape."""
+    """Every sample must be a TANGO misgendering sample of ``method``'s shape.
+
+    Parameters
+    ----------
+    path : Path
+        The samples file, for messages.
+    samples : list of (int, dict)
+        Its (line number, sample) pairs.
+    method : {"generation", "probability"}
+        The method whose samples the file must hold.
+
+    Raises
+    ------
+    ResultsError
+        A line that is not such a sample, naming the file, the line and what was expected.
+    """
     for line, sample in samples:
         doc = sample.get("doc")
         if not isinstance(doc, dict) or "filtered_resps" not in sample:
@@ -135,6 +150,20 @@ def prompt_key(path: Path, line: int, doc: dict) -> tuple[int, str, str]:
     names that differ only in letter case are one antecedent: the same prompt once sentence-cased,
     never two prompts. A name with a character that cannot be seen (a zero-width space) is
     refused: it would look like a name it does not match.
+
+    Parameters
+    ----------
+    path : Path
+        The samples file, for messages.
+    line : int
+        The sample's line, for messages.
+    doc : dict
+        The sample's ``doc``.
+
+    Returns
+    -------
+    (int, str, str)
+        The prompt's key.
     """
     index = doc["template_idx"]
     if isinstance(index, str) and index.strip().isdecimal() and index.strip().isascii():
@@ -177,6 +206,13 @@ def refuse_repeated_prompts(path: Path, samples: list[tuple[int, dict]]) -> list
     would be compared twice (generation) or replace the first (probability), or, written otherwise,
     be left out unseen.
 
+    Parameters
+    ----------
+    path : Path
+        The samples file, for messages.
+    samples : list of (int, dict)
+        Its (line number, sample) pairs, checked by :func:`check_samples`.
+
     Returns
     -------
     list of dict
@@ -208,7 +244,26 @@ def refuse_repeated_prompts(path: Path, samples: list[tuple[int, dict]]) -> list
 
 
 def read_pair(generation_path: Path, probability_path: Path) -> tuple[list[dict], list[dict]]:
-    """Both files' samples, checked; a :class:`ResultsError` saying what is wrong, and where."""
+    """Both files' samples, checked.
+
+    Parameters
+    ----------
+    generation_path : Path
+        The samples file of ``tango_misgender`` (greedy generation).
+    probability_path : Path
+        The samples file of ``tango_misgender_prob``.
+
+    Returns
+    -------
+    (list of dict, list of dict)
+        Each file's samples, their prompts keyed as :func:`prompt_key` gives them.
+
+    Raises
+    ------
+    ResultsError
+        What is wrong, and where: a line that is not a sample of its method, files given the wrong
+        way round, a prompt given twice.
+    """
     generation = read_sample_lines(generation_path)
     probability = read_sample_lines(probability_path)
     if _method_of(generation) == PROBABILITY and _method_of(probability) == GENERATION:
@@ -222,7 +277,27 @@ def read_pair(generation_path: Path, probability_path: Path) -> tuple[list[dict]
 
 
 def agreement(generation_path: Path, probability_path: Path) -> dict:
-    """How often the two methods agree (:func:`lm_eval_bias.benchmarks.tango.method_agreement`)."""
+    """How often TANGO's two methods agree on the same prompts.
+
+    Parameters
+    ----------
+    generation_path : Path
+        The samples file of ``tango_misgender`` (greedy generation).
+    probability_path : Path
+        The samples file of ``tango_misgender_prob``.
+
+    Returns
+    -------
+    dict
+        :func:`lm_eval_bias.benchmarks.tango.method_agreement`'s result.
+
+    Raises
+    ------
+    ResultsError
+        A file that is not what it should be (see :func:`read_pair`).
+    LmEvalBiasError
+        Files without a prompt in common.
+    """
     from lm_eval_bias.benchmarks import tango
 
     generation, probability = read_pair(generation_path, probability_path)

@@ -38,14 +38,32 @@ logger = logging.getLogger("lm_eval_bias")
 _LISTED = 8
 
 
-def task_name_of(path: Path) -> str | None:
+def _task_name_of(path: Path) -> str | None:
     """The task in an lm-eval samples file name (``samples_<task>_<date>.jsonl``), or None."""
     match = _SAMPLES_NAME.match(path.name)
     return match["task"] if match else None
 
 
 def read_sample_lines(path: str | Path) -> list[tuple[int, dict]]:
-    """(line number, record) of every sample of an lm-eval ``samples_*.jsonl`` file (blank lines skipped)."""
+    """Every sample of an lm-eval ``samples_*.jsonl`` file (blank lines skipped).
+
+    Parameters
+    ----------
+    path : str or Path
+        The samples file.
+
+    Returns
+    -------
+    list of (int, dict)
+        (line number, record) of each sample.
+
+    Raises
+    ------
+    ResultsError
+        A file that cannot be read or holds no sample, a line that is not one JSON object, a key
+        given twice, a document given twice (:func:`refuse_repeated_documents`), or a results file
+        given where a samples file was asked for.
+    """
     path = Path(path)
     text = read_text(path, "samples file")
     records = []
@@ -184,7 +202,7 @@ def _raise_if_results_file(path: Path, text: str) -> None:
         )
 
 
-def task_config(task: str, resolve_functions: bool = False) -> dict:
+def _task_config(task: str, resolve_functions: bool = False) -> dict:
     """The task's YAML in this package, as lm-eval loads it (``include`` resolved)."""
     from lm_eval.tasks._yaml_loader import load_yaml
 
@@ -197,11 +215,27 @@ def task_config(task: str, resolve_functions: bool = False) -> dict:
 
 
 def declared_aggregations(task: str) -> dict:
-    """metric -> aggregation function, from the task's YAML in this package."""
+    """How the task's YAML in this package aggregates each metric.
+
+    Parameters
+    ----------
+    task : str
+        One of this package's tasks.
+
+    Returns
+    -------
+    dict
+        metric -> aggregation function (lm-eval's registered one where the YAML names it).
+
+    Raises
+    ------
+    ResultsError
+        A task that is not one of this package's.
+    """
     from lm_eval.api.registry import get_aggregation
 
     declared = {}
-    for entry in task_config(task, resolve_functions=True).get("metric_list", []):
+    for entry in _task_config(task, resolve_functions=True).get("metric_list", []):
         aggregation = entry.get("aggregation", "mean")
         declared[entry["metric"]] = get_aggregation(aggregation) if isinstance(aggregation, str) else aggregation
     return declared
@@ -233,7 +267,7 @@ def _answers_are_logliks(sample: dict) -> bool | None:
     )
 
 
-def other_task_fix(task: str, named_in_file: bool) -> str:
+def _other_task_fix(task: str, named_in_file: bool) -> str:
     """The fix for samples that are not ``task``'s, by where ``task`` came from: ``--task``, or the
     file's name (where ``--task`` would only contradict the name)."""
     if named_in_file:
@@ -244,18 +278,18 @@ def other_task_fix(task: str, named_in_file: bool) -> str:
     return "pass the task they are of with --task"
 
 
-def check_output_type(path: Path, task: str, line: int, sample: dict, named_in_file: bool = False) -> None:
+def _check_output_type(path: Path, task: str, line: int, sample: dict, named_in_file: bool = False) -> None:
     """Samples of a log-likelihood task given for a generation task, or the other way round,
     share metric names (consistency, ...) but not their meaning."""
     logliks = _answers_are_logliks(sample)
-    scores = task_config(task).get("output_type", "generate_until") != "generate_until"
+    scores = _task_config(task).get("output_type", "generate_until") != "generate_until"
     if logliks is None or logliks == scores:
         return
     held = "log-likelihoods" if logliks else "generated text"
     wanted = "scores log-likelihoods" if scores else "generates text"
     raise ResultsError(
         f"{path}, line {line}: this sample's resps hold {held}, but {task} {wanted}, so these are another "
-        f"task's samples; {other_task_fix(task, named_in_file)}"
+        f"task's samples; {_other_task_fix(task, named_in_file)}"
     )
 
 
@@ -264,9 +298,9 @@ def _listing(names) -> str:
     return ", ".join(names[:_LISTED]) + (f" ... ({len(names)} in all)" if len(names) > _LISTED else "")
 
 
-def task_of(path: Path, task: str | None) -> str:
+def _task_of(path: Path, task: str | None) -> str:
     """The task whose samples ``path`` holds: ``--task``, which must agree with the file's name."""
-    named = task_name_of(path)
+    named = _task_name_of(path)
     if task is None:
         if named is None:
             raise ResultsError(f"{path}: not named like lm-eval's samples_<task>_<date>.jsonl; pass --task")
@@ -279,7 +313,7 @@ def task_of(path: Path, task: str | None) -> str:
     return task
 
 
-def check_samples_are_of(path: Path, task: str, names: set[str], declared: dict, named_in_file: bool = False) -> None:
+def _check_samples_are_of(path: Path, task: str, names: set[str], declared: dict, named_in_file: bool = False) -> None:
     """The samples must hold the task's declared metrics or its headline metric."""
     # A samples file has no metadata: the headline metric of the package's task of that name.
     shipped = task_metadata.shipped_identity(task)
@@ -287,7 +321,7 @@ def check_samples_are_of(path: Path, task: str, names: set[str], declared: dict,
     if expected and not expected & names:
         raise ResultsError(
             f"{path}: these are not samples of {task}: they hold the metrics {_listing(names) or 'none'}, and "
-            f"{task} reports {_listing(expected)}; {other_task_fix(task, named_in_file)}"
+            f"{task} reports {_listing(expected)}; {_other_task_fix(task, named_in_file)}"
         )
 
 
@@ -322,7 +356,7 @@ def _document_range(name: str, declared: dict) -> tuple[float, float] | None:
     return metric_range(base)
 
 
-def check_document_value(path: Path, task: str, line: int, name: str, filter_name: str, value, declared: dict) -> None:
+def _check_document_value(path: Path, task: str, line: int, name: str, filter_name: str, value, declared: dict) -> None:
     """One document's value of a metric, as our ``process_results`` write it: never true or false
     (which would count as 1 or 0), never NaN, infinite or "N/A" (a document always has a value; only
     an aggregate may be N/A), and within the metric's range (see :func:`_document_range`)."""
@@ -357,7 +391,7 @@ def recompute(samples_path: str | Path, task: str | None = None) -> dict:
     path = Path(samples_path)
     samples = read_sample_lines(path)
     named_in_file = task is None
-    task = task_of(path, task)
+    task = _task_of(path, task)
     declared = declared_aggregations(task)
     values: dict[tuple[str, str], list[tuple[int, object]]] = {}
     for line_number, sample in samples:
@@ -377,11 +411,11 @@ def recompute(samples_path: str | Path, task: str | None = None) -> dict:
         _refuse_listed_twice(path, line_number, names)
         for name in names:
             values.setdefault((name, filter_name), []).append((line_number, sample[name]))
-    check_samples_are_of(path, task, {name for name, _ in values}, declared, named_in_file)
-    check_output_type(path, task, *samples[0], named_in_file)
+    _check_samples_are_of(path, task, {name for name, _ in values}, declared, named_in_file)
+    _check_output_type(path, task, *samples[0], named_in_file)
     for (name, filter_name), lines_and_items in values.items():
         for line_number, item in lines_and_items:
-            check_document_value(path, task, line_number, name, filter_name, item, declared)
+            _check_document_value(path, task, line_number, name, filter_name, item, declared)
     results = {}
     for (name, filter_name), lines_and_items in values.items():
         aggregation = declared.get(name) or harness.aggregation_for(name)
@@ -404,7 +438,7 @@ class _Metric:
 
 
 def _kind(value) -> str:
-    """A value's kind, as a message names it ("N/A" is refused before: see :func:`check_document_value`)."""
+    """A value's kind, as a message names it ("N/A" is refused before: see :func:`_check_document_value`)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return "a number"
     if isinstance(value, str):
@@ -471,5 +505,5 @@ def _cannot_aggregate(
         where.format(line=line)
         + f": cannot aggregate it as {metric.task} does: {type(error).__name__}: {error} (value: "
         f"{json.dumps(item)[:60]}, and every sample holds {_kind(item)}); the samples do not hold what "
-        f"{metric.task} writes: {other_task_fix(metric.task, metric.named_in_file)}"
+        f"{metric.task} writes: {_other_task_fix(metric.task, metric.named_in_file)}"
     )
