@@ -147,7 +147,7 @@ def choose_runs(runs: Sequence[Run]) -> list[RunChoice]:
     return choices
 
 
-def used_runs(choices: Sequence[RunChoice]) -> dict[str, dict[str, RunChoice]]:
+def _used_runs(choices: Sequence[RunChoice]) -> dict[str, dict[str, RunChoice]]:
     """model -> task -> the choice used."""
     table: dict[str, dict[str, RunChoice]] = {}
     for choice in choices:
@@ -260,24 +260,24 @@ def cell(metric: Metric | None, base: TaskBase | None = None) -> str:
     return text + (", partial" if base is not None and base.is_partial else "")
 
 
-def mixed_versions(choices: Sequence[RunChoice]) -> dict[str, dict[str, list]]:
+def _mixed_versions(choices: Sequence[RunChoice]) -> dict[str, dict[str, list]]:
     """task -> version -> results files, for tasks whose used runs have different versions."""
     return versions_by_task((c.run, c.task) for c in choices if c.used)
 
 
-def version_warnings(choices: Sequence[RunChoice]) -> list[str]:
+def _version_warnings(choices: Sequence[RunChoice]) -> list[str]:
     """One line per task whose used runs have different versions."""
     return [
         f"Not comparable: task {task} has results of different task versions side by side: "
         f"{version_text(versions)}; re-run the older ones with this version of lm-eval-bias"
-        for task, versions in mixed_versions(choices).items()
+        for task, versions in _mixed_versions(choices).items()
     ]
 
 
 def _grid(choices: Sequence[RunChoice], columns) -> list[tuple[str, list[str]]]:
     """(model, cell per column) per model, models by name; a task in several versions says each cell's."""
-    table = used_runs(choices)
-    mixed = mixed_versions(choices)
+    table = _used_runs(choices)
+    mixed = _mixed_versions(choices)
     rows = []
     for model in sorted(table):
         cells = []
@@ -295,7 +295,7 @@ def _grid(choices: Sequence[RunChoice], columns) -> list[tuple[str, list[str]]]:
 RUN_HEADER = ["model", "task", "version", "run", "results file", "date", "status", "why skipped"]
 
 
-def run_rows(choices: Sequence[RunChoice]) -> list[list[str]]:
+def _run_rows(choices: Sequence[RunChoice]) -> list[list[str]]:
     """The "Runs" table: every run of every (model, task), its task version, used or skipped, and why."""
     return [
         [
@@ -346,9 +346,9 @@ def to_markdown(runs: list[Run], columns=None) -> str:
     lines = [_markdown_row(header), "|" + "---|" * len(header)]
     lines += [_markdown_row([model] + cells) for model, cells in _grid(choices, columns)]
     lines += ["", "Values with 95% intervals in brackets; N: the documents each number rests on.", ""]
-    lines += [f"**{markdown_cell(warning)}**\n" for warning in version_warnings(choices)]
+    lines += [f"**{markdown_cell(warning)}**\n" for warning in _version_warnings(choices)]
     lines += ["### Runs", "", _markdown_row(RUN_HEADER), "|" + "---|" * len(RUN_HEADER)]
-    lines += [_markdown_row(row) for row in run_rows(choices)]
+    lines += [_markdown_row(row) for row in _run_rows(choices)]
     return "\n".join(lines) + "\n"
 
 
@@ -377,7 +377,7 @@ def to_csv(runs: list[Run], columns=None) -> str:
     """
     columns = checked_columns(runs, columns)
     choices = choose_runs(runs)
-    table = used_runs(choices)
+    table = _used_runs(choices)
     tasks = _tasks_in_order(columns)
     header = ["model"]
     for task in tasks:
@@ -464,6 +464,6 @@ def to_html(runs: list[Run], columns=None) -> str:
         "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}</style></head><body>"
         "<h1>lm-eval-bias leaderboard</h1><p>Values with 95% intervals in brackets; N: the documents each "
         "number rests on.</p>"
-        + "".join(f"<p><strong>{html_text(warning)}</strong></p>" for warning in version_warnings(choices))
-        + f"{main}<h2>Runs</h2>{_html_table(RUN_HEADER, run_rows(choices), False)}</body></html>\n"
+        + "".join(f"<p><strong>{html_text(warning)}</strong></p>" for warning in _version_warnings(choices))
+        + f"{main}<h2>Runs</h2>{_html_table(RUN_HEADER, _run_rows(choices), False)}</body></html>\n"
     )
