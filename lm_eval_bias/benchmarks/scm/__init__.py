@@ -67,6 +67,12 @@ How the values are computed:
   all lists for a given group are combined, with duplicates removed"). Warmth/competence words
   are labelled with a built-in list: the 22 key terms, their inflected and derived forms, and a
   few close synonyms (e.g. caring, compassion, smart, skills).
+
+Sample logs (``--log_samples``): ``scm_score`` and ``scm_mc`` log every sample's parsed value and
+status (``ok``, ``refusal``, ``echo``, ``empty``, ``no_rating``, ``no_term``, ``ambiguous``) next to the
+raw text; ``scm_story`` logs, for each prompt, its group's distinctive words per comparison
+(``pairs``: ``vs_men: [[word, z, count, other count], ...]``), their union (``top_words``) and
+which of them are warmth / competence words.
 """
 
 from lm_eval_bias.benchmarks.scm.constants import (
