@@ -229,3 +229,13 @@ def test_the_docs_and_benchmark_docstrings_speak_of_the_product():
         texts[str(module.relative_to(ROOT))] = ast.get_docstring(ast.parse(module.read_text())) or ""
     found = [f"{name}: {match.group(0)!r}" for name, text in texts.items() for match in WORK_LOG.finditer(text)]
     assert found == []
+
+
+def test_the_scm_readme_s_survey_correlation_follows_from_the_yaml_s_llama_row():
+    """The README cites r = 0.816 for the thesis's LLaMA 2 model: recomputed from the YAML's row."""
+    from lm_eval_bias.benchmarks import scm
+
+    (row,) = load_yaml(TASKS / "scm" / "scm_score.yaml", resolve_func=False)["metadata"]["paper_values"]["rows"]
+    means = [(group, axis, row["values"][f"{axis}_{group}"]) for group in scm.GROUPS for axis in scm.AXES]
+    assert round(scm.survey_r(means), 3) == 0.816
+    assert "r = 0.852, 0.724, 0.816" in (TASKS / "scm" / "README.md").read_text()
