@@ -7,6 +7,7 @@ beside its model's name is not allowed, since no test could keep it true.
 """
 
 import ast
+import json
 import re
 from pathlib import Path
 
@@ -133,6 +134,16 @@ def test_paper_value_tables_state_the_yaml_s_values_exactly(folder):
             assert sorted(models) == sorted(expected[task]), f"{where}: not the models of the YAML"
             for model, values in models.items():
                 assert values == {metric: expected[task][model][metric] for metric in values}, f"{where}, {model}"
+
+
+@pytest.mark.parametrize("folder", BENCHMARK_FOLDERS, ids=lambda folder: folder.name)
+def test_every_paper_value_names_a_metric_its_task_reports(folder):
+    """A paper value under a misspelt metric would never stand beside ours in a report."""
+    for task, models in paper_values_by_task(folder).items():
+        golden = json.loads((ROOT / "tests" / "golden" / f"{task}.json").read_text())["results"]
+        reported = {key.split(",")[0] for key in golden}
+        for model, values in models.items():
+            assert sorted(set(values) - reported) == [], f"{task}, {model}"
 
 
 def test_a_table_that_differs_from_the_yaml_is_found():
