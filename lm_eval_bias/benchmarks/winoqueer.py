@@ -33,6 +33,14 @@ Text is compared, diffed and sent in Unicode NFC: each sentence is normalised wh
 file is read, and every function below normalises what it is given, so an accented letter
 written as one character in one sentence and as a letter plus a combining accent in the other
 is the same word, not a changed one.
+
+A sentence split at two different words (``Straight people are sinful.`` after ``Straight``
+against ``LGBTQ people are sinful.``, after ``Straight people`` against ``Lesbians are
+sinful.``) gives two requests whose tokens agree but for the last. lm-eval 0.4.13's ``hf``
+backend runs such requests as one forward pass (its ``logits_cache``) and reads the shorter
+continuation at the wrong positions; our requests are therefore scored in rounds, one
+continuation length per group (``adapters.logits_cache_rounds``), so each is read from its own
+forward pass. The log says which request form a run used.
 """
 
 from __future__ import annotations

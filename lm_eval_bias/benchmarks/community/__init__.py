@@ -18,6 +18,14 @@ Users define their own probes in a YAML or CSV file (:func:`load_user_probes`).
 Run ``python -m lm_eval_bias.benchmarks.community`` to print the realised
 prompts as CSV for review.
 
+The unit is the prompt: a prompt's value is the mean (or share) over its continuations, so each
+prompt weighs the same, and intervals resample prompts (continuations of one prompt are
+correlated); with one continuation per prompt, 0/1 shares get a Wilson interval. In
+``--log_samples`` files each prompt's line holds its template, keyword, demographic, dimension,
+form and grammar rules and its metric values; each continuation's scores are in
+``filtered_resps``, which lm-eval's sample writer stores as strings in Python literal syntax
+(``ast.literal_eval`` reads them back).
+
 The code is split by concern: ``probes`` (templates, keywords and their grammatical forms),
 ``paper`` (the paper's lists and our prompt sets), ``grammar`` (the "(a)" and "do/does" rules),
 ``prompts`` (realising and selecting prompts), ``user_probes`` (the user's probe files),
