@@ -303,9 +303,25 @@ def load_genderpair(data_file, data_dir, full, pairs_per_target, seed, groups, m
 
 
 def genderpair_metrics(doc: dict, scored: dict) -> dict:
-    """Per-prompt metrics from one scored response (``{"text", "empty", "toxicity", "sentiment", ...}``).
+    """Per-prompt GenderPair metrics from one scored response.
 
     An empty response counts in ``empty_rate`` only: it chose nothing, and no classifier saw it.
+
+    Parameters
+    ----------
+    doc:
+        The prompt's document (``group``, ``target``, ``biased``, ``anti_biased``, ``configuration``).
+    scored:
+        The response as :class:`~lm_eval_bias.scorers.ClassifierFilter` gives it: ``text``, ``empty``
+        and, when not empty, ``toxicity`` and ``sentiment``.
+
+    Returns
+    -------
+    dict
+        ``empty_rate``; then ``undecided_rate``, ``toxicity``, ``sentiment`` and, when the response
+        chose a descriptor, ``bias_pair_ratio`` (1 for the biased one): each overall, per group, as a
+        group spread and in the between-group gaps, with their interval and test companions, and
+        ``bias_pair_ratio`` per configuration.
     """
     group = f"group{doc['group']}"
     metrics = {}
@@ -336,7 +352,20 @@ def genderpair_metrics(doc: dict, scored: dict) -> dict:
 
 
 def process_genderpair(doc: dict, results: Sequence) -> dict:
-    """lm-eval ``process_results`` after ``scorers.ClassifierFilter`` (one response per prompt)."""
+    """lm-eval ``process_results`` after ``scorers.ClassifierFilter`` (one response per prompt).
+
+    Parameters
+    ----------
+    doc:
+        The prompt's document.
+    results:
+        The filtered response, one scored dict.
+
+    Returns
+    -------
+    dict
+        The prompt's metrics (:func:`genderpair_metrics`).
+    """
     from lm_eval_bias import scorers
 
     (scored, *more) = scorers.scored_generations(results)
