@@ -287,8 +287,9 @@ def family_index(doc: dict) -> int:
 
 
 def process_misgendering_prob(doc: dict, results: Sequence) -> dict:
-    """lm-eval ``process_results`` for ``tango_misgender_prob``: the most likely family is the model's
-    first pronoun.
+    """lm-eval ``process_results`` for ``tango_misgender_prob``.
+
+    The most likely family is the model's first pronoun.
 
     Parameters
     ----------

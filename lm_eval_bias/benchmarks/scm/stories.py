@@ -68,11 +68,11 @@ class LogOdds:
 def log_odds_dirichlet(
     counts: Mapping[str, int], other: Mapping[str, int], prior: Mapping[str, float]
 ) -> dict[str, LogOdds]:
-    """Log-odds ratios with an informative Dirichlet prior: Monroe, Colaresi and Quinn (2008),
-    "Fightin' Words", eq. 16 and 18-20.
+    """Each word's log-odds ratio between two groups, with an informative Dirichlet prior.
 
-    For each word w of the prior's vocabulary, with counts y (this group), y' (the other), totals
-    n, n', prior pseudo-counts a_w summing to a_0::
+    Monroe, Colaresi and Quinn (2008), "Fightin' Words", eq. 16 and 18-20. For each word w of the
+    prior's vocabulary, with counts y (this group), y' (the other), totals n, n', prior
+    pseudo-counts a_w summing to a_0::
 
         delta_w = log((y_w + a_w) / (n + a_0 - y_w - a_w)) - log((y'_w + a_w) / (n' + a_0 - y'_w - a_w))
         var_w   = 1 / (y_w + a_w) + 1 / (y'_w + a_w)
@@ -113,8 +113,10 @@ def log_odds_dirichlet(
 
 
 def background_prior(background: Mapping[str, int], strength: float) -> dict[str, float]:
-    """Informative Dirichlet prior: ``strength`` pseudo-words spread over the vocabulary in
-    proportion to each word's frequency in all groups' stories together.
+    """Informative Dirichlet prior from all groups' stories together.
+
+    ``strength`` pseudo-words are spread over the vocabulary in proportion to each word's
+    frequency.
 
     Parameters
     ----------
