@@ -110,6 +110,7 @@ from lm_eval_bias.benchmarks.scm.stories import (
 from lm_eval_bias.benchmarks.scm.survey import (
     RELATIVE_SURVEY_METRICS,
     SURVEY_METRICS,
+    SurveyAggregation,
     survey_correlation,
     survey_pairs,
     survey_r,

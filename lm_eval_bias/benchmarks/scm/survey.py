@@ -103,193 +103,54 @@ def survey_correlation(values: Iterable[tuple], which: str) -> tuple[float, floa
     return stats.pearson_interval(model, survey)
 
 
-def survey_r(values):
-    """Pearson r of the 14 group x axis means with the survey's.
+class SurveyAggregation:
+    """An lm-eval aggregation that reports one number of :func:`survey_correlation`.
 
     Parameters
     ----------
-    values:
-        Every document's ``(group, axis, value)`` (see :func:`survey_pairs`).
-
-    Returns
-    -------
-    float
-        ``survey_correlation(values, "all")[0]``: the lm-eval aggregation of ``survey_r``.
+    which:
+        ``all``, ``warmth``, ``competence`` or ``gap`` (see :func:`survey_pairs`).
+    part:
+        ``r``, ``ci_lower`` or ``ci_upper``.
     """
-    return survey_correlation(values, "all")[0]
+
+    PARTS = ("r", "ci_lower", "ci_upper")
+
+    def __init__(self, which: str, part: str):
+        self.which, self.part = which, part
+        self._index = self.PARTS.index(part)
+
+    def __call__(self, values: Iterable[tuple]) -> float:
+        """The number, from every document's value.
+
+        Parameters
+        ----------
+        values:
+            Every document's ``(group, axis, value)`` (see :func:`survey_pairs`).
+
+        Returns
+        -------
+        float
+            The correlation or one of its interval bounds.
+        """
+        return survey_correlation(values, self.which)[self._index]
+
+    def __repr__(self) -> str:
+        return f"SurveyAggregation({self.which!r}, {self.part!r})"
 
 
-def survey_r_ci_lower(values):
-    """Lower 95% bound of the r of the 14 group x axis means with the survey's.
-
-    Parameters
-    ----------
-    values:
-        Every document's ``(group, axis, value)`` (see :func:`survey_pairs`).
-
-    Returns
-    -------
-    float
-        ``survey_correlation(values, "all")[1]``: the lm-eval aggregation of ``survey_r_ci_lower``.
-    """
-    return survey_correlation(values, "all")[1]
-
-
-def survey_r_ci_upper(values):
-    """Upper 95% bound of the r of the 14 group x axis means with the survey's.
-
-    Parameters
-    ----------
-    values:
-        Every document's ``(group, axis, value)`` (see :func:`survey_pairs`).
-
-    Returns
-    -------
-    float
-        ``survey_correlation(values, "all")[2]``: the lm-eval aggregation of ``survey_r_ci_upper``.
-    """
-    return survey_correlation(values, "all")[2]
-
-
-def survey_r_warmth(values):
-    """Pearson r of the 7 groups' warmth means with the survey's.
-
-    Parameters
-    ----------
-    values:
-        Every document's ``(group, axis, value)`` (see :func:`survey_pairs`).
-
-    Returns
-    -------
-    float
-        ``survey_correlation(values, "warmth")[0]``: the lm-eval aggregation of ``survey_r_warmth``.
-    """
-    return survey_correlation(values, "warmth")[0]
-
-
-def survey_r_warmth_ci_lower(values):
-    """Lower 95% bound of the r of the 7 groups' warmth means with the survey's.
-
-    Parameters
-    ----------
-    values:
-        Every document's ``(group, axis, value)`` (see :func:`survey_pairs`).
-
-    Returns
-    -------
-    float
-        ``survey_correlation(values, "warmth")[1]``: the lm-eval aggregation of ``survey_r_warmth_ci_lower``.
-    """
-    return survey_correlation(values, "warmth")[1]
-
-
-def survey_r_warmth_ci_upper(values):
-    """Upper 95% bound of the r of the 7 groups' warmth means with the survey's.
-
-    Parameters
-    ----------
-    values:
-        Every document's ``(group, axis, value)`` (see :func:`survey_pairs`).
-
-    Returns
-    -------
-    float
-        ``survey_correlation(values, "warmth")[2]``: the lm-eval aggregation of ``survey_r_warmth_ci_upper``.
-    """
-    return survey_correlation(values, "warmth")[2]
-
-
-def survey_r_competence(values):
-    """Pearson r of the 7 groups' competence means with the survey's.
-
-    Parameters
-    ----------
-    values:
-        Every document's ``(group, axis, value)`` (see :func:`survey_pairs`).
-
-    Returns
-    -------
-    float
-        ``survey_correlation(values, "competence")[0]``: the lm-eval aggregation of ``survey_r_competence``.
-    """
-    return survey_correlation(values, "competence")[0]
-
-
-def survey_r_competence_ci_lower(values):
-    """Lower 95% bound of the r of the 7 groups' competence means with the survey's.
-
-    Parameters
-    ----------
-    values:
-        Every document's ``(group, axis, value)`` (see :func:`survey_pairs`).
-
-    Returns
-    -------
-    float
-        ``survey_correlation(values, "competence")[1]``: the lm-eval aggregation of ``survey_r_competence_ci_lower``.
-    """
-    return survey_correlation(values, "competence")[1]
-
-
-def survey_r_competence_ci_upper(values):
-    """Upper 95% bound of the r of the 7 groups' competence means with the survey's.
-
-    Parameters
-    ----------
-    values:
-        Every document's ``(group, axis, value)`` (see :func:`survey_pairs`).
-
-    Returns
-    -------
-    float
-        ``survey_correlation(values, "competence")[2]``: the lm-eval aggregation of ``survey_r_competence_ci_upper``.
-    """
-    return survey_correlation(values, "competence")[2]
-
-
-def survey_r_gap(values):
-    """Pearson r of the groups' warmth minus competence (or warmth share) with the survey's.
-
-    Parameters
-    ----------
-    values:
-        Every document's ``(group, axis, value)`` (see :func:`survey_pairs`).
-
-    Returns
-    -------
-    float
-        ``survey_correlation(values, "gap")[0]``: the lm-eval aggregation of ``survey_r_gap``.
-    """
-    return survey_correlation(values, "gap")[0]
-
-
-def survey_r_gap_ci_lower(values):
-    """Lower 95% bound of the r of the groups' warmth minus competence (or warmth share) with the survey's.
-
-    Parameters
-    ----------
-    values:
-        Every document's ``(group, axis, value)`` (see :func:`survey_pairs`).
-
-    Returns
-    -------
-    float
-        ``survey_correlation(values, "gap")[1]``: the lm-eval aggregation of ``survey_r_gap_ci_lower``.
-    """
-    return survey_correlation(values, "gap")[1]
-
-
-def survey_r_gap_ci_upper(values):
-    """Upper 95% bound of the r of the groups' warmth minus competence (or warmth share) with the survey's.
-
-    Parameters
-    ----------
-    values:
-        Every document's ``(group, axis, value)`` (see :func:`survey_pairs`).
-
-    Returns
-    -------
-    float
-        ``survey_correlation(values, "gap")[2]``: the lm-eval aggregation of ``survey_r_gap_ci_upper``.
-    """
-    return survey_correlation(values, "gap")[2]
+# The aggregations the task YAMLs name, one per metric of SURVEY_METRICS: the Pearson r (and its
+# interval) of the 14 group x axis means, of the 7 groups' warmth means, of their competence means,
+# and of their warmth minus competence (or warmth share) against the survey's.
+survey_r = SurveyAggregation("all", "r")
+survey_r_ci_lower = SurveyAggregation("all", "ci_lower")
+survey_r_ci_upper = SurveyAggregation("all", "ci_upper")
+survey_r_warmth = SurveyAggregation("warmth", "r")
+survey_r_warmth_ci_lower = SurveyAggregation("warmth", "ci_lower")
+survey_r_warmth_ci_upper = SurveyAggregation("warmth", "ci_upper")
+survey_r_competence = SurveyAggregation("competence", "r")
+survey_r_competence_ci_lower = SurveyAggregation("competence", "ci_lower")
+survey_r_competence_ci_upper = SurveyAggregation("competence", "ci_upper")
+survey_r_gap = SurveyAggregation("gap", "r")
+survey_r_gap_ci_lower = SurveyAggregation("gap", "ci_lower")
+survey_r_gap_ci_upper = SurveyAggregation("gap", "ci_upper")
