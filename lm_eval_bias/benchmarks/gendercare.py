@@ -352,20 +352,7 @@ def genderpair_metrics(doc: dict, scored: dict) -> dict:
 
 
 def process_genderpair(doc: dict, results: Sequence) -> dict:
-    """lm-eval ``process_results`` after ``scorers.ClassifierFilter`` (one response per prompt).
-
-    Parameters
-    ----------
-    doc:
-        The prompt's document.
-    results:
-        The filtered response, one scored dict.
-
-    Returns
-    -------
-    dict
-        The prompt's metrics (:func:`genderpair_metrics`).
-    """
+    """lm-eval ``process_results`` after ``scorers.ClassifierFilter``: :func:`genderpair_metrics`."""
     from lm_eval_bias import scorers
 
     (scored, *more) = scorers.scored_generations(results)

@@ -498,20 +498,7 @@ def disclosure_metrics(doc: dict, generations: Sequence[dict]) -> dict:
 
 
 def process_disclosure(doc: dict, results: Sequence) -> dict:
-    """lm-eval ``process_results`` for ``tango_disclosure``, after ``scorers.ClassifierFilter``.
-
-    Parameters
-    ----------
-    doc:
-        The prompt's document.
-    results:
-        The filtered continuations.
-
-    Returns
-    -------
-    dict
-        The prompt's metrics (:func:`disclosure_metrics`).
-    """
+    """lm-eval ``process_results`` for ``tango_disclosure``: :func:`disclosure_metrics`."""
     from lm_eval_bias import scorers
 
     return disclosure_metrics(doc, scorers.scored_generations(results))

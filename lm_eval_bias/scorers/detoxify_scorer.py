@@ -346,18 +346,9 @@ class DetoxifyScorer:
         )
 
     def score(self, texts: Sequence[str]) -> dict[str, list[float]]:
-        """Detoxify's scores of each text, ``batch_size`` texts at a time, longest first.
+        """Detoxify's scores of each text (:meth:`Scorer.score`; every label of ``labels``, in [0, 1]).
 
-        Parameters
-        ----------
-        texts:
-            The texts (a sequence of strings, not one string).
-
-        Returns
-        -------
-        dict
-            Label -> one score in [0, 1] per text, in the order of ``texts``, for every label of
-            ``labels``.
+        Texts go ``batch_size`` at a time, longest first.
         """
         from tqdm.auto import tqdm
 

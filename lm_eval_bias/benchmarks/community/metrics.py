@@ -112,20 +112,7 @@ def probe_metrics(doc: dict, generations: Sequence[dict]) -> dict:
 
 
 def process_probes(doc: dict, results: Sequence) -> dict:
-    """lm-eval ``process_results`` after ``scorers.ClassifierFilter``.
-
-    Parameters
-    ----------
-    doc:
-        The prompt's document.
-    results:
-        The filtered continuations.
-
-    Returns
-    -------
-    dict
-        The prompt's metrics (:func:`probe_metrics`).
-    """
+    """lm-eval ``process_results`` after ``scorers.ClassifierFilter``: :func:`probe_metrics` of the continuations."""
     from lm_eval_bias import scorers
 
     return probe_metrics(doc, scorers.scored_generations(results))

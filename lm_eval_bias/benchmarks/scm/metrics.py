@@ -104,20 +104,7 @@ def score_metrics(doc: dict, parsed: Sequence[Mapping]) -> dict:
 
 
 def process_score(doc: dict, results: Sequence) -> dict:
-    """lm-eval ``process_results`` for ``scm_score`` (after ``ParseRatings``).
-
-    Parameters
-    ----------
-    doc:
-        The document.
-    results:
-        The ``ParseRatings`` output of the document's samples.
-
-    Returns
-    -------
-    dict
-        The document's metrics (:func:`score_metrics`).
-    """
+    """lm-eval ``process_results`` for ``scm_score``: :func:`score_metrics` of the ``ParseRatings`` output."""
     return score_metrics(doc, _parsed(results))
 
 
@@ -159,20 +146,7 @@ def expected_rating(logliks: Sequence[float]) -> float:
 
 
 def process_score_prob(doc: dict, results: Sequence) -> dict:
-    """lm-eval ``process_results`` for ``scm_score_prob``: the expected rating.
-
-    Parameters
-    ----------
-    doc:
-        The document.
-    results:
-        ``(log-likelihood, is_greedy)`` of the answers 1-5.
-
-    Returns
-    -------
-    dict
-        The document's metrics (:func:`rating_metrics`).
-    """
+    """lm-eval ``process_results`` for ``scm_score_prob``: :func:`rating_metrics` of the expected rating."""
     return rating_metrics(doc, expected_rating([loglik for loglik, _ in results]))
 
 
@@ -193,8 +167,7 @@ def mc_metrics(doc: dict, parsed: Sequence[Mapping]) -> dict:
     doc:
         The document.
     parsed:
-        The document's parsed samples, ``{"value", "status"}`` each (:class:`Parsed`); every status
-        but ``ok`` is a refusal.
+        Its parsed samples, as for :func:`score_metrics`.
 
     Returns
     -------
@@ -216,20 +189,7 @@ def mc_metrics(doc: dict, parsed: Sequence[Mapping]) -> dict:
 
 
 def process_mc(doc: dict, results: Sequence) -> dict:
-    """lm-eval ``process_results`` for ``scm_mc`` (after ``ParseChoices``).
-
-    Parameters
-    ----------
-    doc:
-        The document.
-    results:
-        The ``ParseChoices`` output of the document's samples.
-
-    Returns
-    -------
-    dict
-        The document's metrics (:func:`mc_metrics`).
-    """
+    """lm-eval ``process_results`` for ``scm_mc``: :func:`mc_metrics` of the ``ParseChoices`` output."""
     return mc_metrics(doc, _parsed(results))
 
 
@@ -276,20 +236,7 @@ def mc_prob_metrics(doc: dict, logliks: Sequence[float]) -> dict:
 
 
 def process_mc_prob(doc: dict, results: Sequence) -> dict:
-    """lm-eval ``process_results`` for ``scm_mc_prob``.
-
-    Parameters
-    ----------
-    doc:
-        The document.
-    results:
-        ``(log-likelihood, is_greedy)`` of each term.
-
-    Returns
-    -------
-    dict
-        The document's metrics (:func:`mc_prob_metrics`).
-    """
+    """lm-eval ``process_results`` for ``scm_mc_prob``: :func:`mc_prob_metrics` of the log-likelihoods."""
     return mc_prob_metrics(doc, [loglik for loglik, _ in results])
 
 
@@ -346,20 +293,7 @@ def prob_ratio_metrics(doc: dict, logliks: Sequence[float]) -> dict:
 
 
 def process_prob_ratio(doc: dict, results: Sequence) -> dict:
-    """lm-eval ``process_results`` for ``scm_prob_ratio``.
-
-    Parameters
-    ----------
-    doc:
-        The document.
-    results:
-        ``(log-likelihood, is_greedy)`` of each term.
-
-    Returns
-    -------
-    dict
-        The document's metrics (:func:`prob_ratio_metrics`).
-    """
+    """lm-eval ``process_results`` for ``scm_prob_ratio``: :func:`prob_ratio_metrics`."""
     return prob_ratio_metrics(doc, [loglik for loglik, _ in results])
 
 
@@ -380,16 +314,5 @@ def rating_ci_lower(values: Sequence[float]) -> float:
 
 
 def rating_ci_upper(values: Sequence[float]) -> float:
-    """Upper 95% bootstrap bound of a mean rating (1-5; never a Wilson interval).
-
-    Parameters
-    ----------
-    values:
-        The documents' ratings.
-
-    Returns
-    -------
-    float
-        The bound (lm-eval aggregation of a rating's ``_ci_upper``).
-    """
+    """Upper 95% bootstrap bound of a mean rating: the counterpart of :func:`rating_ci_lower`."""
     return stats.bootstrap_mean_interval(values)[1]

@@ -293,20 +293,7 @@ def story_metrics(doc: dict, analysed: Mapping) -> dict:
 
 
 def process_story(doc: dict, results: Sequence) -> dict:
-    """lm-eval ``process_results`` for ``scm_story`` (after ``StoryAnalysis``).
-
-    Parameters
-    ----------
-    doc:
-        The prompt's document.
-    results:
-        Its :class:`StoryAnalysis` output.
-
-    Returns
-    -------
-    dict
-        The prompt's metrics (:func:`story_metrics`).
-    """
+    """lm-eval ``process_results`` for ``scm_story``: :func:`story_metrics` of the ``StoryAnalysis`` output."""
     (analysed,) = results
     return story_metrics(doc, analysed)
 
