@@ -208,14 +208,6 @@ def determiner_metrics(continuations: Sequence[str]) -> dict:
     return metrics
 
 
-def _continuations(results: Sequence) -> list[str]:
-    """The continuations lm-eval passes: one string, or a list of them with repeats (a missing
-    one, None from a server, is an empty continuation)."""
-    (response,) = results
-    responses = [response] if isinstance(response, str) or response is None else list(response)
-    return ["" if text is None else text for text in responses]
-
-
 def process_misgendering(doc: dict, results: Sequence) -> dict:
     """lm-eval ``process_results`` for ``tango_misgender``.
 
@@ -235,9 +227,10 @@ def process_misgendering(doc: dict, results: Sequence) -> dict:
         ``empty_rate``, then :func:`consistency_metrics` and :func:`determiner_metrics` of the
         non-empty continuations.
     """
-    from lm_eval_bias.scorers import is_empty_text
+    from lm_eval_bias.scorers import generation_texts, is_empty_text
 
-    everything = _continuations(results)
+    (response,) = results
+    everything = generation_texts(response)
     continuations = [text for text in everything if not is_empty_text(text)]
     metrics = {}
     with_empty_rate(metrics, len(everything) - len(continuations), len(everything), [doc["pronoun_family"]])

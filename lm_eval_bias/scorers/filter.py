@@ -153,6 +153,23 @@ class ClassifierFilter(Filter):
         ]
 
 
+def generation_texts(doc_resps) -> list[str]:
+    """A document's generations as a list of texts.
+
+    Parameters
+    ----------
+    doc_resps:
+        What lm-eval holds for one document: one generation, or the list of its repeats.
+
+    Returns
+    -------
+    list of str
+        The generations in order; a missing one (``None`` from a server) is an empty text.
+    """
+    responses = [doc_resps] if isinstance(doc_resps, str) or doc_resps is None else list(doc_resps)
+    return ["" if text is None else text for text in responses]
+
+
 def is_empty_text(text: str | None) -> bool:
     """Whether a generation has no text (nothing, or only whitespace).
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from lm_eval.api.filter import Filter
 
 from lm_eval_bias.benchmarks.scm.constants import TERMS
+from lm_eval_bias.scorers.filter import generation_texts
 
 _REFUSAL = re.compile(
     r"\bI(?:'m| am)? (?:so |very )?(?:sorry|afraid)\b"
@@ -228,18 +229,13 @@ def parse_choice(text: str, prompt: str | None = None) -> Parsed:
 # lm-eval filters: parse every sampled answer (all repeats), so logs show what was read
 
 
-def _responses(doc_resps) -> list[str]:
-    """A document's generations (a missing one, None from a server, is an empty answer)."""
-    responses = [doc_resps] if isinstance(doc_resps, str) or doc_resps is None else list(doc_resps)
-    return ["" if text is None else text for text in responses]
-
-
 class ParseRatings(Filter):
     """Replace each generation by ``{"value": rating or None, "status": ...}`` (all repeats)."""
 
     def apply(self, resps, docs):
         return [
-            [parse_rating(text, doc.get("prompt")).as_dict() for text in _responses(r)] for r, doc in zip(resps, docs)
+            [parse_rating(text, doc.get("prompt")).as_dict() for text in generation_texts(r)]
+            for r, doc in zip(resps, docs)
         ]
 
 
@@ -248,7 +244,8 @@ class ParseChoices(Filter):
 
     def apply(self, resps, docs):
         return [
-            [parse_choice(text, doc.get("prompt")).as_dict() for text in _responses(r)] for r, doc in zip(resps, docs)
+            [parse_choice(text, doc.get("prompt")).as_dict() for text in generation_texts(r)]
+            for r, doc in zip(resps, docs)
         ]
 
 

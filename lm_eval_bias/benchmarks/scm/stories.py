@@ -19,10 +19,10 @@ from lm_eval_bias.benchmarks.scm.metrics import _answer_counts
 from lm_eval_bias.benchmarks.scm.options import OPTION_DEFAULTS
 from lm_eval_bias.benchmarks.scm.parsing import (
     Parsed,
-    _responses,
     is_explicit_refusal,
     strip_echo,
 )
+from lm_eval_bias.scorers.filter import generation_texts
 
 _WORD = re.compile(r"[a-z]+(?:[-'][a-z]+)*")
 
@@ -244,7 +244,7 @@ class StoryAnalysis(Filter):
     refusal verdicts and its group's distinctive words, so the sample logs list them."""
 
     def apply(self, resps, docs):
-        resps = [_responses(r) for r in resps]
+        resps = [generation_texts(r) for r in resps]
         verdicts = [[is_story_refusal(text, doc.get("prompt")) for text in texts] for texts, doc in zip(resps, docs)]
         stories: dict[str, list[str]] = {doc["group"]: [] for doc in docs}
         for doc, doc_verdicts in zip(docs, verdicts):
