@@ -88,9 +88,10 @@ def sentence_case(text: str) -> str:
 def read_misgendering(path: str | Path, official: bool = False) -> list[dict]:
     """Validated misgendering prompts, each with its sentence-cased ``prompt``.
 
-    ``official``: the file is the release itself (see :func:`load_misgendering`), whose text is
-    used as published; any other file is refused where a field holds a character that cannot
-    be seen (a zero-width or no-break space: another prompt that looks the same).
+    ``official``: the file is the release itself (see
+    :func:`~lm_eval_bias.benchmarks.tango.load_misgendering`), whose text is used as published;
+    any other file is refused where a field holds a character that cannot be seen (a zero-width
+    or no-break space: another prompt that looks the same).
     """
     path = Path(path)
     return misgendering_prompts(path, list(file_rows(path)), official)
