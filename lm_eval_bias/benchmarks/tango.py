@@ -219,7 +219,8 @@ def process_misgendering(doc: dict, results: Sequence) -> dict:
     doc:
         The prompt's document.
     results:
-        One continuation, or the list of a prompt's repeats (``None`` from a server is empty).
+        One item: the continuation, or the list of the prompt's repeats (``None`` from a server is
+        empty).
 
     Returns
     -------
