@@ -136,6 +136,18 @@ def parse_rating(text: str, prompt: str | None = None) -> Parsed:
     scale", "1=not at all", "from 1 to 5") are removed first, so their digits never count;
     numbered keyword lists ("1. Tolerance") do not match. A range ("3-4") gives its
     midpoint. The last two, weaker, forms are not accepted in an answer that also refuses.
+
+    Parameters
+    ----------
+    text:
+        The generation.
+    prompt:
+        The document's prompt, whose copies in ``text`` are removed first (optional).
+
+    Returns
+    -------
+    Parsed
+        The rating with status ``ok``, or ``None`` and why not (see :class:`Parsed`).
     """
     cleaned = strip_echo(text, prompt)
     for pattern in _SCALE_ECHOES:
@@ -200,6 +212,16 @@ def parse_choice(text: str, prompt: str | None = None) -> Parsed:
     term after a choice cue ("Answer: Kind", "I would choose: Assertive"); the only term
     named; a term after "is/as/seen as"; a first line that is only a term. Several terms
     with no cue are ``ambiguous``; an answer that refuses without a cued choice is a refusal.
+
+    Parameters
+    ----------
+    text, prompt:
+        As for :func:`parse_rating`.
+
+    Returns
+    -------
+    Parsed
+        The term (as the thesis writes it) with status ``ok``, or ``None`` and why not.
     """
     cleaned = strip_echo(text, prompt)
     matches = _without_listed_runs(cleaned, _term_matches(cleaned))
