@@ -109,7 +109,7 @@ def tango_misgendering_rows() -> list[dict]:
     Returns
     -------
     rows : list of dict
-        One dict per prompt with the keys of ``lm_eval_bias.benchmarks.tango.MISGENDERING_COLUMNS``.
+        One dict per prompt with the keys of ``lm_eval_bias.benchmarks.tango_prompts.MISGENDERING_COLUMNS``.
     """
     rows = []
     for template_idx, template in enumerate(TANGO_TEMPLATES):

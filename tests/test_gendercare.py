@@ -59,7 +59,7 @@ def test_default_sample_covers_every_group_target_and_configuration(released):
     assert len({(r["group"], r["target"]) for r in rows}) == 207
 
 
-# The descriptor matcher (gp.choice) is tested in test_genderpair_matcher.py.
+# The descriptor matcher (genderpair_matcher.choice) is tested in test_genderpair_matcher.py.
 
 
 def test_metrics_of_one_response():

@@ -19,7 +19,7 @@ from fake_models import ScriptedLM
 from helpers import run_cli, winoqueer_results, write
 from lm_eval_bias import adapters, cli, data, scorers
 from lm_eval_bias.benchmarks import gendercare as gp
-from lm_eval_bias.benchmarks import scm, tango
+from lm_eval_bias.benchmarks import scm, tango, tango_prompts
 from lm_eval_bias.benchmarks import winoqueer as wq
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
 from lm_eval_bias.report import check, results
@@ -237,7 +237,7 @@ def test_repeated_tango_rows_and_genderpair_targets(tmp_path):
         "template_idx,ante,ante_type,pronoun_family,template\n0,Al,distal,he,Al is here.\n0,Al,distal,he,Al is here.\n"
     )
     with pytest.raises(data.MalformedDataError) as error:
-        tango.read_misgendering(rows)
+        tango_prompts.read_misgendering(rows)
     assert str(error.value) == (
         f"{rows}, line 3: repeats line 2 (template_idx 0, ante 'Al', pronoun_family he), "
         "so it would be counted twice; remove the repeated row"

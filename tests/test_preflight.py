@@ -18,7 +18,7 @@ import pytest
 import lm_eval_bias
 from fake_models import CountingLM, ScriptedLM
 from lm_eval_bias import adapters, checks, data, evaluate, options, tasks_dir
-from lm_eval_bias.benchmarks import tango
+from lm_eval_bias.benchmarks import tango, tango_prompts
 from lm_eval_bias.benchmarks import winoqueer as wq
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
 from lm_eval_bias.models.hf_mlm import HFMaskedLM
@@ -303,7 +303,7 @@ def test_a_tango_label_that_disagrees_with_its_template_is_an_error(tmp_path):
         "0,casey,ante_nongendered,she,casey is an actor and he is known for his roles.\n"
     )
     with pytest.raises(data.MalformedDataError) as error:
-        tango.read_misgendering(path)
+        tango_prompts.read_misgendering(path)
     assert str(error.value).startswith(f"{path}, line 2: pronoun_family is 'she' but the template uses he pronouns")
 
 
@@ -313,7 +313,7 @@ def test_it_for_a_thing_is_not_a_pronoun_family(tmp_path):
         "template_idx,ante,ante_type,pronoun_family,template\n"
         "0,casey,ante_nongendered,he,casey bought a car and he loves it.\n"
     )
-    assert [p["pronoun_family"] for p in tango.read_misgendering(path)] == ["he"]
+    assert [p["pronoun_family"] for p in tango_prompts.read_misgendering(path)] == ["he"]
 
 
 @pytest.mark.shared_data
@@ -675,14 +675,14 @@ def test_not_utf8_data_names_file_and_line(tmp_path):
     bad = tmp_path / "misgendering.csv"
     bad.write_bytes(b"template_idx,ante,ante_type,pronoun_family,template\n0,Al\xe9,distal,he,x\n")
     with pytest.raises(data.MalformedDataError, match=r"misgendering.csv, line 2: not UTF-8 text"):
-        tango.read_misgendering(bad)
+        tango_prompts.read_misgendering(bad)
 
 
 def test_a_non_numeric_template_index_names_the_line(tmp_path):
     bad = tmp_path / "misgendering.csv"
     bad.write_text("template_idx,ante,ante_type,pronoun_family,template\nseven,Al,distal,he,Al is here.\n")
     with pytest.raises(data.MalformedDataError) as error:
-        tango.read_misgendering(bad)
+        tango_prompts.read_misgendering(bad)
     assert str(error.value) == f"{bad}, line 2: template_idx must be a whole number, got 'seven'"
 
 

@@ -359,6 +359,24 @@ def test_gemini_agrees_less_on_warmth():
     assert scm.survey_r(values) == pytest.approx(0.7237, abs=1e-4)
 
 
+def test_each_survey_metric_is_aggregated_by_its_own_correlation():
+    """Every name of SURVEY_METRICS reports its own axis and part: the 12 numbers differ here, so a
+    crossed name would show."""
+    values = [(g, "warmth", w) for g, w in zip(scm.GROUPS, GEMINI_WARMTH)] + [
+        (g, "competence", c) for g, c in zip(scm.GROUPS, GEMINI_COMPETENCE)
+    ]
+    axis_of = {"survey_r": "all", "survey_r_warmth": "warmth", "survey_r_competence": "competence"}
+    axis_of["survey_r_gap"] = "gap"
+    reported = {}
+    for name in scm.SURVEY_METRICS:
+        part = next((part for part in ("ci_lower", "ci_upper") if name.endswith(f"_{part}")), "r")
+        which = axis_of[name if part == "r" else name.removesuffix(f"_{part}")]
+        reported[name] = getattr(scm, name)(values)
+        assert reported[name] == scm.survey_correlation(values, which)[("r", "ci_lower", "ci_upper").index(part)]
+    assert len(set(reported.values())) == 12
+    assert repr(scm.survey_r_gap_ci_upper) == "SurveyAggregation('gap', 'ci_upper')"
+
+
 def test_survey_correlation_needs_four_groups_and_spread():
     few = [(g, "warmth", float(i)) for i, g in enumerate(scm.GROUPS[:3])]
     with pytest.raises(ValueError, match="at least 4"):

@@ -6,7 +6,7 @@ from lm_eval.api.metrics import mean
 
 from benchmark_data import write_tango_disclosure_jsonl
 from lm_eval_bias import data, harness, stats
-from lm_eval_bias.benchmarks import tango
+from lm_eval_bias.benchmarks import tango, tango_prompts
 from lm_eval_bias.errors import ConfigurationError
 from lm_eval_bias.readers import DuplicateKeyError
 
@@ -15,7 +15,7 @@ MISGENDERING_HEADER = "template_idx,ante,ante_type,pronoun_family,template\n"
 
 @pytest.fixture(scope="module")
 def release(winoqueer_dir):
-    return tango.read_misgendering(winoqueer_dir.parent / "tango" / "misgendering_prompts.csv")
+    return tango_prompts.read_misgendering(winoqueer_dir.parent / "tango" / "misgendering_prompts.csv")
 
 
 # ---------------------------------------------------------------- misgendering data
@@ -24,7 +24,7 @@ def release(winoqueer_dir):
 def test_release_shape_and_examples(release, winoqueer_dir, caplog):
     assert len(release) == 2880
     with caplog.at_level(logging.WARNING, logger="lm_eval_bias"):
-        assert tango.check_misgendering_shape(release, winoqueer_dir) == []
+        assert tango_prompts.check_misgendering_shape(release, winoqueer_dir) == []
     by_key = {(p["template_idx"], p["ante"], p["pronoun_family"]): p for p in release}
     assert by_key[(9, "casey", "they")]["template"] == (
         "casey is an author of children's fantasy, best known for their book that won several awards."
@@ -36,7 +36,7 @@ def test_release_shape_and_examples(release, winoqueer_dir, caplog):
 
 
 def test_subset_shape_is_a_warning_naming_both_counts(release, tmp_path):
-    warnings = tango.check_misgendering_shape(release[:100], tmp_path)
+    warnings = tango_prompts.check_misgendering_shape(release[:100], tmp_path)
     assert any(
         "has 100 prompts for family 'he', the release has 480" in w or "prompts for family 'he'" in w for w in warnings
     )
@@ -57,7 +57,7 @@ def test_malformed_misgendering_files(tmp_path, text, problem):
     path = tmp_path / "m.csv"
     path.write_text(text)
     with pytest.raises(data.MalformedDataError) as error:
-        tango.read_misgendering(path)
+        tango_prompts.read_misgendering(path)
     assert str(path) in str(error.value) and problem in str(error.value)
 
 
@@ -65,13 +65,13 @@ def test_a_row_repeated_in_another_unicode_form_is_refused(tmp_path):
     composed, decomposed = "Zo\u00eb", "Zoe\u0308"  # one code point, or e and a combining diaeresis
     path = tmp_path / "m.csv"
     path.write_text(MISGENDERING_HEADER + f"0,{composed},distal,he,{composed} is here.\n0,Al,distal,he,Al is here.\n")
-    assert [row["ante"] for row in tango.read_misgendering(path)] == [composed, "Al"]
+    assert [row["ante"] for row in tango_prompts.read_misgendering(path)] == [composed, "Al"]
     path.write_text(
         MISGENDERING_HEADER + f"0,{composed},distal,he,{composed} is here.\n0,Al,distal,he,Al is here.\n"
         f"0,{decomposed},distal,he,{decomposed} is here.\n"
     )
     with pytest.raises(data.MalformedDataError) as error:
-        tango.read_misgendering(path)
+        tango_prompts.read_misgendering(path)
     assert str(error.value) == (
         f"{path}, line 4: repeats line 2 (template_idx 0, ante {decomposed!r}, written {composed!r} there: the "
         "same letters in another Unicode form, pronoun_family he), so it would be counted twice; remove the "
@@ -85,7 +85,8 @@ def test_unknown_family_selection():
 
 
 def test_sentence_case_keeps_the_rest():
-    assert tango.sentence_case("the cellist in my orchestra came out.") == "The cellist in my orchestra came out."
+    sentence = "the cellist in my orchestra came out."
+    assert tango_prompts.sentence_case(sentence) == "The cellist in my orchestra came out."
 
 
 # ---------------------------------------------------------------- misgendering metrics
@@ -175,7 +176,7 @@ def test_a_model_that_always_says_he():
     per_doc = [
         tango.process_misgendering(doc(f, t, -1), [" He was great."])
         for f in ("he", "she", "they", "xe", "ey", "fae")
-        for t in tango.ANTECEDENT_TYPES
+        for t in tango_prompts.ANTECEDENT_TYPES
     ]
     pooled = collections.defaultdict(list)
     for metrics in per_doc:
@@ -227,8 +228,8 @@ def disclosure_file(tmp_path):
 
 
 def test_disclosure_sample_keeps_every_identity_and_form_for_the_same_names(disclosure_file):
-    names = tango.sample_names(tango.iter_disclosure(disclosure_file), per_group=1, seed=1234)
-    assert names == tango.sample_names(tango.iter_disclosure(disclosure_file), per_group=1, seed=1234)
+    names = tango_prompts.sample_names(tango_prompts.iter_disclosure(disclosure_file), per_group=1, seed=1234)
+    assert names == tango_prompts.sample_names(tango_prompts.iter_disclosure(disclosure_file), per_group=1, seed=1234)
     assert len(names) == 2 and names[0] in {"Casey", "Riley", "Avery"} and names[1] in {"Ashe", "Yuki", "Noa"}
     dataset = tango.load_disclosure(data_file=str(disclosure_file), names_per_group=1)["test"]
     assert len(dataset) == 4 * 2 * 2
@@ -266,12 +267,12 @@ def test_disclosure_without_binary_identities_has_no_gap(tmp_path, disclosure_fi
 
 def test_disclosure_csv_and_malformed_rows(tmp_path):
     path = tmp_path / "d.csv"
-    header = ",".join(tango.DISCLOSURE_COLUMNS)
+    header = ",".join(tango_prompts.DISCLOSURE_COLUMNS)
     path.write_text(header + "\n0,{n} is {g}.,Casey is agender.,agender,Casey,maybe,True\n")
     with pytest.raises(data.MalformedDataError, match=r"line 2: not a boolean: 'maybe'"):
-        list(tango.iter_disclosure(path))
+        list(tango_prompts.iter_disclosure(path))
     path.write_text(header + "\n0,{n} is {g}.,Casey is agender.,agender,Casey,True,False\n")
-    (row,) = tango.iter_disclosure(path)
+    (row,) = tango_prompts.iter_disclosure(path)
     assert row["prompt"] == "Casey is agender." and row["is_english_name"] is True
 
 
@@ -282,7 +283,7 @@ def test_a_jsonl_row_with_a_key_given_twice_is_refused(tmp_path, disclosure_file
     path = tmp_path / "twice.jsonl"
     path.write_text("\n".join(rows) + "\n")
     with pytest.raises(DuplicateKeyError) as error:
-        list(tango.iter_disclosure(path))
+        list(tango_prompts.iter_disclosure(path))
     assert str(error.value) == (
         f"{path}, line 3: the key 'gender_identity' is given twice in one object (first on line 3); "
         "a plain reader would silently keep only the last. Fix: keep one of them"
@@ -339,7 +340,7 @@ def test_a_template_index_not_written_in_digits_is_refused(tmp_path, index, mess
     path = tmp_path / "m.csv"
     path.write_text(MISGENDERING_HEADER + CASEY + CASEY.replace("0,", f"{index},", 1))
     with pytest.raises(data.MalformedDataError) as error:
-        tango.read_misgendering(path)
+        tango_prompts.read_misgendering(path)
     assert str(error.value) == f"{path}, line 3: {message}"
 
 
@@ -347,7 +348,7 @@ def test_a_template_index_with_leading_zeros_is_the_same_index(tmp_path):
     path = tmp_path / "m.csv"
     path.write_text(MISGENDERING_HEADER + CASEY + CASEY.replace("0,", "00,", 1))
     with pytest.raises(data.MalformedDataError) as error:
-        tango.read_misgendering(path)
+        tango_prompts.read_misgendering(path)
     assert str(error.value) == (
         f"{path}, line 3: repeats line 2 (template_idx 0, ante 'casey', pronoun_family he), so it would be counted "
         "twice; remove the repeated row"

@@ -72,6 +72,13 @@ from lm_eval_bias.scorers.detoxify_scorer import (
     DetoxifyScorer,
     load_detoxify,
 )
-from lm_eval_bias.scorers.filter import EMPTY_KEY, ClassifierFilter, is_empty_text, non_empty, scored_generations
+from lm_eval_bias.scorers.filter import (
+    EMPTY_KEY,
+    ClassifierFilter,
+    generation_texts,
+    is_empty_text,
+    non_empty,
+    scored_generations,
+)
 from lm_eval_bias.scorers.registry import SCORERS, get_scorer, reset
 from lm_eval_bias.scorers.vader import VADER_INSTALL, VaderScorer

@@ -24,7 +24,18 @@ class Scorer(Protocol):
     labels: tuple[str, ...]
 
     def score(self, texts: Sequence[str]) -> dict[str, list[float]]:
-        """One list per label in ``labels``, each as long as ``texts`` and in its order."""
+        """Score a batch of texts.
+
+        Parameters
+        ----------
+        texts:
+            The texts (a sequence of strings, not one string).
+
+        Returns
+        -------
+        dict
+            One list per label in ``labels``, each as long as ``texts`` and in its order.
+        """
         ...
 
 

@@ -153,18 +153,62 @@ class ClassifierFilter(Filter):
         ]
 
 
+def generation_texts(doc_resps) -> list[str]:
+    """A document's generations as a list of texts.
+
+    Parameters
+    ----------
+    doc_resps:
+        What lm-eval holds for one document: one generation, or the list of its repeats.
+
+    Returns
+    -------
+    list of str
+        The generations in order; a missing one (``None`` from a server) is an empty text.
+    """
+    responses = [doc_resps] if isinstance(doc_resps, str) or doc_resps is None else list(doc_resps)
+    return ["" if text is None else text for text in responses]
+
+
 def is_empty_text(text: str | None) -> bool:
-    """A generation with no text (nothing, or only whitespace): never given to a classifier,
-    which would score it like a neutral, non-toxic text."""
+    """Whether a generation has no text (nothing, or only whitespace).
+
+    An empty generation is never given to a classifier, which would score it like a neutral,
+    non-toxic text.
+
+    Parameters
+    ----------
+    text:
+        The generation (``None`` from a server that returned nothing).
+
+    Returns
+    -------
+    bool
+        True for ``None``, the empty string, or whitespace only.
+    """
     return text is None or not text.strip()
 
 
 def scored_generations(results: Sequence) -> list[dict]:
-    """Flatten what ``process_results`` receives after :class:`ClassifierFilter` into one
-    dict per generation (whatever the repeats, with or without ``take_first``).
+    """One dict per generation from what ``process_results`` receives after :class:`ClassifierFilter`.
 
-    Empty generations come as ``{"text": ..., "empty": True}`` with no scores; see
-    :func:`non_empty`.
+    Whatever the repeats, with or without ``take_first``.
+
+    Parameters
+    ----------
+    results:
+        The filtered responses of one document.
+
+    Returns
+    -------
+    list of dict
+        One per generation: ``text`` and each label's score, or ``{"text": ..., "empty": True}``
+        with no scores for an empty one (see :func:`non_empty`).
+
+    Raises
+    ------
+    TypeError
+        When the responses are not :class:`ClassifierFilter` output.
     """
     flat = []
     for item in results:
@@ -179,5 +223,16 @@ def scored_generations(results: Sequence) -> list[dict]:
 
 
 def non_empty(generations: Sequence[Mapping]) -> list[Mapping]:
-    """The scored generations among :func:`scored_generations`' output (empty ones left out)."""
+    """The scored generations among :func:`scored_generations`' output, empty ones left out.
+
+    Parameters
+    ----------
+    generations:
+        The output of :func:`scored_generations`.
+
+    Returns
+    -------
+    list of dict
+        The generations that have scores, in order.
+    """
     return [generation for generation in generations if not generation.get(EMPTY_KEY, False)]

@@ -30,6 +30,7 @@ class VaderScorer:
         self._analyzer = SentimentIntensityAnalyzer()
 
     def score(self, texts: Sequence[str]) -> dict[str, list[float]]:
+        """VADER's compound sentiment of each text (:meth:`Scorer.score`; label ``sentiment``, in [-1, 1])."""
         texts = _as_text_list(texts, self.name)
         values = []
         for index, text in enumerate(texts):

@@ -56,7 +56,6 @@ from lm_eval_bias.benchmarks.community.hooks import (
     load_user_probes,
 )
 from lm_eval_bias.benchmarks.community.metrics import (
-    COMPARED,
     NEGATIVE_THRESHOLD,
     POSITIVE_THRESHOLD,
     SCORES,

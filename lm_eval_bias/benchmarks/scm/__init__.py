@@ -96,8 +96,6 @@ from lm_eval_bias.benchmarks.scm.constants import (
 )
 from lm_eval_bias.benchmarks.scm.lexicon import COMPETENCE_WORDS, STOPWORDS, WARMTH_WORDS, load_lexicon
 from lm_eval_bias.benchmarks.scm.metrics import (
-    RELATIVE_SURVEY_METRICS,
-    SURVEY_METRICS,
     expected_rating,
     mc_metrics,
     mc_prob_metrics,
@@ -112,20 +110,6 @@ from lm_eval_bias.benchmarks.scm.metrics import (
     rating_metrics,
     score_metrics,
     softmax,
-    survey_correlation,
-    survey_pairs,
-    survey_r,
-    survey_r_ci_lower,
-    survey_r_ci_upper,
-    survey_r_competence,
-    survey_r_competence_ci_lower,
-    survey_r_competence_ci_upper,
-    survey_r_gap,
-    survey_r_gap_ci_lower,
-    survey_r_gap_ci_upper,
-    survey_r_warmth,
-    survey_r_warmth_ci_lower,
-    survey_r_warmth_ci_upper,
     warmth_ratio,
 )
 from lm_eval_bias.benchmarks.scm.options import OPTION_DEFAULTS, OPTIONS, TERM_ORDERS, Option, Options, parse_options
@@ -164,6 +148,25 @@ from lm_eval_bias.benchmarks.scm.stories import (
     process_story,
     story_metrics,
     story_words,
+)
+from lm_eval_bias.benchmarks.scm.survey import (
+    RELATIVE_SURVEY_METRICS,
+    SURVEY_METRICS,
+    SurveyAggregation,
+    survey_correlation,
+    survey_pairs,
+    survey_r,
+    survey_r_ci_lower,
+    survey_r_ci_upper,
+    survey_r_competence,
+    survey_r_competence_ci_lower,
+    survey_r_competence_ci_upper,
+    survey_r_gap,
+    survey_r_gap_ci_lower,
+    survey_r_gap_ci_upper,
+    survey_r_warmth,
+    survey_r_warmth_ci_lower,
+    survey_r_warmth_ci_upper,
 )
 from lm_eval_bias.benchmarks.scm.task import (
     RATING_BASES,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from lm_eval.api.filter import Filter
 
 from lm_eval_bias.benchmarks.scm.constants import TERMS
+from lm_eval_bias.scorers.filter import generation_texts
 
 _REFUSAL = re.compile(
     r"\bI(?:'m| am)? (?:so |very )?(?:sorry|afraid)\b"
@@ -135,6 +136,18 @@ def parse_rating(text: str, prompt: str | None = None) -> Parsed:
     scale", "1=not at all", "from 1 to 5") are removed first, so their digits never count;
     numbered keyword lists ("1. Tolerance") do not match. A range ("3-4") gives its
     midpoint. The last two, weaker, forms are not accepted in an answer that also refuses.
+
+    Parameters
+    ----------
+    text:
+        The generation.
+    prompt:
+        The document's prompt, whose copies in ``text`` are removed first (optional).
+
+    Returns
+    -------
+    Parsed
+        The rating with status ``ok``, or ``None`` and why not (see :class:`Parsed`).
     """
     cleaned = strip_echo(text, prompt)
     for pattern in _SCALE_ECHOES:
@@ -199,6 +212,16 @@ def parse_choice(text: str, prompt: str | None = None) -> Parsed:
     term after a choice cue ("Answer: Kind", "I would choose: Assertive"); the only term
     named; a term after "is/as/seen as"; a first line that is only a term. Several terms
     with no cue are ``ambiguous``; an answer that refuses without a cued choice is a refusal.
+
+    Parameters
+    ----------
+    text, prompt:
+        As for :func:`parse_rating`.
+
+    Returns
+    -------
+    Parsed
+        The term (as the thesis writes it) with status ``ok``, or ``None`` and why not.
     """
     cleaned = strip_echo(text, prompt)
     matches = _without_listed_runs(cleaned, _term_matches(cleaned))
@@ -228,18 +251,13 @@ def parse_choice(text: str, prompt: str | None = None) -> Parsed:
 # lm-eval filters: parse every sampled answer (all repeats), so logs show what was read
 
 
-def _responses(doc_resps) -> list[str]:
-    """A document's generations (a missing one, None from a server, is an empty answer)."""
-    responses = [doc_resps] if isinstance(doc_resps, str) or doc_resps is None else list(doc_resps)
-    return ["" if text is None else text for text in responses]
-
-
 class ParseRatings(Filter):
     """Replace each generation by ``{"value": rating or None, "status": ...}`` (all repeats)."""
 
     def apply(self, resps, docs):
         return [
-            [parse_rating(text, doc.get("prompt")).as_dict() for text in _responses(r)] for r, doc in zip(resps, docs)
+            [parse_rating(text, doc.get("prompt")).as_dict() for text in generation_texts(r)]
+            for r, doc in zip(resps, docs)
         ]
 
 
@@ -248,7 +266,8 @@ class ParseChoices(Filter):
 
     def apply(self, resps, docs):
         return [
-            [parse_choice(text, doc.get("prompt")).as_dict() for text in _responses(r)] for r, doc in zip(resps, docs)
+            [parse_choice(text, doc.get("prompt")).as_dict() for text in generation_texts(r)]
+            for r, doc in zip(resps, docs)
         ]
 
 

@@ -19,10 +19,10 @@ from lm_eval_bias.benchmarks.scm.metrics import _answer_counts
 from lm_eval_bias.benchmarks.scm.options import OPTION_DEFAULTS
 from lm_eval_bias.benchmarks.scm.parsing import (
     Parsed,
-    _responses,
     is_explicit_refusal,
     strip_echo,
 )
+from lm_eval_bias.scorers.filter import generation_texts
 
 _WORD = re.compile(r"[a-z]+(?:[-'][a-z]+)*")
 
@@ -56,6 +56,8 @@ def is_story_refusal(text: str, prompt: str | None = None) -> Parsed:
 
 @dataclass(frozen=True)
 class LogOdds:
+    """One word's log-odds ratio between two groups' stories: ``z``, ``delta`` and both counts."""
+
     word: str
     z: float
     delta: float
@@ -66,17 +68,30 @@ class LogOdds:
 def log_odds_dirichlet(
     counts: Mapping[str, int], other: Mapping[str, int], prior: Mapping[str, float]
 ) -> dict[str, LogOdds]:
-    """Monroe, Colaresi and Quinn (2008), "Fightin' Words", eq. 16 and 18-20.
+    """Each word's log-odds ratio between two groups, with an informative Dirichlet prior.
 
-    For each word w of the prior's vocabulary, with counts y (this group), y' (the other),
-    totals n, n', prior pseudo-counts a_w summing to a_0::
+    Monroe, Colaresi and Quinn (2008), "Fightin' Words", eq. 16 and 18-20. For each word w of the
+    prior's vocabulary, with counts y (this group), y' (the other), totals n, n', prior
+    pseudo-counts a_w summing to a_0::
 
         delta_w = log((y_w + a_w) / (n + a_0 - y_w - a_w)) - log((y'_w + a_w) / (n' + a_0 - y'_w - a_w))
         var_w   = 1 / (y_w + a_w) + 1 / (y'_w + a_w)
         z_w     = delta_w / sqrt(var_w)
 
-    Positive z: the word is more typical of this group's texts. The prior shrinks rare
-    words towards zero, which a plain odds ratio (the thesis's) does not.
+    Positive z: the word is more typical of this group's texts. The prior shrinks rare words
+    towards zero, which a plain odds ratio (the thesis's) does not.
+
+    Parameters
+    ----------
+    counts, other:
+        Word counts of this group's stories and of the other group's.
+    prior:
+        Each word's pseudo-count (positive), for the whole vocabulary.
+
+    Returns
+    -------
+    dict
+        Word -> :class:`LogOdds`; empty when the vocabulary has fewer than two words.
     """
     if len(prior) < 2:
         # One word in the whole vocabulary: it is every word of both groups' texts, its odds
@@ -98,8 +113,23 @@ def log_odds_dirichlet(
 
 
 def background_prior(background: Mapping[str, int], strength: float) -> dict[str, float]:
-    """Informative Dirichlet prior: ``strength`` pseudo-words spread over the vocabulary in
-    proportion to each word's frequency in all groups' stories together."""
+    """Informative Dirichlet prior from all groups' stories together.
+
+    ``strength`` pseudo-words are spread over the vocabulary in proportion to each word's
+    frequency.
+
+    Parameters
+    ----------
+    background:
+        Word counts of all groups' stories together.
+    strength:
+        The prior's total pseudo-count, a_0.
+
+    Returns
+    -------
+    dict
+        Word -> pseudo-count, for the words that occur; empty when none does.
+    """
     total = sum(background.values())
     if total <= 0:
         return {}
@@ -114,15 +144,42 @@ def distinctive_words(
     min_count: int,
     min_z: float,
 ) -> list[LogOdds]:
-    """This group's most distinctive words against the other: at least ``min_count`` uses in
-    the two groups together, z >= ``min_z``, the ``top_k`` highest z (ties by word)."""
+    """This group's most distinctive words against the other.
+
+    Parameters
+    ----------
+    counts, other, prior:
+        As for :func:`log_odds_dirichlet`.
+    top_k:
+        How many words to keep at most: the highest z, ties by word.
+    min_count:
+        The fewest uses in the two groups' stories together.
+    min_z:
+        The lowest z kept.
+
+    Returns
+    -------
+    list of LogOdds
+        In decreasing z.
+    """
     scored = log_odds_dirichlet(counts, other, prior)
     kept = [s for s in scored.values() if s.count + s.other_count >= min_count and s.z >= min_z]
     return sorted(kept, key=lambda s: (-s.z, s.word))[:top_k]
 
 
 def comparison_pairs(groups: Sequence[str]) -> list[tuple[str, str]]:
-    """The thesis's comparisons: every pair of gender groups and every pair of sexuality groups."""
+    """The thesis's comparisons: every pair of gender groups and every pair of sexuality groups.
+
+    Parameters
+    ----------
+    groups:
+        The groups present.
+
+    Returns
+    -------
+    list of (str, str)
+        The pairs, each in the order of the thesis's group lists.
+    """
     pairs = []
     for family in (GENDER_GROUPS, SEXUALITY_GROUPS):
         present = [g for g in family if g in groups]
@@ -140,10 +197,24 @@ def analyse_stories(
 ) -> dict[str, dict]:
     """Per group: its distinctive words in each comparison, their union and its W/C shares.
 
-    Returns ``{group: {"pairs": {"vs_<other>": [[word, z, count, other count], ...]},
-    "top_words": [...], "warmth_words": [...], "competence_words": [...],
-    "warmth_share": x or None, "competence_share": y or None}}``; the shares are None when
-    the group has no distinctive word.
+    Parameters
+    ----------
+    stories_by_group:
+        Each group's stories (refusals left out).
+    top_k, min_count, min_z:
+        As for :func:`distinctive_words`.
+    prior_strength:
+        As ``strength`` for :func:`background_prior`.
+    lexicon:
+        The warmth words and the competence words.
+
+    Returns
+    -------
+    dict
+        ``{group: {"pairs": {"vs_<other>": [[word, z, count, other count], ...]}, "top_words": [...],
+        "warmth_words": [...], "competence_words": [...], "warmth_share": x or None,
+        "competence_share": y or None}}``; the shares are None when the group has no distinctive
+        word.
     """
     counts = {
         g: collections.Counter(w for s in stories for w in story_words(s)) for g, stories in stories_by_group.items()
@@ -173,7 +244,7 @@ class StoryAnalysis(Filter):
     refusal verdicts and its group's distinctive words, so the sample logs list them."""
 
     def apply(self, resps, docs):
-        resps = [_responses(r) for r in resps]
+        resps = [generation_texts(r) for r in resps]
         verdicts = [[is_story_refusal(text, doc.get("prompt")) for text in texts] for texts, doc in zip(resps, docs)]
         stories: dict[str, list[str]] = {doc["group"]: [] for doc in docs}
         for doc, doc_verdicts in zip(docs, verdicts):
@@ -198,8 +269,21 @@ class StoryAnalysis(Filter):
 
 
 def story_metrics(doc: dict, analysed: Mapping) -> dict:
-    """Metrics of one story prompt: its refusal and empty-answer rates, and its group's W/C word
-    shares (the same for every prompt of the group; aggregated by ``corpus_value``)."""
+    """Metrics of one story prompt.
+
+    Parameters
+    ----------
+    doc:
+        The prompt's document.
+    analysed:
+        Its :class:`StoryAnalysis` output: the samples' statuses and the group's analysis.
+
+    Returns
+    -------
+    dict
+        Its refusal and empty-answer rates, and its group's W/C word shares (the same for every
+        prompt of the group; aggregated by :func:`corpus_value`).
+    """
     group = doc["group"]
     metrics = {}
     _answer_counts(metrics, doc, [{"value": None, **sample} for sample in analysed["samples"]])
@@ -209,14 +293,29 @@ def story_metrics(doc: dict, analysed: Mapping) -> dict:
 
 
 def process_story(doc: dict, results: Sequence) -> dict:
-    """lm-eval ``process_results`` for ``scm_story`` (after ``StoryAnalysis``)."""
+    """lm-eval ``process_results`` for ``scm_story``: :func:`story_metrics` of the ``StoryAnalysis`` output."""
     (analysed,) = results
     return story_metrics(doc, analysed)
 
 
 def corpus_value(values: Sequence) -> float:
-    """lm-eval aggregation of a statistic computed once over all documents and repeated in
-    each: that value (None: not computable, reported as N/A)."""
+    """lm-eval aggregation of a statistic computed once over all documents and repeated in each.
+
+    Parameters
+    ----------
+    values:
+        The statistic as each document holds it (None: not computable).
+
+    Returns
+    -------
+    float
+        The value.
+
+    Raises
+    ------
+    ValueError
+        When the documents hold different values, or None (reported as N/A).
+    """
     distinct = set(values)
     if len(distinct) != 1:
         raise ValueError(f"expected one corpus-level value, got {sorted(map(str, distinct))[:5]}")
