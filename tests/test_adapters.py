@@ -134,3 +134,18 @@ def test_only_our_requests_are_scored_in_logits_cache_rounds(tiny_gpt2):
         answers = [answer[0] for answer in lm.loglikelihood(mixed, disable_tqdm=True)]
     assert answers == grouped + each_alone
     assert "loglikelihood" not in vars(lm) and "_loglikelihood_tokens" not in vars(lm)
+
+
+def test_only_our_tasks_subgroup_count_warning_is_dropped(caplog):
+    """lm-eval warns that a task's metrics rest on different numbers of documents: dropped for a
+    task of ours (its per-subgroup metrics do so by design), kept for any other task."""
+    import logging
+
+    adapters.expect_subgroup_metrics("winoqueer_subgroups_here")
+    lm_eval_logger = logging.getLogger("lm_eval.evaluator_utils")
+    with caplog.at_level(logging.WARNING, logger="lm_eval.evaluator_utils"):
+        for task in ("winoqueer_subgroups_here", CRAFTED_TASK):
+            lm_eval_logger.warning("[%s] Metrics were not scored on the same number of documents: x", task)
+    assert [record.getMessage() for record in caplog.records] == [
+        f"[{CRAFTED_TASK}] Metrics were not scored on the same number of documents: x"
+    ]
