@@ -88,7 +88,7 @@ from typing import Any
 from lm_eval_bias import distributed
 from lm_eval_bias.backends import echo_aligned, is_api_model, unwrapped, world_size
 from lm_eval_bias.checks import check_loaded_model, empty_generation_warnings, is_sampling, prefix_token_text
-from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
+from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError, print_run_error
 from lm_eval_bias.task_kinds import is_ours, needs, task_name
 
 logger = logging.getLogger("lm_eval_bias")
@@ -448,7 +448,7 @@ def _install_excepthook() -> None:
 
     def excepthook(kind, error, trace):
         if isinstance(error, LmEvalBiasError):
-            print(f"lm-eval-bias: error: {error}", file=sys.stderr)
+            print_run_error(error)
             return
         previous(kind, error, trace)
 
