@@ -71,8 +71,10 @@ Per ``evaluate`` call, on the model (and our tasks) only, undone when the call r
   Pinned by ``tests/test_several_processes.py``. Goes when lm-eval gathers per-document values in
   document order with every rank's keys.
 
-Not a replacement: ``--model hf-mlm`` is added through lm-eval's own model registry
-(:func:`lm_eval_bias.models.register`).
+Not replacements: ``--model hf-mlm`` is added through lm-eval's own model registry
+(:func:`lm_eval_bias.models.register`); our tasks' own behaviour is in their class,
+``harness.SubgroupMetricsTask``, which overrides lm-eval's ``ConfigurableTask`` methods for our
+tasks alone.
 """
 
 from __future__ import annotations
