@@ -122,8 +122,8 @@ class SubgroupMetricsTask(_task_base()):
     metric that ``process_results`` returns its aggregation (:func:`aggregation_for`):
     its ``metric_list`` entry; else an entry named with ``<group>``
     (``bias_score_<group>_ci_lower``), which declares that statistic of every
-    group (``metric_keys.GROUP``); else its name's suffix: ``*_gap`` is a difference of two groups' means (per-document
-    values ``(side, value)``), ``*_gap_ci_lower``/``*_gap_ci_upper`` its
+    group (``metric_keys.GROUP``); else its name's suffix: ``*_gap`` is a
+    difference of two groups' means (per-document values ``(side, value)``), ``*_gap_ci_lower``/``*_gap_ci_upper`` its
     bootstrap interval and ``*_gap_pvalue`` its permutation p-value
     (``*_gap_pvalue_bh`` with values ``(group, side, value, target group)``: the
     target group's p-value, Benjamini-Hochberg adjusted across the groups);
@@ -168,7 +168,7 @@ class SubgroupMetricsTask(_task_base()):
         config = dict(config or {})
         config.pop("class", None)  # lm-eval passes it on; TaskConfig has no such field
         # metric_list entries named with <group> declare a metric for every group: kept apart from
-        # lm-eval, which would list them as metrics; declare_metrics gives each group's its entry's
+        # lm-eval, which would take them for metrics; declare_metrics applies them to each group's
         config["metric_list"], self._group_aggregations, self._group_directions = per_group_entries(config)
         check_options(config)
         task_metadata.check_task_config(config)

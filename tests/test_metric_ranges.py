@@ -145,3 +145,16 @@ def test_lm_eval_sees_each_groups_metric_and_no_group_entry(tmp_path):
         False,
         False,
     ]
+
+
+def test_a_group_entry_without_its_aggregation_is_refused():
+    from lm_eval_bias import harness
+    from lm_eval_bias.errors import ConfigurationError
+
+    config = {"task": "mine", "metric_list": [{"metric": "score_<group>", "higher_is_better": True}]}
+    with pytest.raises(ConfigurationError) as error:
+        harness.per_group_entries(config)
+    assert str(error.value) == (
+        "mine: metric_list entry 'score_<group>' needs an aggregation and higher_is_better (an entry with "
+        "<group> declares the metric of every group)"
+    )
