@@ -66,7 +66,9 @@ def label(lm_or_name) -> str:
 
 def is_masked_lm(lm_or_name) -> bool:
     """Whether the backend is lm-eval-bias's masked-LM backend (``hf-mlm``), which scores only
-    WinoQueer's masked-LM pairs (the rule: :func:`lm_eval_bias.checks.check_backend`).
+    WinoQueer's masked-LM pairs. The rule is checked on tasks before any request is built
+    (:func:`lm_eval_bias.checks.check_backend`); ``hf-mlm`` also refuses any request that is not
+    such a pair itself (:mod:`lm_eval_bias.models.hf_mlm`), for a run that no check saw.
 
     Parameters
     ----------
