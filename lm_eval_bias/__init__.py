@@ -38,8 +38,7 @@ def task_manager(extra_include_paths=None, **kwargs):
     metadata = kwargs.get("metadata")
     for problem in checks.check_metadata_mapping(metadata, "task_manager"):
         raise ConfigurationError(problem)
-    problems = options.yaml_only(sorted(metadata or {}))
-    problems += options.misspelt(sorted(set(metadata or {}) - options.YAML_ONLY_KEYS), ())
+    problems = options.run_metadata_problems(sorted(metadata or {}))
     if problems:
         raise ConfigurationError("task_manager(metadata=...): " + "; ".join(problems))
     models.register()  # so that model="hf-mlm" works in simple_evaluate too

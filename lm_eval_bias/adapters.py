@@ -1,62 +1,80 @@
 """Every run-time replacement of lm-eval 0.4.13's behaviour, in one place.
 
-lm-eval has no hook for what these do, so each replaces an lm-eval function, method or
-attribute. The ones that change what reaches the model, or how its answers are read, act on our
-tasks' requests only (:func:`adapted_for_ours`, :func:`_requests_routed_by_task`): a task that
-is not ours, run with lm-eval-bias alone or beside ours, gets exactly what the stock ``lm_eval``
-gives it (``tests/test_adapters.py``). Each entry: what it replaces, the lm-eval behaviour it
-works around, the test that pins it, and when it can go.
+lm-eval has no hook for what these do, so each replaces an lm-eval function, method or attribute.
+The ones that change what reaches the model, or how its answers are read, act on our tasks'
+requests only (:func:`adapted_for_ours`, :func:`_requests_routed_by_task`): a task that is not
+ours, run with lm-eval-bias alone or beside ours, gets exactly what the stock ``lm_eval`` gives it
+(``tests/test_adapters.py``). No other module of the package assigns to lm-eval's objects.
 
-* ``lm_eval.tasks.TaskManager`` (:func:`install_task_manager_shim`, ``lm-eval-bias`` only):
-  lm-eval's CLI builds its own TaskManager, which indexes only ``--include_path``. Pinned by
+Each entry: what is replaced (by which function, installed when); the lm-eval behaviour it works
+around; the test that pins it; when it can go.
+
+Process-wide, installed once and kept:
+
+* ``lm_eval.tasks.TaskManager`` (:func:`install_task_manager_shim`; the ``lm-eval-bias`` command).
+  lm-eval's CLI builds a TaskManager that indexes only ``--include_path``. Pinned by
   ``tests/test_end_to_end.py::test_ls_and_validate_see_our_tasks_beside_a_users_own``. Goes when
-  lm-eval finds plugin task folders through an entry point.
-* ``lm_eval.simple_evaluate`` (:func:`install_simple_evaluate_shim`, ``lm-eval-bias`` only):
-  lm-eval builds tasks after the model loads and keys ``--use_cache`` on the request alone.
-  Pinned by ``tests/test_cli_errors.py`` and ``tests/test_cache_key.py``. Goes when lm-eval
+  lm-eval finds a plugin's task folders through an entry point.
+* ``lm_eval.simple_evaluate`` (:func:`install_simple_evaluate_shim`; the ``lm-eval-bias`` command).
+  lm-eval builds tasks after the model loads and keys ``--use_cache`` on the request alone. Pinned
+  by ``tests/test_cli_errors.py::test_an_unwritable_cache_or_output_path_is_refused_before_the_model_loads``
+  and ``tests/test_end_to_end.py::test_cache_file_is_specific_to_the_model``. Goes when lm-eval
   builds tasks before loading the model and keys its cache on the model.
-* ``lm_eval.evaluator.evaluate`` (:func:`install_request_gate`, installed by the first of our
-  tasks to be built): lm-eval shows a task no model, so the checks on the loaded model
-  (:mod:`lm_eval_bias.checks`) and the adapters below run here. Pinned by
-  ``tests/test_preflight.py`` and ``tests/test_end_to_end.py::test_stock_cli_with_include_path``.
-  Goes with the last of the adapters below and a task hook that sees the model.
-* ``HFLM._loglikelihood_tokens`` (:func:`_logits_cache_split`): with ``logits_cache`` lm-eval
-  reads a shorter continuation from the positions of a longer one
-  (:func:`logits_cache_rounds`). Pinned by ``tests/test_preflight.py::
+* ``lm_eval.evaluator.evaluate`` (:func:`install_request_gate`; our ``simple_evaluate``, or the
+  first of our tasks to be built). lm-eval shows a task no model, so the checks on the loaded model
+  (:func:`lm_eval_bias.checks.check_loaded_model`) and the per-call adapters below run here. Pinned
+  by ``tests/test_end_to_end.py::test_stock_cli_with_include_path`` and ``tests/test_preflight.py``.
+  Goes with the last per-call adapter and a task hook that sees the model.
+* ``sys.excepthook`` (:func:`_install_excepthook`; with the gate). The stock CLI prints our errors'
+  message under a traceback. Pinned by ``tests/test_mistakes_and_faulty_backends.py::
+  test_the_stock_cli_shows_our_errors_without_a_traceback``. Goes when lm-eval prints a plugin's
+  configuration errors without one.
+* A filter on the ``lm_eval.evaluator_utils`` logger (:func:`expect_subgroup_metrics`; each of our
+  tasks when built). lm-eval warns on every run of a task whose metrics rest on different numbers
+  of documents, which per-subgroup metrics do by design; only our tasks' warnings are dropped.
+  Pinned by ``tests/test_adapters.py::test_only_our_tasks_subgroup_count_warning_is_dropped``. Goes
+  when lm-eval lets a task declare such metrics.
+
+Per ``evaluate`` call, on the model (and our tasks) only, undone when the call returns:
+
+* ``loglikelihood``, ``loglikelihood_rolling``, ``generate_until`` (:func:`_requests_routed_by_task`):
+  lm-eval sends every task's requests in one call; ours and the others are answered in separate
+  calls, so that the adapters below see ours only. Pinned by ``tests/test_adapters.py``. Goes with
+  the last adapter below.
+* ``HFLM._loglikelihood_tokens`` (:func:`_logits_cache_split`). With ``logits_cache`` lm-eval reads
+  a shorter continuation from the positions of a longer one (:func:`logits_cache_rounds`). Pinned by
+  ``tests/test_preflight.py::
   test_lm_eval_hf_logits_cache_misreads_a_sentence_split_at_two_words_unless_split_in_rounds``
   and ``tests/test_adapters.py``. Goes when lm-eval groups only requests of one continuation
   length (that test's first assertion fails then).
-* ``lm.loglikelihood`` (:func:`_distinct_loglikelihood_requests`): lm-eval sends a request that
-  several documents ask as often as they ask it. Pinned by ``tests/test_preflight.py::
+* ``loglikelihood`` (:func:`_distinct_loglikelihood_requests`). lm-eval sends a request that several
+  documents ask as often as they ask it. Pinned by ``tests/test_preflight.py::
   test_each_distinct_loglikelihood_request_reaches_the_backend_once``. Goes when lm-eval
   de-duplicates requests.
-* ``LocalCompletionsAPI.parse_logprobs`` (:func:`_aligned_echo_logprobs`): lm-eval reads echoed
-  log-probabilities one token off when a server leaves BOS out of its echo (llama.cpp). Pinned
-  by ``tests/test_completions_api.py::test_lm_evals_own_reading_of_a_llama_cpp_answer_is_one_token_off``.
+* ``LocalCompletionsAPI.parse_logprobs`` (:func:`_aligned_echo_logprobs`). lm-eval reads echoed
+  log-probabilities one token off when a server leaves BOS out of its echo (llama.cpp). Pinned by
+  ``tests/test_completions_api.py::test_lm_evals_own_reading_of_a_llama_cpp_answer_is_one_token_off``.
   Goes when lm-eval reads them from the end of the echoed prompt.
-* ``TemplateAPI._create_payload`` (:func:`_fresh_draws_from_servers`): lm-eval sends one seed
-  with every request, so a server draws every repeat of a prompt alike. Pinned by
+* ``TemplateAPI._create_payload`` (:func:`_fresh_draws_from_servers`). lm-eval sends one seed with
+  every request, so a server draws every repeat of a prompt alike. Pinned by
   ``tests/test_backend_options.py::test_sampled_requests_reach_a_server_without_lm_evals_fixed_seed``.
   Goes when lm-eval varies the seed per request.
-* ``generate_until`` (:func:`_text_generations_only`) and the API backends' ``loglikelihood``
-  and ``generate_until`` (:func:`_explained_backend_failures`): lm-eval fails late, or with a
-  bare ``TypeError``, on an answer that is not text or holds no prompt log-probabilities.
-  Pinned by ``tests/test_preflight.py::test_a_model_that_answers_generations_with_something_else_than_text_is_named``
-  and ``tests/test_review_findings.py::test_a_server_without_prompt_log_probabilities_is_explained``.
+* ``generate_until`` (:func:`_text_generations_only`) and an API backend's ``loglikelihood`` and
+  ``generate_until`` (:func:`_explained_backend_failures`). lm-eval fails late, or with a bare
+  ``TypeError``, on an answer that is not text or holds no prompt log-probabilities. Pinned by
+  ``tests/test_preflight.py::test_a_model_that_answers_generations_with_something_else_than_text_is_named``
+  and ``tests/test_mistakes_and_faulty_backends.py::test_a_server_without_prompt_log_probabilities_is_explained``.
   Go when lm-eval checks its backends' answers.
-* ``lm.gather_object``, ``lm_eval.evaluator._process_results`` and our tasks'
-  ``process_results`` (:func:`shards_merged`, several processes only): lm-eval gathers the
-  ranks' values rank after rank and drops or crashes on metrics only some ranks have
-  (:mod:`lm_eval_bias.distributed`). Pinned by ``tests/test_several_processes.py``. Goes when
-  lm-eval gathers per-document values in document order with every rank's keys.
-* ``sys.excepthook`` (:func:`_install_excepthook`): the stock CLI prints our errors' message
-  under a traceback. Pinned by ``tests/test_review_findings.py::
-  test_the_stock_cli_shows_our_errors_without_a_traceback``. Goes when lm-eval prints a
-  plugin's configuration errors without one.
-* A filter on the ``lm_eval.evaluator_utils`` logger (:func:`expect_subgroup_metrics`): lm-eval
-  warns on every run of a task whose metrics rest on different numbers of documents, which
-  per-subgroup metrics do by design. Only our tasks' warnings are dropped. Goes when lm-eval
-  lets a task declare such metrics.
+* ``lm.gather_object``, ``lm_eval.evaluator._process_results`` and our tasks' ``process_results``
+  (:func:`shards_merged`; several processes only). lm-eval gathers the ranks' values rank after
+  rank and drops or crashes on metrics only some ranks have (:mod:`lm_eval_bias.distributed`).
+  Pinned by ``tests/test_several_processes.py``. Goes when lm-eval gathers per-document values in
+  document order with every rank's keys.
+
+Not replacements: ``--model hf-mlm`` is added through lm-eval's own model registry
+(:func:`lm_eval_bias.models.register`); our tasks' own behaviour is in their class,
+``harness.SubgroupMetricsTask``, which overrides lm-eval's ``ConfigurableTask`` methods for our
+tasks alone.
 """
 
 from __future__ import annotations
@@ -70,22 +88,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from lm_eval_bias import distributed
-from lm_eval_bias.checks import (
-    check_backend,
-    check_cache_keyed,
-    check_chat_messages,
-    check_chat_template,
-    check_limit,
-    check_shards,
-    echo_aligned,
-    empty_generation_warnings,
-    is_api_model,
-    is_sampling,
-    prefix_token_text,
-    unwrapped,
-    world_size,
-)
-from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
+from lm_eval_bias.backends import echo_aligned, is_api_model, unwrapped, world_size
+from lm_eval_bias.checks import check_loaded_model, empty_generation_warnings, is_sampling, prefix_token_text
+from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError, print_run_error
 from lm_eval_bias.task_kinds import is_ours, needs, task_name
 
 logger = logging.getLogger("lm_eval_bias")
@@ -314,21 +319,6 @@ def _aligned_echo_logprobs(lm):
         yield
 
 
-def _refused_token_prompts(inner, error) -> bool:
-    """Whether ``error`` is a server refusing (HTTP 4xx/5xx) the token-id prompts lm-eval sends
-    with ``tokenized_requests=True`` (llama.cpp's server takes text prompts only)."""
-    status = getattr(getattr(error, "response", None), "status_code", None) or getattr(error, "status", None)
-    return getattr(inner, "tokenized_requests", False) and isinstance(status, int) and 400 <= status < 600
-
-
-def _token_prompts_message(tasks: str, error) -> str:
-    return (
-        f"{tasks}: the completions server refused lm-eval's prompts ({type(error).__name__}: {error}). lm-eval "
-        "sends them as token ids by default, and servers such as llama.cpp take text only. Fix: --model_args "
-        "...,tokenized_requests=False (lm-eval still tokenizes locally to locate the scored tokens)"
-    )
-
-
 @contextlib.contextmanager
 def _explained_backend_failures(lm, tasks):
     """A completions server whose answers hold no prompt log-probabilities makes lm-eval's API
@@ -344,6 +334,8 @@ def _explained_backend_failures(lm, tasks):
     import requests
     from aiohttp import ClientResponseError
 
+    from lm_eval_bias.models.completions_api import refused_token_prompts, token_prompts_problem
+
     http_errors = (requests.exceptions.HTTPError, ClientResponseError)
     original_loglikelihood, original_generate_until = inner.loglikelihood, inner.generate_until
 
@@ -353,8 +345,8 @@ def _explained_backend_failures(lm, tasks):
         except ConfigurationError as error:  # completions_api could not read an answer
             raise ConfigurationError(f"{', '.join(scoring)}: {error}") from error
         except http_errors as error:
-            if _refused_token_prompts(inner, error):
-                raise ConfigurationError(_token_prompts_message(", ".join(scoring), error)) from error
+            if refused_token_prompts(inner, error):
+                raise ConfigurationError(token_prompts_problem(", ".join(scoring), error)) from error
             raise
         except (TypeError, KeyError, IndexError, AttributeError) as error:
             raise ConfigurationError(
@@ -367,8 +359,8 @@ def _explained_backend_failures(lm, tasks):
         try:
             return original_generate_until(*args, **kwargs)
         except http_errors as error:
-            if _refused_token_prompts(inner, error):
-                raise ConfigurationError(_token_prompts_message(", ".join(generating), error)) from error
+            if refused_token_prompts(inner, error):
+                raise ConfigurationError(token_prompts_problem(", ".join(generating), error)) from error
             raise
 
     with contextlib.ExitStack() as patches:
@@ -458,7 +450,7 @@ def _install_excepthook() -> None:
 
     def excepthook(kind, error, trace):
         if isinstance(error, LmEvalBiasError):
-            print(f"lm-eval-bias: error: {error}", file=sys.stderr)
+            print_run_error(error)
             return
         previous(kind, error, trace)
 
@@ -481,12 +473,7 @@ def install_request_gate() -> None:
     def evaluate(lm, task_dict, *args, **kwargs):
         tasks = list(task_dict.get("tasks", {}).values()) if isinstance(task_dict, dict) else []
         limit = kwargs.get("limit", args[0] if args else None)
-        problems = check_backend(lm, tasks) + check_limit(limit, tasks)
-        problems += check_chat_messages(lm, tasks, kwargs.get("apply_chat_template"))
-        problems += check_cache_keyed(lm, tasks)
-        problems += check_shards(lm, limit, tasks) if not problems else []
-        if kwargs.get("apply_chat_template"):
-            problems += check_chat_template(lm, tasks)
+        problems = check_loaded_model(lm, tasks, limit, kwargs.get("apply_chat_template"))
         if problems:
             raise PreflightError(problems)
         token = _current_lm.set(lm)
@@ -524,76 +511,12 @@ def shards_merged(lm, tasks):
         yield
         return
     ours = {task_name(task): task for task in tasks if is_ours(task)}
-    records = {name: distributed.CallRecord() for name in ours}
-    gathered: dict = {}
-
-    def recording(task, record):
-        score = task.process_results
-
-        def process_results(doc, results):
-            metrics = score(doc, results)
-            record.add(tuple(metrics))
-            return metrics
-
-        return process_results
-
-    original_gather = lm.gather_object
-
-    def gather_object(obj, dst=0):
-        is_metrics = isinstance(obj, dict) and all(isinstance(value, dict) for value in obj.values())
-        if not is_metrics:  # the logged samples, gathered first when --log_samples
-            result = original_gather(obj, dst)
-            gathered["samples"] = result
-            return result
-        result = original_gather((obj, {name: record.export() for name, record in records.items()}), dst)
-        if result is None:
-            return None
-        shards = [metrics for metrics, _ in result]
-        gathered["metrics"], gathered["records"] = shards, [calls for _, calls in result]
-        # lm-eval reads, from every rank, each key that rank 0 has: for our tasks a key another
-        # rank lacks is empty there, not a KeyError (their keys are merged in full below); other
-        # tasks' shards are left as lm-eval gathered them
-        for task in {task for shard in shards for task in shard if task in ours}:
-            keys = {key for shard in shards for key in shard.get(task, {})}
-            for shard in shards:
-                per_task = shard.setdefault(task, {})
-                for key in keys - per_task.keys():
-                    per_task[key] = []
-        return shards
-
-    original_process_results = evaluator._process_results
-
-    def process_results(eval_results_acc, *args, **kwargs):
-        if "metrics" in gathered:
-            for name, task in ours.items():
-                acc = eval_results_acc.get(name)
-                if acc is None:
-                    continue
-                samples = gathered.get("samples")
-                try:
-                    raw_metrics, logged = distributed.merge_shards(
-                        distributed.filter_names(task),
-                        [shard.get(name, {}) for shard in gathered["metrics"]],
-                        [calls[name] for calls in gathered["records"]],
-                        [shard.get(name, []) for shard in samples] if samples else None,
-                    )
-                except ValueError as error:
-                    raise ConfigurationError(
-                        f"{name}: the {len(gathered['metrics'])} processes' results cannot be put back in "
-                        f"document order ({error}); this lm-eval's data-parallel evaluation differs from the "
-                        "0.4.13 that lm-eval-bias supports. Fix: run with one process, or lm-eval 0.4.13"
-                    ) from error
-                acc["raw_metrics"] = raw_metrics
-                task.declare_metrics(dict.fromkeys(metric for metric, _ in raw_metrics))
-                if logged is not None:
-                    acc["logged_samples"] = logged
-        return original_process_results(eval_results_acc, *args, **kwargs)
-
+    merge = distributed.ShardMerge(ours)
     with contextlib.ExitStack() as patches:
         for name, task in ours.items():
-            patches.enter_context(replaced(task, "process_results", recording(task, records[name])))
-        patches.enter_context(replaced(lm, "gather_object", gather_object))
-        patches.enter_context(replaced(evaluator, "_process_results", process_results))
+            patches.enter_context(replaced(task, "process_results", merge.recording(name, task.process_results)))
+        patches.enter_context(replaced(lm, "gather_object", merge.gathering(lm.gather_object)))
+        patches.enter_context(replaced(evaluator, "_process_results", merge.merging(evaluator._process_results)))
         yield
 
 

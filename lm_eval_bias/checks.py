@@ -3,83 +3,22 @@ messages that say what, where and the fix (or raises one :class:`ConfigurationEr
 
 :func:`lm_eval_bias.evaluate.simple_evaluate` runs them by backend name before the model loads;
 the request gate (:func:`lm_eval_bias.adapters.install_request_gate`) runs them on the loaded
-model before any request is built, for the stock ``lm_eval`` CLI and Python API; and each of our
-tasks runs :func:`check_requests_fit` right after building its requests.
+model before any request is built (:func:`check_loaded_model`), for the stock ``lm_eval`` CLI and
+Python API; and each of our tasks runs :func:`check_requests_fit` right after building its requests.
 """
 
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Iterable
 
-from lm_eval_bias import backend_options
+from lm_eval_bias import backend_options, backends
+from lm_eval_bias.backends import echo_aligned, is_api_model, is_masked_lm, unwrapped, world_size
 from lm_eval_bias.errors import ConfigurationError
 from lm_eval_bias.task_kinds import doc_label, is_ours, needs, task_name
 
-MASKED_LM_BACKENDS = frozenset({"hf-mlm"})
-
-# lm-eval backends whose loglikelihood() only raises: chat APIs return no prompt log-probabilities.
-NO_LOGLIKELIHOOD_BACKENDS = frozenset(
-    {
-        "local-chat-completions",
-        "openai-chat-completions",
-        "azure-openai-chat-completions",
-        "anthropic-chat",
-        "anthropic-chat-completions",
-        "anthropic-completions",
-        "litellm",
-        "litellm-chat",
-        "litellm-chat-completions",
-    }
-)
-
-NO_LOGLIKELIHOOD_CLASSES = frozenset({"LocalChatCompletion", "AnthropicLM", "AnthropicChat"})
-
-# Encoder-only masked LMs that transformers will also load as "causal" (a *LMHeadModel that
-# needs is_decoder=True): loaded by --model hf they see the tokens they are asked to predict.
-ENCODER_ONLY_MODEL_TYPES = frozenset(
-    {
-        "bert",
-        "big_bird",
-        "camembert",
-        "data2vec-text",
-        "electra",
-        "ernie",
-        "megatron-bert",
-        "rembert",
-        "roberta",
-        "roberta-prelayernorm",
-        "roc_bert",
-        "roformer",
-        "xlm-roberta",
-        "xlm-roberta-xl",
-        "xmod",
-    }
-)
-
 # How many offending documents a message lists before "and N more".
 EXAMPLES_SHOWN = 3
-
-
-def unwrapped(lm):
-    from lm_eval.api.model import CachingLM
-
-    return lm.lm if isinstance(lm, CachingLM) else lm
-
-
-def _backend_kind(lm_or_name) -> tuple[str, bool, bool]:
-    """(how to name it, masked LM?, can score log-likelihoods?) for a backend given by its
-    lm-eval name (before loading) or as the loaded object."""
-    if isinstance(lm_or_name, str):
-        name = lm_or_name
-        return f"--model {name}", name in MASKED_LM_BACKENDS, name not in NO_LOGLIKELIHOOD_BACKENDS
-    from lm_eval_bias.models.hf_mlm import HFMaskedLM
-
-    lm = unwrapped(lm_or_name)
-    defining = next((cls for cls in type(lm).__mro__ if "loglikelihood" in vars(cls)), None)
-    scores = defining is None or defining.__name__ not in NO_LOGLIKELIHOOD_CLASSES
-    return f"the {type(lm).__name__} backend", isinstance(lm, HFMaskedLM), scores
 
 
 def check_backend(lm_or_name, tasks: Iterable) -> list[str]:
@@ -87,7 +26,8 @@ def check_backend(lm_or_name, tasks: Iterable) -> list[str]:
     the model loads, or the loaded lm-eval model)."""
     if lm_or_name is None:
         return []
-    backend, masked, scores_logliks = _backend_kind(lm_or_name)
+    backend, masked = backends.label(lm_or_name), is_masked_lm(lm_or_name)
+    scores_logliks = backends.scores_loglikelihoods(lm_or_name)
     problems = []
     for task in tasks:
         name, need = task_name(task), needs(task)
@@ -111,34 +51,15 @@ def check_backend(lm_or_name, tasks: Iterable) -> list[str]:
                 "/v1/completions server that returns echo+logprobs, or --model hf / vllm; or run only "
                 "the generation tasks on this backend"
             )
-    if not isinstance(lm_or_name, str):
-        problems += _masked_model_loaded_as_causal(lm_or_name, [t for t in tasks if is_ours(t)])
+    ours = [task_name(task) for task in tasks if is_ours(task)]
+    model_type = None if isinstance(lm_or_name, str) else backends.masked_type_loaded_as_causal(lm_or_name)
+    if ours and model_type:
+        problems.append(
+            f"{', '.join(ours)}: the model is a masked LM ({model_type}) loaded as a causal LM: it sees the tokens "
+            "it is asked to predict, so its log-likelihoods and generations mean nothing. Fix: "
+            "--model hf-mlm --tasks winoqueer_mlm for masked LMs, or a causal LM"
+        )
     return problems
-
-
-def _masked_model_loaded_as_causal(lm, tasks: list) -> list[str]:
-    from lm_eval_bias.models.hf_mlm import HFMaskedLM
-
-    if isinstance(unwrapped(lm), HFMaskedLM):
-        return []
-    config = getattr(getattr(unwrapped(lm), "model", None), "config", None)
-    model_type = getattr(config, "model_type", None)
-    # XLM checkpoints are masked (MLM) or causal (CLM); their config says which.
-    masked = model_type in ENCODER_ONLY_MODEL_TYPES or (model_type == "xlm" and not getattr(config, "causal", False))
-    if (
-        not tasks
-        or not masked
-        or getattr(config, "is_decoder", False)
-        or getattr(config, "is_encoder_decoder", False)
-        or getattr(unwrapped(lm), "backend", "causal") != "causal"
-    ):
-        return []
-    names = ", ".join(task_name(task) for task in tasks)
-    return [
-        f"{names}: the model is a masked LM ({model_type}) loaded as a causal LM: it sees the tokens "
-        "it is asked to predict, so its log-likelihoods and generations mean nothing. Fix: "
-        "--model hf-mlm --tasks winoqueer_mlm for masked LMs, or a causal LM"
-    ]
 
 
 def check_limit(limit, tasks: Iterable) -> list[str]:
@@ -161,15 +82,6 @@ def check_limit(limit, tasks: Iterable) -> list[str]:
                 "--limit N with N >= 1 (or a fraction above 0), or no --limit"
             )
     return problems
-
-
-def world_size(lm) -> int:
-    """How many processes run the evaluation (``lm.world_size``; 1 when the backend says nothing
-    usable): the one reading of it for every check and adapter."""
-    try:
-        return max(int(getattr(lm, "world_size", 1) or 1), 1)
-    except (TypeError, ValueError):
-        return 1
 
 
 def check_metadata_mapping(metadata, where: str) -> list[str]:
@@ -215,6 +127,34 @@ def check_shards(lm, limit, tasks: Iterable) -> list[str]:
     return problems
 
 
+def check_loaded_model(lm, tasks: list, limit, apply_chat_template) -> list[str]:
+    """Every check of a run on the loaded model, before any request is built (the request gate's).
+
+    Parameters
+    ----------
+    lm : lm-eval model
+        The loaded model (possibly inside lm-eval's ``CachingLM``).
+    tasks : list
+        The run's tasks, ours and others.
+    limit : int, float or None
+        lm-eval's ``limit``.
+    apply_chat_template : bool, str or None
+        lm-eval's ``apply_chat_template``.
+
+    Returns
+    -------
+    list of str
+        The problems, each naming its fix.
+    """
+    problems = check_backend(lm, tasks) + check_limit(limit, tasks)
+    problems += check_chat_messages(lm, tasks, apply_chat_template)
+    problems += check_cache_keyed(lm, tasks)
+    problems += check_shards(lm, limit, tasks) if not problems else []
+    if apply_chat_template:
+        problems += check_chat_template(lm, tasks)
+    return problems
+
+
 def _tokens(lm, text: str) -> int:
     return len(lm.tok_encode(text)) if text else 0
 
@@ -222,21 +162,12 @@ def _tokens(lm, text: str) -> int:
 def _context_checked(lm) -> bool:
     """Whether lm-eval truncates this backend's inputs to ``lm.max_length`` itself (the local
     backends); API servers report no real context size, and hf-mlm checks its own."""
-    from lm_eval_bias.models.hf_mlm import HFMaskedLM
-
     return (
         isinstance(getattr(lm, "max_length", None), int)
         and callable(getattr(lm, "tok_encode", None))
         and not is_api_model(lm)
-        and not isinstance(lm, HFMaskedLM)
+        and not is_masked_lm(lm)
     )
-
-
-def is_api_model(lm) -> bool:
-    """Whether ``lm`` is one of lm-eval's API backends (``TemplateAPI``), without importing their
-    module (aiohttp and more: a third of a second) in a run that loaded none of them."""
-    module = sys.modules.get("lm_eval.models.api_models")
-    return module is not None and isinstance(lm, module.TemplateAPI)
 
 
 def _overflow(lm, request) -> str | None:
@@ -478,17 +409,6 @@ def check_cache_keyed(lm, tasks) -> list[str]:
     ]
 
 
-def echo_aligned(lm) -> bool:
-    """Whether ``lm`` is lm-eval's ``local-completions`` backend (or its OpenAI twin) with lm-eval's
-    own reading of echoed log-probabilities, which :func:`lm_eval_bias.adapters._aligned_echo_logprobs` replaces."""
-    module = sys.modules.get("lm_eval.models.openai_completions")
-    return (
-        module is not None
-        and isinstance(lm, module.LocalCompletionsAPI)
-        and type(lm).parse_logprobs is module.LocalCompletionsAPI.parse_logprobs
-    )
-
-
 # Sentence starts on which a prefix-token context is checked to tokenize as lm-eval's own
 # empty-context requests do (some SentencePiece tokenizers drop the word-start marker after a
 # special token; then the check fails and the task keeps empty contexts).
@@ -517,11 +437,9 @@ def prefix_token_text(lm) -> str | None:
     lm = unwrapped(lm)
     if lm is None:
         return None
-    from lm_eval_bias.models.hf_mlm import HFMaskedLM
-
     tokenizer = getattr(lm, "tokenizer", None)
     if (
-        isinstance(lm, HFMaskedLM)
+        is_masked_lm(lm)
         or not callable(getattr(lm, "tok_encode", None))
         or not hasattr(tokenizer, "decode")
         or getattr(lm, "backend", "causal") != "causal"

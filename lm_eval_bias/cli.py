@@ -45,6 +45,7 @@ from lm_eval_bias.errors import (
     EXIT_OK,
     ConfigurationError,
     LmEvalBiasError,
+    print_run_error,
 )
 
 logger = logging.getLogger("lm_eval_bias")
@@ -404,12 +405,12 @@ def main(argv: list[str] | None = None) -> None:
         cli_evaluate()
     except LmEvalBiasError as error:
         # Our errors say what, where and the fix: the traceback would only bury that.
-        print(f"lm-eval-bias: error: {error}", file=sys.stderr)
+        print_run_error(error)
         sys.exit(EXIT_BAD_INPUT)
     except ValueError as error:
         if not _from_lm_eval_argument_checks(error):
             raise
-        print(f"lm-eval-bias: error: {error}", file=sys.stderr)
+        print_run_error(error)
         sys.exit(EXIT_BAD_INPUT)
 
 

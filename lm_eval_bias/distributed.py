@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from lm_eval_bias.errors import ConfigurationError
+
 _END = object()
 
 
@@ -96,3 +98,103 @@ def merge_shards(filters: list[str], shards: list[dict], records: list[tuple], s
         for name, value in zip(names, values):
             raw_metrics[(name, filters[filter_pass])].append(value)
     return raw_metrics, ([entry[4] for entry in placed] if samples is not None else None)
+
+
+class ShardMerge:
+    """The replacements :func:`lm_eval_bias.adapters.shards_merged` installs for one ``evaluate``
+    call with several processes, and what they collect.
+
+    Each rank records which metrics each ``process_results`` call of ``ours`` (task name -> task)
+    returned (:meth:`recording`); the records travel with the rank's values in lm-eval's gather
+    (:meth:`gathering`); rank 0 puts every value back at its document's place before lm-eval
+    aggregates (:meth:`merging`).
+    """
+
+    def __init__(self, ours: dict):
+        self.ours = ours
+        self.records = {name: CallRecord() for name in ours}
+        self.gathered: dict = {}
+
+    def recording(self, name: str, score):
+        """Task ``name``'s ``process_results`` (``score``), recording the metric names of each call."""
+        record = self.records[name]
+
+        def process_results(doc, results):
+            metrics = score(doc, results)
+            record.add(tuple(metrics))
+            return metrics
+
+        return process_results
+
+    def gathering(self, gather_object):
+        """``lm.gather_object`` (``gather_object``), sending the records along with the metrics."""
+
+        def gather(obj, dst=0):
+            is_metrics = isinstance(obj, dict) and all(isinstance(value, dict) for value in obj.values())
+            if not is_metrics:  # the logged samples, gathered first when --log_samples
+                result = gather_object(obj, dst)
+                self.gathered["samples"] = result
+                return result
+            records = {name: record.export() for name, record in self.records.items()}
+            result = gather_object((obj, records), dst)
+            if result is None:
+                return None
+            shards = [metrics for metrics, _ in result]
+            self.gathered["metrics"], self.gathered["records"] = shards, [calls for _, calls in result]
+            return with_every_ranks_keys(shards, self.ours)
+
+        return gather
+
+    def merging(self, process_results):
+        """``lm_eval.evaluator._process_results`` (``process_results``), after merging our tasks'
+        values on rank 0 (:func:`merge_into`)."""
+
+        def merged(eval_results_acc, *args, **kwargs):
+            if "metrics" in self.gathered:
+                for name, task in self.ours.items():
+                    if name in eval_results_acc:
+                        merge_into(eval_results_acc[name], name, task, self.gathered)
+            return process_results(eval_results_acc, *args, **kwargs)
+
+        return merged
+
+
+def with_every_ranks_keys(shards: list[dict], ours) -> list[dict]:
+    """The gathered ``shards`` (one ``{task: {(metric, filter): values}}`` per rank) with, for each of
+    ``ours`` (task names), every key some rank has, empty where a rank lacks it.
+
+    lm-eval reads, from every rank, each key that rank 0 has: for our tasks a key another rank lacks
+    is then empty there, not a ``KeyError`` (:func:`merge_into` merges their keys in full). Other
+    tasks' shards are left as lm-eval gathered them.
+    """
+    for task in {task for shard in shards for task in shard if task in ours}:
+        keys = {key for shard in shards for key in shard.get(task, {})}
+        for shard in shards:
+            per_task = shard.setdefault(task, {})
+            for key in keys - per_task.keys():
+                per_task[key] = []
+    return shards
+
+
+def merge_into(accumulator: dict, name: str, task, gathered: dict) -> None:
+    """Put rank 0's accumulator of task ``name`` (lm-eval's ``eval_results_acc[name]``) in document
+    order with every rank's metrics (:func:`merge_shards`), from what the gather collected:
+    ``gathered["metrics"]`` and ``["records"]`` (one per rank) and ``["samples"]`` when logged."""
+    samples = gathered.get("samples")
+    try:
+        raw_metrics, logged = merge_shards(
+            filter_names(task),
+            [shard.get(name, {}) for shard in gathered["metrics"]],
+            [calls[name] for calls in gathered["records"]],
+            [shard.get(name, []) for shard in samples] if samples else None,
+        )
+    except ValueError as error:
+        raise ConfigurationError(
+            f"{name}: the {len(gathered['metrics'])} processes' results cannot be put back in "
+            f"document order ({error}); this lm-eval's data-parallel evaluation differs from the "
+            "0.4.13 that lm-eval-bias supports. Fix: run with one process, or lm-eval 0.4.13"
+        ) from error
+    accumulator["raw_metrics"] = raw_metrics
+    task.declare_metrics(dict.fromkeys(metric for metric, _ in raw_metrics))
+    if logged is not None:
+        accumulator["logged_samples"] = logged

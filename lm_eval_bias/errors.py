@@ -57,3 +57,11 @@ class PreflightError(LmEvalBiasError):
         super().__init__(
             f"{heading} found before the evaluation started:\n" + "\n".join(f"- {problem}" for problem in self.problems)
         )
+
+
+def print_run_error(error: BaseException) -> None:
+    """Print an error of an evaluation run as both command lines show it (``lm-eval-bias`` and the
+    stock ``lm_eval`` with our tasks): ``lm-eval-bias: error: <message>`` on stderr, no traceback."""
+    import sys
+
+    print(f"lm-eval-bias: error: {error}", file=sys.stderr)

@@ -32,14 +32,15 @@ def _metadata_not_in(task_manager, metadata) -> list[str]:
     ]
 
 
-def _model_arg_keys(model_args) -> set[str]:
+def _model_args_dict(model_args) -> dict:
+    """``model_args`` as lm-eval reads them: a dict, or ``key=value,...`` text."""
     if isinstance(model_args, dict):
-        return set(model_args)
+        return model_args
     if isinstance(model_args, str) and model_args.strip():
         from lm_eval.utils import simple_parse_args_string
 
-        return set(simple_parse_args_string(model_args))
-    return set()
+        return simple_parse_args_string(model_args)
+    return {}
 
 
 def _build(task_manager, spec):
@@ -151,23 +152,19 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
         )
     problems = []
     if task_manager is None:
-        merged = {**({} if not isinstance(model_args, dict) else model_args), **(metadata or {})}
-        if isinstance(model_args, str) and model_args.strip():
-            from lm_eval.utils import simple_parse_args_string
-
-            merged = {**simple_parse_args_string(model_args), **(metadata or {})}
-        task_manager = lm_eval_bias.task_manager(metadata=merged)
+        # as lm-eval's CLI does: the model arguments merged into the metadata every task receives
+        task_manager = lm_eval_bias.task_manager(metadata={**_model_args_dict(model_args), **(metadata or {})})
     else:
         problems += _metadata_not_in(task_manager, metadata)
     # Model arguments go to the model: one of our options there crashes the model's loader.
-    misplaced = sorted(_model_arg_keys(model_args) & options.known_names() - MODEL_ARG_OPTIONS)
+    misplaced = sorted(set(_model_args_dict(model_args)) & options.known_names() - MODEL_ARG_OPTIONS)
     problems += [
         f"--model_args: {key!r} is an option of lm-eval-bias's tasks, not a model argument. Fix: pass "
         f"it with --metadata '{{\"{key}\": ...}}'"
         for key in misplaced
     ]
     # lm-eval's CLI merges --model_args into --metadata; what remains is what the user wrote there.
-    user_keys = set(task_manager.metadata or {}) - _model_arg_keys(model_args)
+    user_keys = set(task_manager.metadata or {}) - set(_model_args_dict(model_args))
     # A key only a task's YAML may set would change every task of the run: refused before any is
     # built (each of ours would refuse it again as it is built).
     yaml_only = [f"--metadata: {problem}" for problem in options.yaml_only(sorted(user_keys))]
@@ -176,13 +173,12 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
     specs = list(tasks or [])
     built, leaves, build_problems = build_tasks(task_manager, specs)
     problems = build_problems + problems
-    # Each of our tasks has reported the keys that look misspelt; when every task is ours, a key
-    # none of them reads is a mistake too (it could be another harness task's option otherwise).
+    # Each of our tasks has reported the keys that look misspelt; when every task is ours, any other
+    # key none of them reads is a mistake too (it could be another harness task's option otherwise).
     if leaves and all(is_ours(task) for task in leaves):
-        reported = {key for key in user_keys if options.misspelt([key], ())}
-        problems += [f"--metadata: {problem}" for problem in options.unknown_keys(sorted(user_keys - reported))]
+        problems += [f"--metadata: {problem}" for problem in options.unknown_keys(sorted(user_keys))]
         read = {option.name for task in leaves for option in getattr(task.config.custom_dataset, "options", ())}
-        unread = sorted(user_keys & options.known_names() - read - reported)
+        unread = sorted(user_keys & options.known_names() - read)
         problems += [
             f"--metadata: no task of this run reads the option {key!r} "
             f"({', '.join(task_name(task) for task in leaves)}); remove it, or add the task it is for"

@@ -9,7 +9,7 @@ import logging
 import math
 import sys
 
-from lm_eval_bias import adapters, checks, options, task_metadata
+from lm_eval_bias import adapters, checks, metric_keys, options, task_metadata
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
 from lm_eval_bias.metric_keys import is_comparison
 from lm_eval_bias.task_kinds import doc_label
@@ -27,11 +27,18 @@ def total(values) -> int:
     return int(sum(values))
 
 
-def aggregation_for(metric: str):
-    """The aggregation a metric's name asks for (see ``SubgroupMetricsTask``)."""
+def aggregation_for(metric: str, declared: dict | None = None):
+    """The aggregation of a metric that ``process_results`` returns: the one its task's
+    ``metric_list`` declares (``declared``: metric name, or name with ``<group>``, -> aggregation;
+    see ``metric_keys.declared_for``), else the one its name's suffix asks for (see
+    ``SubgroupMetricsTask``). The task and ``lm-eval-bias recompute`` both choose by it."""
     from lm_eval.api.metrics import mean
 
     from lm_eval_bias import stats
+
+    found = metric_keys.declared_for(metric, declared or {})
+    if found is not None:
+        return found
 
     by_suffix = (
         ("_n_samples", total),
@@ -111,10 +118,12 @@ class SubgroupMetricsTask(_task_base()):
     checks everything it can before the model is asked anything.
 
     Some metrics exist once per subgroup found in the data (one per gender
-    identity, say), so the YAML cannot list them. Any metric that
-    ``process_results`` returns and the YAML does not declare is aggregated by
-    its name: ``*_gap`` is a difference of two groups' means (per-document
-    values ``(side, value)``), ``*_gap_ci_lower``/``*_gap_ci_upper`` its
+    identity, say), so the YAML cannot list them by name. One rule gives every
+    metric that ``process_results`` returns its aggregation (:func:`aggregation_for`):
+    its ``metric_list`` entry; else an entry named with ``<group>``
+    (``bias_score_<group>_ci_lower``), which declares that statistic of every
+    group (``metric_keys.GROUP``); else its name's suffix: ``*_gap`` is a
+    difference of two groups' means (per-document values ``(side, value)``), ``*_gap_ci_lower``/``*_gap_ci_upper`` its
     bootstrap interval and ``*_gap_pvalue`` its permutation p-value
     (``*_gap_pvalue_bh`` with values ``(group, side, value, target group)``: the
     target group's p-value, Benjamini-Hochberg adjusted across the groups);
@@ -148,11 +157,19 @@ class SubgroupMetricsTask(_task_base()):
     #: What ``task_kinds.is_ours`` reads: this task and its subclasses are lm-eval-bias's.
     LM_EVAL_BIAS_TASK = True
 
+    #: The ``<group>`` entries of the task's ``metric_list`` (``metric_keys.GROUP``): name ->
+    #: aggregation, name -> higher_is_better (set for each task when it is built; never modified).
+    _group_aggregations: dict = {}
+    _group_directions: dict = {}
+
     def __init__(self, config=None, **kwargs):
         # first, so that the stock CLI shows even this task's own errors as one message
         adapters.install_request_gate()
         config = dict(config or {})
         config.pop("class", None)  # lm-eval passes it on; TaskConfig has no such field
+        # metric_list entries named with <group> declare a metric for every group: kept apart from
+        # lm-eval, which would take them for metrics; declare_metrics applies them to each group's
+        config["metric_list"], self._group_aggregations, self._group_directions = per_group_entries(config)
         check_options(config)
         task_metadata.check_task_config(config)
         # The classifiers and the data are checked both, so that one problem does not hide the other.
@@ -296,10 +313,14 @@ class SubgroupMetricsTask(_task_base()):
         (rank 0 of a data-parallel run also for the metrics only other ranks' documents had)."""
         for name in names:
             if name not in self._aggregation_list:
-                self._aggregation_list[name] = self._reported_or_na(name, aggregation_for(name))
+                aggregation = aggregation_for(name, self._group_aggregations)
+                self._aggregation_list[name] = self._reported_or_na(name, aggregation)
                 self._higher_is_better[name] = self._declared_direction(name)
 
     def _declared_direction(self, name: str) -> bool:
+        declared = metric_keys.declared_for(name, self._group_directions)
+        if declared is not None:
+            return declared
         # A disparity (gap, range, spread) is worse the larger it is, whatever its measure.
         if is_comparison(name):
             return False
@@ -309,6 +330,31 @@ class SubgroupMetricsTask(_task_base()):
             if name[:end] in self._higher_is_better:
                 return self._higher_is_better[name[:end]]
         return False
+
+
+def per_group_entries(config: dict) -> tuple[list | None, dict, dict]:
+    """The task's ``metric_list`` without its ``<group>`` entries (what lm-eval gets), and those
+    entries' aggregations and directions by name (``metric_keys.GROUP``)."""
+    from lm_eval.api.registry import get_aggregation
+
+    entries = config.get("metric_list")
+    if entries is None:
+        return None, {}, {}
+    plain, aggregations, directions = [], {}, {}
+    for entry in entries:
+        name = entry.get("metric") if isinstance(entry, dict) else None
+        if not (isinstance(name, str) and metric_keys.GROUP in name):
+            plain.append(entry)
+            continue
+        if "aggregation" not in entry or "higher_is_better" not in entry:
+            raise ConfigurationError(
+                f"{config.get('task', 'this task')}: metric_list entry {name!r} needs an aggregation and "
+                "higher_is_better (an entry with <group> declares the metric of every group)"
+            )
+        aggregation = entry["aggregation"]
+        aggregations[name] = get_aggregation(aggregation) if isinstance(aggregation, str) else aggregation
+        directions[name] = entry["higher_is_better"]
+    return plain, aggregations, directions
 
 
 def prepare_classifiers(config: dict) -> list | None:

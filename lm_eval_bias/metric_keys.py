@@ -1,7 +1,8 @@
 """How a benchmark's ``process_results`` names and fills its per-document metrics.
 
 The suffixes are the contract with ``harness.SubgroupMetricsTask``, which picks
-each metric's aggregation from its name (see ``harness.aggregation_for``). The range of
+each metric's aggregation from its name (see ``harness.aggregation_for``), or from a
+``metric_list`` entry named with :data:`GROUP` that the name fills (:func:`fills`). The range of
 every metric is declared here once (``MEASURE_RANGES``): the results reader refuses a number
 of one of our tasks outside it.
 """
@@ -52,6 +53,55 @@ _COMPARISON = re.compile(r"_(gap|range|spread)(_ci_lower|_ci_upper|_pvalue|_pval
 def is_comparison(name: str) -> bool:
     """``toxicity_group3_minus_group1_gap`` (or its ``_ci_lower`` ...) compares groups."""
     return _COMPARISON.search(name) is not None
+
+
+# In a task's ``metric_list``, a metric named with this placeholder exists once per group the data
+# has (``bias_score_<group>_ci_lower``): one entry declares its aggregation and direction for every
+# group. lm-eval never sees such an entry (``harness.SubgroupMetricsTask`` keeps it apart).
+GROUP = "<group>"
+# What a metric's name may end with to say which statistic of the metric it is.
+COMPANION_SUFFIXES = ("_ci_lower", "_ci_upper", "_pvalue_bh", "_pvalue", "_n_samples", "_n")
+
+
+def companion_suffix(name: str) -> str:
+    """The statistic suffix that ends ``name`` (``"_ci_lower"`` ...), or ``""`` for the metric itself."""
+    return next((suffix for suffix in COMPANION_SUFFIXES if name.endswith(suffix)), "")
+
+
+def fills(pattern: str, name: str) -> bool:
+    """Whether ``name`` is ``pattern`` with its :data:`GROUP` replaced by a group's name, as the
+    same statistic: ``bias_score_gay_ci_lower`` fills ``bias_score_<group>_ci_lower``, while
+    ``bias_score_gay_n`` (the count of ``bias_score_gay``) does not fill ``bias_score_<group>``.
+
+    Parameters
+    ----------
+    pattern : str
+        A metric name, with or without the placeholder.
+    name : str
+        A metric's name as ``process_results`` returns it.
+
+    Returns
+    -------
+    bool
+    """
+    head, placeholder, tail = pattern.partition(GROUP)
+    if not placeholder:
+        return pattern == name
+    return (
+        len(name) > len(head) + len(tail)
+        and name.startswith(head)
+        and name.endswith(tail)
+        and companion_suffix(name) == companion_suffix(tail)
+    )
+
+
+def declared_for(name: str, declared: dict):
+    """What a ``metric_list`` declares for ``name`` (``declared``: metric name or pattern -> value):
+    its own entry, else that of the longest pattern it :func:`fills`; None when it declares none."""
+    if name in declared:
+        return declared[name]
+    patterns = sorted((pattern for pattern in declared if GROUP in pattern), key=len, reverse=True)
+    return next((declared[pattern] for pattern in patterns if fills(pattern, name)), None)
 
 
 # --------------------------------------------------------------------------

@@ -12,7 +12,15 @@ that checks the value's type) on its loader with :func:`takes`; then
   never silently ignored. Keys that look like nothing of ours may be model
   arguments or another harness task's options, so a task cannot reject them;
   ``lm-eval-bias``, which sees ``--metadata`` apart from ``--model_args``,
-  rejects those too (:func:`unknown_keys`).
+  rejects those too (:func:`unknown_keys`);
+* :func:`yaml_only` finds keys that only a task's YAML may set (``version``, ``benchmark``...).
+
+Where each rule runs, once per phase: :func:`run_metadata_problems` when
+:func:`lm_eval_bias.task_manager` is made; :func:`yaml_only` before any task is built and
+:func:`unknown_keys` after, in :func:`lm_eval_bias.evaluate.simple_evaluate` (for a task manager
+made elsewhere, e.g. by lm-eval's CLI); :func:`misspelt` and :func:`parse` as each of our tasks
+is built (``harness.check_options``), which is all the stock ``lm_eval`` route has (there
+``task_metadata.check_task_config`` compares the task-only keys with the task's YAML).
 """
 
 from __future__ import annotations
@@ -295,9 +303,29 @@ def yaml_only(keys: Iterable[str]) -> list[str]:
 
 
 def unknown_keys(keys: Iterable[str]) -> list[str]:
-    """Problems for every key that is none of our options (for ``--metadata`` alone)."""
+    """Problems for the keys that are none of our options and look like none of them either (for
+    ``--metadata`` alone, when every task of the run is ours): the ones that look like one are
+    :func:`misspelt`, which each of our tasks reports as it is built."""
     known = known_names() | LM_EVAL_KEYS
-    return [f"unknown option {key!r}{_suggestion(key, known)}" for key in keys if key not in known]
+    return [f"unknown option {key!r}" for key in keys if key not in known and not misspelt([key], ())]
+
+
+def run_metadata_problems(keys: Iterable[str]) -> list[str]:
+    """Problems of a run's metadata keys that need no task built: keys that only a task's YAML may
+    set (:func:`yaml_only`) and misspelt options (:func:`misspelt`).
+
+    Parameters
+    ----------
+    keys : iterable of str
+        The metadata's keys, in the order the messages should name them.
+
+    Returns
+    -------
+    list of str
+        One problem per such key.
+    """
+    keys = list(keys)
+    return yaml_only(keys) + misspelt(keys, ())
 
 
 def listing(declared: Iterable[Option]) -> str:

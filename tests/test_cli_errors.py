@@ -213,9 +213,9 @@ def test_recompute_of_another_tasks_samples_is_exit_2(tmp_path, capsys):
     declared = len(declared_aggregations("winoqueer"))  # the task's YAML, which other work may extend
     assert err == (
         f"lm-eval-bias recompute: {samples}: these are not samples of winoqueer: they hold the metrics "
-        "acc, f1, and winoqueer reports bias_score, bias_score_asexual, bias_score_asexual_ci_lower, "
-        "bias_score_asexual_ci_upper, bias_score_asexual_pvalue, bias_score_asexual_pvalue_bh, "
-        f"bias_score_bisexual, bias_score_bisexual_ci_lower ... ({declared} in all); the file's name says "
+        "acc, f1, and winoqueer reports bias_score, bias_score_<group>, bias_score_<group>_ci_lower, "
+        "bias_score_<group>_ci_upper, bias_score_<group>_pvalue, bias_score_<group>_pvalue_bh, "
+        f"bias_score_ci_lower, bias_score_ci_upper ... ({declared} in all); the file's name says "
         "winoqueer: pass the samples file of winoqueer, or, if this file was renamed, give it back its own "
         "task's name (samples_<task>_<date>.jsonl)\n"
     )

@@ -16,7 +16,7 @@ def test_every_metric_of_every_shipped_task_s_metric_list_has_a_range():
         for _, config in task_metadata.shipped_configs().values()
         for metric in config.get("metric_list") or []
     }
-    assert len(declared) == 99  # so that a change to how tasks are read cannot empty this test
+    assert len(declared) == 59  # so that a change to how tasks are read cannot empty this test
     companions = ("_ci_lower", "_ci_upper", "_pvalue_bh", "_pvalue")
     for name in declared:
         suffix = next((s for s in companions if name.endswith(s)), "")
@@ -92,3 +92,69 @@ def test_the_range_of_each_kind_of_metric(name, bounds):
 )
 def test_range_text(bounds, text):
     assert metric_keys.range_text(bounds) == text
+
+
+# ---------------------------------------------------------------- per-group metric_list entries
+
+
+@pytest.mark.parametrize(
+    "pattern, name, fills",
+    [
+        ("bias_score_<group>", "bias_score_gay", True),
+        ("bias_score_<group>", "bias_score_gender_fluid", True),
+        ("bias_score_<group>", "bias_score_gay_n", False),  # the count of bias_score_gay
+        ("bias_score_<group>", "bias_score_gay_ci_lower", False),
+        ("bias_score_<group>", "bias_score_", False),  # no group
+        ("bias_score_<group>_ci_lower", "bias_score_gay_ci_lower", True),
+        ("bias_score_<group>_pvalue", "bias_score_gay_pvalue_bh", False),
+        ("bias_score_<group>_pvalue_bh", "bias_score_gay_pvalue_bh", True),
+        ("bias_score", "bias_score", True),
+        ("bias_score", "bias_score_gay", False),
+    ],
+)
+def test_a_group_entry_declares_the_same_statistic_of_every_group(pattern, name, fills):
+    assert metric_keys.fills(pattern, name) is fills
+
+
+def test_a_metric_takes_its_declared_aggregation_else_the_one_its_name_asks_for():
+    from lm_eval.api.metrics import mean
+
+    from lm_eval_bias import harness, stats
+
+    declared = {"bias_score_<group>_ci_lower": stats.wilson_lower_pct, "bias_score": mean}
+    assert harness.aggregation_for("bias_score_gay_ci_lower", declared) is stats.wilson_lower_pct
+    assert harness.aggregation_for("bias_score_gay_ci_lower") is stats.ci_lower
+    assert harness.aggregation_for("bias_score_gay_n", declared) is harness.count
+
+
+def test_lm_eval_sees_each_groups_metric_and_no_group_entry(tmp_path):
+    """The winoqueer task as built: its <group> entries are no metric of lm-eval's; each
+    subgroup's metric gets its entry's aggregation and direction when first returned."""
+    import lm_eval_bias
+    from benchmark_data import write_data_dir
+
+    data_dir = write_data_dir(tmp_path)
+    manager = lm_eval_bias.task_manager(metadata={"data_dir": str(data_dir)}, include_defaults=False)
+    task = manager.load(["winoqueer"])["tasks"]["winoqueer"]
+    assert not [name for name in task.aggregation() if "<group>" in name]
+    assert "bias_score_gay_pvalue" not in task.higher_is_better()
+    task.declare_metrics(["bias_score_gay_pvalue", "bias_score_gay_ci_upper", "bias_score_gay_n"])
+    directions = task.higher_is_better()
+    assert [directions[name] for name in ("bias_score_gay_pvalue", "bias_score_gay_ci_upper", "bias_score_gay_n")] == [
+        True,
+        False,
+        False,
+    ]
+
+
+def test_a_group_entry_without_its_aggregation_is_refused():
+    from lm_eval_bias import harness
+    from lm_eval_bias.errors import ConfigurationError
+
+    config = {"task": "mine", "metric_list": [{"metric": "score_<group>", "higher_is_better": True}]}
+    with pytest.raises(ConfigurationError) as error:
+        harness.per_group_entries(config)
+    assert str(error.value) == (
+        "mine: metric_list entry 'score_<group>' needs an aggregation and higher_is_better (an entry with "
+        "<group> declares the metric of every group)"
+    )

@@ -1,5 +1,8 @@
 """Model backends lm-eval lacks (``hf-mlm``)."""
 
+# The name lm-eval knows the masked-LM backend by (``--model hf-mlm``).
+MASKED_LM_BACKEND = "hf-mlm"
+
 
 def register() -> None:
     """Make ``--model hf-mlm`` known to lm-eval.
@@ -12,5 +15,5 @@ def register() -> None:
     import lm_eval.models  # noqa: F401
     from lm_eval.api.registry import model_registry
 
-    if "hf-mlm" not in model_registry:
-        model_registry.register("hf-mlm", target="lm_eval_bias.models.hf_mlm:HFMaskedLM")
+    if MASKED_LM_BACKEND not in model_registry:
+        model_registry.register(MASKED_LM_BACKEND, target="lm_eval_bias.models.hf_mlm:HFMaskedLM")

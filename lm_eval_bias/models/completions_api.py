@@ -103,3 +103,31 @@ def continuation_logprobs(outputs, tokens, ctxlens, prefix_token_id: int | None 
             is_greedy = all(value == max(top.values()) for value, top in zip(scored, top_logprobs[start:echoed]))
             results.append((float(sum(scored)), is_greedy))
     return results
+
+
+def refused_token_prompts(lm, error) -> bool:
+    """Whether ``error`` is a server refusing (HTTP 4xx/5xx) the token-id prompts lm-eval sends
+    with ``tokenized_requests=True`` (llama.cpp's server takes text prompts only).
+
+    Parameters
+    ----------
+    lm : lm-eval API model
+        The backend whose request failed.
+    error : Exception
+        The HTTP error its request raised (``requests`` or ``aiohttp``).
+
+    Returns
+    -------
+    bool
+    """
+    status = getattr(getattr(error, "response", None), "status_code", None) or getattr(error, "status", None)
+    return getattr(lm, "tokenized_requests", False) and isinstance(status, int) and 400 <= status < 600
+
+
+def token_prompts_problem(tasks: str, error) -> str:
+    """The message for :func:`refused_token_prompts`: ``tasks`` (their names) and the fix."""
+    return (
+        f"{tasks}: the completions server refused lm-eval's prompts ({type(error).__name__}: {error}). lm-eval "
+        "sends them as token ids by default, and servers such as llama.cpp take text only. Fix: --model_args "
+        "...,tokenized_requests=False (lm-eval still tokenizes locally to locate the scored tokens)"
+    )

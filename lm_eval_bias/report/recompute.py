@@ -351,7 +351,7 @@ def _document_range(name: str, declared: dict) -> tuple[float, float] | None:
     if is_comparison(name):
         return None
     base = next((name[: -len(end)] for end in ("_ci_lower", "_ci_upper") if name.endswith(end)), name)
-    if (declared.get(base) or harness.aggregation_for(base)) is not mean:
+    if harness.aggregation_for(base, declared) is not mean:
         return None
     return metric_range(base)
 
@@ -418,7 +418,7 @@ def recompute(samples_path: str | Path, task: str | None = None) -> dict:
             _check_document_value(path, task, line_number, name, filter_name, item, declared)
     results = {}
     for (name, filter_name), lines_and_items in values.items():
-        aggregation = declared.get(name) or harness.aggregation_for(name)
+        aggregation = harness.aggregation_for(name, declared)
         metric = _Metric(path, task, name, filter_name, named_in_file)
         value, stderr = _aggregate(metric, aggregation, lines_and_items)
         results[f"{name},{filter_name}"] = value
