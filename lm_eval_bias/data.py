@@ -50,6 +50,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+# Re-exported: benchmarks name their sources as data.WINOQUEER etc.
+from lm_eval_bias.benchmark_records import (  # noqa: F401
+    GENDERCARE_GROUP1,
+    GENDERCARE_GROUP2,
+    GENDERCARE_GROUP3,
+    RECORDS,
+    TANGO_DISCLOSURE,
+    TANGO_MISGENDERING,
+    WINOQUEER,
+    DataSource,
+)
+
 # Re-exported: benchmarks raise them as data.DataError etc.
 from lm_eval_bias.errors import DataError, DataNotFoundError, MalformedDataError  # noqa: F401
 from lm_eval_bias.text import invisible_characters, is_invisible
@@ -75,132 +87,7 @@ _HTML_STARTS = (b"<!doctype html", b"<html")
 _HEAD_BYTES = 512  # how much of a body is kept to recognise an LFS pointer or an HTML page
 
 
-@dataclass(frozen=True)
-class DataSource:
-    """Where a benchmark's official file comes from and what it should look like.
-
-    ``name`` identifies the file (``lm-eval-bias download NAME``); it is stored
-    as ``<dir>/<benchmark>/<file_name>``. ``urls`` are tried in order. ``sha256``
-    is the official file's hash; ``n_rows`` its number of rows as the benchmark
-    counts them. A source without a ``sha256`` must be a JSON-lines file, whose
-    non-empty lines (= rows) are counted to verify a download against ``n_rows``.
-    ``takes_data_file`` says whether the benchmark's tasks accept the file as
-    ``data_file`` (GenderPair reads one file per group, from a data directory only),
-    so that messages suggest only remedies the task accepts.
-    """
-
-    name: str
-    benchmark: str
-    file_name: str
-    urls: tuple[str, ...]
-    license: str
-    homepage: str
-    sha256: str | None = None
-    n_rows: int | None = None
-    takes_data_file: bool = True
-
-
-WINOQUEER = DataSource(
-    name="winoqueer",
-    benchmark="winoqueer",
-    file_name="winoqueer_final.csv",
-    # Commit 23629d2 ("upload files") stores the file as a Git LFS pointer whose oid
-    # is our sha256 (size 4,816,487), so media.githubusercontent serves that
-    # content-addressed object: the exact bytes, whenever GitHub's LFS store serves
-    # it (the repository later left LFS after "LFS issues"). Commit 0c5b1ad ("fix LFS
-    # issues AGAIN") replaced the pointer by a plain blob (0c874a4b), unchanged up to
-    # 1180ba6, the newest commit seen; that blob was too large for the snapshot, so
-    # its hash is unchecked here and the download's sha256 check decides.
-    urls=(
-        "https://media.githubusercontent.com/media/katyfelkner/winoqueer/"
-        "23629d2b2b0636addcb4b67def9fb742e77eb428/data/winoqueer_final.csv",
-        "https://raw.githubusercontent.com/katyfelkner/winoqueer/"
-        "1180ba62df6bd1e682db8f2bf90f3add67cc0500/data/winoqueer_final.csv",
-    ),
-    license="MIT",
-    homepage="https://github.com/katyfelkner/winoqueer",
-    sha256="1ed93f91834837b388c9129cd43c49dee70638fa6988634747565dd78c3c0237",
-    n_rows=45540,
-)
-
-TANGO_MISGENDERING = DataSource(
-    name="tango_misgendering",
-    benchmark="tango",
-    file_name="misgendering_prompts.csv",
-    # Commit bbaf0bb is the newest commit seen (2023-07-17); both paths hold blob
-    # 01d2d8af (315,244 bytes), checked to have our sha256. The root copy is unchanged
-    # since 24c6e7e, the prompts/ copy since 23c4bab.
-    urls=(
-        "https://raw.githubusercontent.com/amazon-science/tango/"
-        "bbaf0bb22a3fc391e2e7247a2d25c6850625013b/misgendering_prompts.csv",
-        "https://raw.githubusercontent.com/amazon-science/tango/"
-        "bbaf0bb22a3fc391e2e7247a2d25c6850625013b/prompts/misgendering_prompts.csv",
-    ),
-    license="CC BY-SA 4.0",
-    homepage="https://github.com/amazon-science/tango",
-    sha256="dfa0d72b927939e63885a0219d8b3de5af837a50a50b5161c24aef0cfeee6ed7",
-    n_rows=2880,
-)
-
-TANGO_DISCLOSURE = DataSource(
-    name="tango_disclosure",
-    benchmark="tango",
-    # One file on the Hugging Face hub; GitHub splits the same rows into 8 CSV
-    # parts, which also load once merged into one CSV (pass it as data_file).
-    file_name="disclosure.jsonl",
-    # No sha256 is published: downloads are checked by their line count. Revision
-    # 2d2eee4 is the last commit of the dataset card on main in a stored copy of the
-    # hub page; that it holds this file could not be checked (no hub access here),
-    # so `main` (unpinned) follows as a fallback. The line-count check guards both.
-    urls=(
-        "https://huggingface.co/datasets/AlexaAI/TANGO/resolve/"
-        "2d2eee4d1d35e210c73ce1afdb14685ff3eb9fe1/disclosure.jsonl",
-        "https://huggingface.co/datasets/AlexaAI/TANGO/resolve/main/disclosure.jsonl",
-    ),
-    license="CC BY-SA 4.0",
-    homepage="https://huggingface.co/datasets/AlexaAI/TANGO",
-    n_rows=1532160,
-)
-
-# Commit 942d135 is the newest commit seen (2024-08-29); the pair sets were added in
-# ecfc182 and never changed since; their blobs were checked to have our sha256.
-_GENDERCARE_COMMIT = "942d13525e8a029df11bae5271aa3cb5db48b1a0"
-
-
-def _genderpair_pair_set(group: int, sha256: str, n_targets: int) -> DataSource:
-    """GenderPair's released pair set of one gender group (1, 2 or 3)."""
-    return DataSource(
-        name=f"gendercare_group{group}",
-        benchmark="gendercare",
-        file_name=f"group{group}_pairset.json",
-        urls=(
-            f"https://raw.githubusercontent.com/kstanghere/GenderCARE-ccs24/{_GENDERCARE_COMMIT}/"
-            "Datasets/Assess_Gender_Bias/Our_Benchmark_GenderPair/pair_sets/"
-            f"group{group}/group{group}_pairset.json",
-        ),
-        license="MIT",
-        homepage="https://github.com/kstanghere/GenderCARE-ccs24",
-        sha256=sha256,
-        n_rows=n_targets,
-        takes_data_file=False,
-    )
-
-
-GENDERCARE_GROUP1 = _genderpair_pair_set(1, "687aaeced86d35abd3246aefa3c32ec6225d4c5e01fd46a372d36a2886fea181", 64)
-GENDERCARE_GROUP2 = _genderpair_pair_set(2, "8b6d952ea2390009722b4fa4d758896b687f2caf320b46c26256b9af964babd3", 64)
-GENDERCARE_GROUP3 = _genderpair_pair_set(3, "7af0ffbbef668f4b0cd32bb20da7681590609cb0bb9e9ab58d15dc22d5b54b48", 79)
-
-SOURCES: dict[str, DataSource] = {
-    source.name: source
-    for source in (
-        WINOQUEER,
-        TANGO_MISGENDERING,
-        TANGO_DISCLOSURE,
-        GENDERCARE_GROUP1,
-        GENDERCARE_GROUP2,
-        GENDERCARE_GROUP3,
-    )
-}
+SOURCES: dict[str, DataSource] = {source.name: source for record in RECORDS.values() for source in record.sources}
 
 
 def get_source(name: str) -> DataSource:
