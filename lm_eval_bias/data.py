@@ -13,15 +13,10 @@ A benchmark's file is resolved in this order:
 
 A user's own file (1, 2) is used as it is, with a warning when it differs from
 the official one (a deliberate subset is fine). The cache (3) and downloads (4)
-hold only verified files. Downloads go through :func:`pooch.retrieve`: each of a
-source's pinned URLs (:mod:`lm_eval_bias.benchmark_records`) in turn, over HTTP,
-with a tqdm progress bar where tqdm is installed, the official sha256 checked, and
-the file written to a temporary name and moved into place only once checked.
-Around pooch, this module refuses what a URL may serve instead of the file (an
-empty body, a body cut short, a Git LFS pointer, an HTML page) and, for a source
-without a published sha256, checks the number of lines. The public URLs are pinned
-to fixed commits, so the hashes stay true when the upstream repositories move on.
-Downloads get the permissions the umask gives any new file (0644 under umask 022).
+hold only verified files: the official sha256, or for a source without a published
+sha256, the official number of lines. Downloads go through pooch
+(:mod:`lm_eval_bias.downloads`); the public URLs are pinned to fixed commits, so the
+hashes stay true when the upstream repositories move on.
 
 ``lm-eval-bias download --to DIR`` fetches every benchmark's file into the
 data-directory layout, for air-gapped clusters.
@@ -33,20 +28,12 @@ name the file, line and byte of any text that is not UTF-8.
 from __future__ import annotations
 
 import codecs
-import contextlib
-import hashlib
-import importlib.util
 import logging
 import os
 import re
-import shutil
-import tempfile
-import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
-
-import pooch
 
 # Re-exported: benchmarks name their sources as data.WINOQUEER etc.
 from lm_eval_bias.benchmark_records import (  # noqa: F401
@@ -59,6 +46,8 @@ from lm_eval_bias.benchmark_records import (  # noqa: F401
     WINOQUEER,
     DataSource,
 )
+from lm_eval_bias.downloads import NoGoodDownload, download, sha256_of
+from lm_eval_bias.downloads import difference as official_difference
 
 # Re-exported: benchmarks raise them as data.DataError etc.
 from lm_eval_bias.errors import DataError, DataNotFoundError, MalformedDataError  # noqa: F401
@@ -74,11 +63,6 @@ OFFLINE_ENVS = (
     "HF_DATASETS_OFFLINE",
     "TRANSFORMERS_OFFLINE",
 )
-DOWNLOAD_TIMEOUT_S = 60  # for connecting, and between two pieces of a body
-DOWNLOAD_CHUNK_BYTES = 1 << 20
-_LFS_POINTER_PREFIX = b"version https://git-lfs.github.com/spec/"
-_HTML_STARTS = (b"<!doctype html", b"<html")
-_HEAD_BYTES = 512  # how much of a body is kept to recognise an LFS pointer or an HTML page
 
 SOURCES: dict[str, DataSource] = {source.name: source for record in RECORDS.values() for source in record.sources}
 
@@ -224,46 +208,9 @@ def _not_utf8(path: Path, lines_before: int, raw: bytes, error: UnicodeDecodeErr
     )
 
 
-# --------------------------------------------------------------------------
-# Whether a file is the official one
-
-
-def sha256_of(path: str | os.PathLike) -> str:
-    """The file's sha256, as hex digits."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(DOWNLOAD_CHUNK_BYTES), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _count_rows(path: Path) -> int:
-    """The non-empty lines of a JSON-lines file: its rows (a blank line is none, the last needs no newline)."""
-    with _open_binary(path) as handle:
-        return sum(1 for line in handle if line.strip())
-
-
 def _cache_file(source: DataSource) -> Path:
     """Where the cache keeps the source's official file."""
     return cache_dir() / source.benchmark / source.file_name
-
-
-def _difference(source: DataSource, path: Path, sha256: str | None = None) -> str | None:
-    """How the file differs from the source's official one, or None when it is the official one.
-
-    A file is hashed each time it is checked: the largest (TANGO disclosure, ~400 MB) takes
-    about a second, a small share of any run that generates text for it.
-    """
-    if source.sha256 is not None:
-        sha256 = sha256 or sha256_of(path)
-        if sha256 != source.sha256:
-            return f"sha256 {sha256}, the official file has {source.sha256}"
-    elif source.n_rows is not None and (lines := _count_rows(path)) != source.n_rows:
-        return (
-            f"{lines} non-empty lines, the official file has {source.n_rows} "
-            f"(sha256 {sha256 or sha256_of(path)}; no official sha256 is published)"
-        )
-    return None
 
 
 # --------------------------------------------------------------------------
@@ -330,7 +277,7 @@ def resolve_data_file(
 
     cached = _cache_file(source)
     if cached.is_file():
-        difference = _difference(source, cached)
+        difference = official_difference(source, cached)
         if difference is None:
             logger.info("%s: using cached %s", source.name, cached)
             return cached
@@ -358,8 +305,8 @@ def resolve_data_file(
             f"off because {set_vars} is set.\nLooked in:{where}\n" + _how_to_provide(source)
         )
     try:
-        return _fetch(source, cache_dir())
-    except _NoGoodDownload as failed:
+        return download(source, cache_dir())
+    except NoGoodDownload as failed:
         raise DataNotFoundError(
             f"{source.name}: data file {source.file_name!r} not found locally and the "
             f"download failed:{failed.listing()}\nLooked in:{where}\n" + _how_to_provide(source)
@@ -367,22 +314,7 @@ def resolve_data_file(
 
 
 # --------------------------------------------------------------------------
-# Downloading, verified
-
-
-class _Rejected(Exception):
-    """A URL whose response must not be used; the message says why."""
-
-
-class _NoGoodDownload(Exception):
-    """No URL of a source gave the official file."""
-
-    def __init__(self, failures: list[tuple[str, str]]):
-        super().__init__(failures)
-        self.failures = failures
-
-    def listing(self) -> str:
-        return "".join(f"\n  - {url}: {reason}" for url, reason in self.failures)
+# Downloading (lm_eval_bias.downloads)
 
 
 def fetch(source: DataSource, dest_dir: str | os.PathLike) -> Path:
@@ -407,8 +339,8 @@ def fetch(source: DataSource, dest_dir: str | os.PathLike) -> Path:
         When no URL gave the official file, listing each URL with its reason.
     """
     try:
-        return _fetch(source, dest_dir)
-    except _NoGoodDownload as failed:
+        return download(source, dest_dir)
+    except NoGoodDownload as failed:
         folder = Path(dest_dir).expanduser() / source.benchmark
         raise DataError(
             f"{source.name}: could not download {source.file_name!r}; nothing was saved in {folder}. "
@@ -425,200 +357,6 @@ def fetch_all(dest_dir: str | os.PathLike, names: Iterable[str] | None = None) -
     names = list(names) if names else sorted(SOURCES)
     sources = [get_source(name) for name in names]  # every name checked before anything is fetched
     return [fetch(source, dest_dir) for source in sources]
-
-
-def _fetch(source: DataSource, dest_dir: str | os.PathLike) -> Path:
-    target = Path(dest_dir).expanduser() / source.benchmark / source.file_name
-    _remove_stale_downloads(source, target.parent)
-    failures: list[tuple[str, str]] = []
-    # pooch downloads into an empty folder of this download's own (it would keep a file already
-    # at its target unchecked when no sha256 is known); the checked file then replaces the target.
-    with _download_folder(source, target.parent) as folder:
-        for url in source.urls:
-            logger.info("%s: downloading %s", source.name, url)
-            download = _CheckedDownload(source)
-            known_hash = f"sha256:{source.sha256}" if source.sha256 else None
-            try:
-                with _pooch_quiet():
-                    downloaded = pooch.retrieve(url, known_hash, source.file_name, folder, downloader=download)
-            except _Rejected as reason:
-                logger.warning("%s: not using %s: %s", source.name, url, reason)
-                failures.append((url, str(reason)))
-                continue
-            try:
-                # pooch's temporary file is made by tempfile (0600); a download is shared as it is
-                # (`download --to DIR`, then copied for other users): it gets the mode open() gives.
-                os.chmod(downloaded, 0o666 & ~_umask())
-                os.replace(downloaded, target)
-            except OSError as error:
-                raise DataError(
-                    f"{source.name}: cannot save the download as {target} ({error.strerror or error}); "
-                    "remove what is in the way, or download to another directory"
-                ) from None
-            logger.info("%s: saved %s (%d bytes, sha256 %s)", source.name, target, download.size, download.sha256())
-            return target
-    raise _NoGoodDownload(failures)
-
-
-@contextlib.contextmanager
-def _download_folder(source: DataSource, parent: Path) -> Iterator[Path]:
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-        folder = tempfile.mkdtemp(dir=parent, prefix=f".{source.file_name}.", suffix=".download")
-    except OSError as error:
-        raise DataError(
-            f"{source.name}: cannot write in {parent} ({error.strerror or error}); "
-            f"set {CACHE_DIR_ENV} (or `lm-eval-bias download --to DIR`) to a writable directory"
-        ) from None
-    try:
-        yield Path(folder)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def _pooch_quiet() -> Iterator[None]:
-    """pooch's INFO lines (written to stderr by its own handler) repeat ours: keep only its warnings."""
-    level = pooch.get_logger().level
-    pooch.get_logger().setLevel(logging.WARNING)
-    try:
-        yield
-    finally:
-        pooch.get_logger().setLevel(level)
-
-
-def _umask() -> int:
-    """The process's umask, read without changing it where the system tells it (Linux)."""
-    try:
-        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)  # the portable way: set it, and put it back at once
-    os.umask(mask)
-    return mask
-
-
-# A running download writes at least every DOWNLOAD_TIMEOUT_S (else it gives up), so a download
-# folder untouched for this long is what a killed download left behind.
-STALE_DOWNLOAD_AGE_S = 3600
-
-
-def _remove_stale_downloads(source: DataSource, parent: Path) -> None:
-    """Remove the download folders that killed downloads of this source left in ``parent``."""
-    pattern = re.compile(re.escape(f".{source.file_name}.") + r"[A-Za-z0-9_]+\.download")
-    try:
-        leftovers = [path for path in parent.iterdir() if pattern.fullmatch(path.name) and path.is_dir()]
-    except OSError:
-        return  # no folder yet, or not listable: nothing of ours to clean
-    for folder in leftovers:
-        try:
-            last_write = max(path.stat().st_mtime for path in (folder, *folder.iterdir()))
-        except OSError:
-            continue  # removed meanwhile
-        if time.time() - last_write > STALE_DOWNLOAD_AGE_S:
-            shutil.rmtree(folder, ignore_errors=True)
-            logger.info("%s: removed %s, left by a download that did not finish", source.name, folder)
-
-
-def _progress_bar(source: DataSource):
-    """A tqdm bar for pooch to fill, where tqdm is installed (closed by its caller, also on failure)."""
-    if importlib.util.find_spec("tqdm") is None:
-        return None
-    from tqdm.auto import tqdm
-
-    class Bar(tqdm):
-        def __bool__(self) -> bool:
-            return True  # a tqdm of total 0 is false, and pooch would not fill a body of unknown size
-
-    return Bar(desc=source.name, total=0, unit="B", unit_scale=True, ncols=79, leave=True)
-
-
-class _CheckedDownload:
-    """A pooch downloader: pooch's HTTP download, refusing what is not the source's official file.
-
-    pooch calls it with a URL and its temporary file, and checks the sha256 again once it returns;
-    a refusal (:class:`_Rejected`) leaves pooch to delete that file. It is also the file object
-    pooch writes to, keeping the body's size, sha256 and first bytes.
-    """
-
-    def __init__(self, source: DataSource):
-        self.source = source
-        self.size, self.head, self._digest = 0, b"", hashlib.sha256()
-        self._announced: int | None = None  # the body's Content-Length, when the server says it
-
-    def __call__(self, url: str, output_file: str, pooch_instance) -> None:
-        import requests
-
-        progress = _progress_bar(self.source)
-        downloader = pooch.HTTPDownloader(
-            progressbar=progress or False,
-            chunk_size=DOWNLOAD_CHUNK_BYTES,
-            timeout=DOWNLOAD_TIMEOUT_S,
-            headers={"User-Agent": "lm-eval-bias"},
-            hooks={"response": self._check_response},
-        )
-        self.path = Path(output_file)
-        with open(output_file, "wb") as self._out, progress or contextlib.nullcontext():
-            try:
-                downloader(url, self, pooch_instance)
-            except requests.HTTPError as error:
-                raise _Rejected(f"HTTP {error.response.status_code} {error.response.reason}") from None
-            except requests.exceptions.ChunkedEncodingError as error:
-                raise _Rejected(self._cut_short(error)) from None
-            except requests.RequestException as error:
-                raise _Rejected(f"request failed: {error}") from None
-            except ValueError as error:  # e.g. pooch reading a malformed Content-Length
-                raise _Rejected(f"unusable response: {error}") from None
-        if self.size == 0:
-            raise _Rejected("empty response (0 bytes)")
-        if self.head.startswith(_LFS_POINTER_PREFIX):
-            raise _Rejected("served a Git LFS pointer, not the file")
-        if self.head.lstrip().lower().startswith(_HTML_STARTS):
-            raise _Rejected("served an HTML page, not the file")
-        if (difference := _difference(self.source, self.path, sha256=self.sha256())) is not None:
-            raise _Rejected(f"served a different file: {difference}")
-
-    def write(self, chunk: bytes) -> None:
-        try:
-            self._out.write(chunk)
-        except OSError as error:  # no fault of the URL: the next one is not tried
-            raise DataError(
-                f"cannot write the download to {self.path} ({error.strerror or error}); free some disk "
-                f"space, or set {CACHE_DIR_ENV} (or `lm-eval-bias download --to DIR`) to another directory"
-            ) from None
-        self.size += len(chunk)
-        self._digest.update(chunk)
-        if len(self.head) < _HEAD_BYTES:
-            self.head += chunk[: _HEAD_BYTES - len(self.head)]
-
-    def flush(self) -> None:
-        self._out.flush()
-
-    def sha256(self) -> str:
-        return self._digest.hexdigest()
-
-    def _check_response(self, response, *args, **kwargs):
-        """A requests hook, run on each response before its body is read."""
-        if response.ok and not response.is_redirect:
-            if response.headers.get("Content-Type", "").split(";")[0].strip().lower() == "text/html":
-                response.close()
-                raise _Rejected("served an HTML page (Content-Type text/html), not the file")
-            length = response.headers.get("Content-Length", "")
-            self._announced = int(length) if length.isdigit() else None
-        return response
-
-    def _cut_short(self, error: Exception) -> str:
-        """Why a body ended early: the bytes received of those announced, else of an unknown number."""
-        cause = error
-        while cause is not None and not isinstance(getattr(cause, "expected", None), int):
-            cause = cause.__context__  # down to the IncompleteRead that says how many bytes were missing
-        if self._announced is not None and cause is not None:
-            received, announced = self._announced - cause.expected, f"{self._announced:,} bytes announced"
-            return f"download cut short: received {received:,} of the {announced} (Content-Length)"
-        return f"download cut short: the connection closed after {self.size:,} bytes"
 
 
 # --------------------------------------------------------------------------

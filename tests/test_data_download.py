@@ -1,4 +1,4 @@
-"""Verified downloads, against a local HTTP server that misbehaves on purpose."""
+"""Verified downloads (through pooch), against a local HTTP server that misbehaves on purpose."""
 
 import dataclasses
 import errno
@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from lm_eval_bias import cli, data
+from lm_eval_bias import cli, data, downloads
 
 GOOD = (
     b"Gender_ID_x,Gender_ID_y,sent_x,sent_y\n"
@@ -85,7 +85,7 @@ def server(monkeypatch):
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
-    monkeypatch.setattr(data, "DOWNLOAD_TIMEOUT_S", 5)
+    monkeypatch.setattr(downloads, "DOWNLOAD_TIMEOUT_S", 5)
     for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
         monkeypatch.delenv(name, raising=False)
 
@@ -154,7 +154,7 @@ def test_online_downloads_once_into_the_cache(server, online):
 
 
 def test_a_stalled_download_times_out_and_the_next_url_is_tried(server, tmp_path, monkeypatch, caplog):
-    monkeypatch.setattr(data, "DOWNLOAD_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(downloads, "DOWNLOAD_TIMEOUT_S", 0.5)
     with caplog.at_level(logging.WARNING, logger="lm_eval_bias"):
         path = data.fetch(toy(f"{server}/slow.csv", f"{server}/good.csv"), tmp_path)
     assert path.read_bytes() == GOOD
@@ -306,8 +306,8 @@ def test_a_download_shows_a_progress_bar(server, tmp_path, capsys):
 
 
 def test_without_tqdm_a_download_shows_no_bar(server, tmp_path, capsys, monkeypatch):
-    real_find_spec = data.importlib.util.find_spec
-    monkeypatch.setattr(data.importlib.util, "find_spec", lambda name: None if name == "tqdm" else real_find_spec(name))
+    find_spec = downloads.importlib.util.find_spec
+    monkeypatch.setattr(downloads.importlib.util, "find_spec", lambda name: None if name == "tqdm" else find_spec(name))
     big = toy(f"{server}/big.txt", name="big", sha256=hashlib.sha256(BIG).hexdigest())
     assert data.fetch(big, tmp_path).read_bytes() == BIG
     assert capsys.readouterr().err == ""
@@ -355,7 +355,7 @@ def test_a_full_disk_stops_the_download_and_names_the_folder(server, tmp_path, m
     def open_on_a_full_disk(path, mode="r", **kwargs):
         return FullDisk() if mode == "wb" else open(path, mode, **kwargs)
 
-    monkeypatch.setattr(data, "open", open_on_a_full_disk, raising=False)  # data.py's open: the download's file
+    monkeypatch.setattr(downloads, "open", open_on_a_full_disk, raising=False)  # the download's file
     with pytest.raises(data.DataError) as error:
         data.fetch(toy(f"{server}/good.csv", f"{server}/wrong.csv"), tmp_path)
     assert re.fullmatch(
@@ -419,10 +419,10 @@ def leftover(folder, name, age_s=0):
 
 def test_the_next_download_removes_leftovers_of_killed_downloads_only(server, tmp_path, caplog):
     folder = tmp_path / "toy"
-    old = leftover(folder, ".toy.csv.k2j3h4_x.download", age_s=data.STALE_DOWNLOAD_AGE_S + 60)
+    old = leftover(folder, ".toy.csv.k2j3h4_x.download", age_s=downloads.STALE_DOWNLOAD_AGE_S + 60)
     kept = [
         leftover(folder, ".toy.csv.live0001.download"),  # a download running in another process
-        leftover(folder, ".other.csv.k2j3h4_x.download", age_s=data.STALE_DOWNLOAD_AGE_S + 60),
+        leftover(folder, ".other.csv.k2j3h4_x.download", age_s=downloads.STALE_DOWNLOAD_AGE_S + 60),
     ]
     with caplog.at_level(logging.INFO, logger="lm_eval_bias"):
         data.fetch(toy(f"{server}/good.csv"), tmp_path)
@@ -433,7 +433,7 @@ def test_the_next_download_removes_leftovers_of_killed_downloads_only(server, tm
 
 
 def test_a_failed_download_cleans_leftovers_too(server, tmp_path):
-    leftover(tmp_path / "toy", ".toy.csv.k2j3h4_x.download", age_s=data.STALE_DOWNLOAD_AGE_S + 60)
+    leftover(tmp_path / "toy", ".toy.csv.k2j3h4_x.download", age_s=downloads.STALE_DOWNLOAD_AGE_S + 60)
     with pytest.raises(data.DataError):
         data.fetch(toy(f"{server}/wrong.csv"), tmp_path)
     assert files_in(tmp_path / "toy") == []
@@ -504,3 +504,15 @@ def test_a_failed_genderpair_download_suggests_a_data_directory(server, tmp_path
         "the data directory."
     )
     assert 'data_file": ' not in str(error.value)
+
+
+def test_a_folder_that_cannot_be_made_is_named_with_the_fix(server, tmp_path):
+    blocked = tmp_path / "a file"
+    blocked.write_text("not a folder")
+    with pytest.raises(data.DataError) as error:
+        data.fetch(toy(f"{server}/good.csv"), blocked)
+    assert str(error.value) == (
+        f"toy: cannot write in {blocked / 'toy'} (Not a directory); set LM_EVAL_BIAS_CACHE_DIR "
+        "(or `lm-eval-bias download --to DIR`) to a writable directory"
+    )
+    assert server.requested == []
