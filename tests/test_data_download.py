@@ -2,6 +2,7 @@
 
 import dataclasses
 import errno
+import gzip
 import hashlib
 import http.server
 import io
@@ -59,6 +60,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif self.path == "/chunked-cut.csv":  # one whole 16-byte chunk, then half of the next
             self._head(200, {"Content-Type": "text/csv", "Transfer-Encoding": "chunked"})
             self.wfile.write(b"10\r\n" + GOOD[:16] + b"\r\n" + b"40\r\n" + GOOD[16:30])
+        elif self.path == "/gzipped.csv":  # as servers send text to a client that accepts gzip (requests does)
+            body = gzip.compress(GOOD)
+            self._head(200, {"Content-Type": "text/csv", "Content-Encoding": "gzip", "Content-Length": str(len(body))})
+            self.wfile.write(body)
+        elif self.path == "/moved.csv":  # as the Hugging Face hub sends a file to its CDN
+            self._head(302, {"Location": "/good.csv", "Content-Type": "text/html", "Content-Length": "0"})
         elif self.path == "/slow.csv":  # headers, then nothing for longer than the client waits
             self._head(200, {"Content-Type": "text/csv", "Content-Length": str(len(GOOD))})
             self.wfile.flush()
@@ -143,6 +150,11 @@ def test_a_good_download_is_saved_alone(server, tmp_path, into_cache):
     assert path == dest / "toy" / "toy.csv"
     assert path.read_bytes() == GOOD
     assert files_in(path.parent) == ["toy.csv"]  # no temporary file or folder is left
+
+
+@pytest.mark.parametrize("name", ["gzipped.csv", "moved.csv"])
+def test_a_compressed_or_redirected_download_is_the_file(server, tmp_path, name):
+    assert data.fetch(toy(f"{server}/{name}"), tmp_path).read_bytes() == GOOD
 
 
 def test_online_downloads_once_into_the_cache(server, online):
