@@ -25,8 +25,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import pooch
-
 from lm_eval_bias.benchmark_records import DataSource
 from lm_eval_bias.errors import DataError
 
@@ -124,6 +122,8 @@ def download(source: DataSource, dest_dir: str | os.PathLike) -> Path:
     DataError
         When the file cannot be written (e.g. a full disk): no other URL is tried.
     """
+    import pooch  # here, not at the top: a run that reads its files from the cache needs none of it
+
     target = Path(dest_dir).expanduser() / source.benchmark / source.file_name
     _remove_stale_downloads(source, target.parent)
     failures: list[tuple[str, str]] = []
@@ -175,6 +175,8 @@ def _download_folder(source: DataSource, parent: Path) -> Iterator[Path]:
 @contextlib.contextmanager
 def _pooch_quiet() -> Iterator[None]:
     """pooch's INFO lines (written to stderr by its own handler) repeat ours: keep only its warnings."""
+    import pooch
+
     level = pooch.get_logger().level
     pooch.get_logger().setLevel(logging.WARNING)
     try:
@@ -246,6 +248,7 @@ class _CheckedDownload:
         self._announced: int | None = None  # the body's Content-Length, when the server says it
 
     def __call__(self, url: str, output_file: str, pooch_instance) -> None:
+        import pooch
         import requests
 
         progress = _progress_bar(self.source)
