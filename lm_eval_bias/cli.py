@@ -116,7 +116,13 @@ def _download(argv: list[str]) -> int:
         "sources",
         nargs="*",
         metavar="SOURCE",
-        help=f"data files to fetch (default: all of {', '.join(sorted(data.SOURCES))})",
+        help="data files to fetch (default: all; "
+        + "; ".join(
+            f"{record.title}: {', '.join(source.name for source in record.sources)}"
+            for record in data.RECORDS.values()
+            if record.sources
+        )
+        + ")",
     )
     parser.add_argument(
         "--to",

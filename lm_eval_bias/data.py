@@ -13,15 +13,10 @@ A benchmark's file is resolved in this order:
 
 A user's own file (1, 2) is used as it is, with a warning when it differs from
 the official one (a deliberate subset is fine). The cache (3) and downloads (4)
-hold only verified files: a download enters the cache only if it is complete
-(Content-Length), is not empty, not a Git LFS pointer, not an HTML page, and has
-the official sha256 (or, for a source without a published sha256, the official
-number of lines). The public URLs are pinned to fixed commits, so the hashes stay
-true when the upstream repositories move on. A verification stamp beside a file
-spares re-reading it, in the cache only: a user's file (1, 2) is hashed, once per
-process, whatever lies beside it. Downloads get the permissions the umask gives
-any new file (0644 under umask 022), and a download removes what killed downloads
-of the same file left behind (see :func:`_remove_stale_parts`).
+hold only verified files: the official sha256, or for a source without a published
+sha256, the official number of lines. Downloads go through pooch
+(:mod:`lm_eval_bias.downloads`); the public URLs are pinned to fixed commits, so the
+hashes stay true when the upstream repositories move on.
 
 ``lm-eval-bias download --to DIR`` fetches every benchmark's file into the
 data-directory layout, for air-gapped clusters.
@@ -33,22 +28,26 @@ name the file, line and byte of any text that is not UTF-8.
 from __future__ import annotations
 
 import codecs
-import functools
-import hashlib
-import http.client
-import json
 import logging
 import os
 import re
-import socket
-import tempfile
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
+
+# Re-exported: benchmarks name their sources as data.WINOQUEER etc.
+from lm_eval_bias.benchmark_records import (  # noqa: F401
+    GENDERCARE_GROUP1,
+    GENDERCARE_GROUP2,
+    GENDERCARE_GROUP3,
+    RECORDS,
+    TANGO_DISCLOSURE,
+    TANGO_MISGENDERING,
+    WINOQUEER,
+    DataSource,
+)
+from lm_eval_bias.downloads import NoGoodDownload, download, sha256_of
+from lm_eval_bias.downloads import difference as official_difference
 
 # Re-exported: benchmarks raise them as data.DataError etc.
 from lm_eval_bias.errors import DataError, DataNotFoundError, MalformedDataError  # noqa: F401
@@ -64,146 +63,18 @@ OFFLINE_ENVS = (
     "HF_DATASETS_OFFLINE",
     "TRANSFORMERS_OFFLINE",
 )
-DOWNLOAD_TIMEOUT_S = 60
-DOWNLOAD_CHUNK_BYTES = 1 << 20
-# Progress of a download is logged every 10% of its Content-Length when it has
-# one of at least PROGRESS_MIN_BYTES, else every PROGRESS_STEP_BYTES received.
-PROGRESS_MIN_BYTES = 50_000_000
-PROGRESS_STEP_BYTES = 50_000_000
-_LFS_POINTER_PREFIX = b"version https://git-lfs.github.com/spec/"
-_HTML_STARTS = (b"<!doctype html", b"<html")
-_HEAD_BYTES = 512  # how much of a body is kept to recognise an LFS pointer or an HTML page
 
-
-@dataclass(frozen=True)
-class DataSource:
-    """Where a benchmark's official file comes from and what it should look like.
-
-    ``name`` identifies the file (``lm-eval-bias download NAME``); it is stored
-    as ``<dir>/<benchmark>/<file_name>``. ``urls`` are tried in order. ``sha256``
-    is the official file's hash; ``n_rows`` its number of rows as the benchmark
-    counts them. A source without a ``sha256`` must be a JSON-lines file, whose
-    non-empty lines (= rows) are counted to verify a download against ``n_rows``.
-    ``takes_data_file`` says whether the benchmark's tasks accept the file as
-    ``data_file`` (GenderPair reads one file per group, from a data directory only),
-    so that messages suggest only remedies the task accepts.
-    """
-
-    name: str
-    benchmark: str
-    file_name: str
-    urls: tuple[str, ...]
-    license: str
-    homepage: str
-    sha256: str | None = None
-    n_rows: int | None = None
-    takes_data_file: bool = True
-
-
-WINOQUEER = DataSource(
-    name="winoqueer",
-    benchmark="winoqueer",
-    file_name="winoqueer_final.csv",
-    # Commit 23629d2 ("upload files") stores the file as a Git LFS pointer whose oid
-    # is our sha256 (size 4,816,487), so media.githubusercontent serves that
-    # content-addressed object: the exact bytes, whenever GitHub's LFS store serves
-    # it (the repository later left LFS after "LFS issues"). Commit 0c5b1ad ("fix LFS
-    # issues AGAIN") replaced the pointer by a plain blob (0c874a4b), unchanged up to
-    # 1180ba6, the newest commit seen; that blob was too large for the snapshot, so
-    # its hash is unchecked here and the download's sha256 check decides.
-    urls=(
-        "https://media.githubusercontent.com/media/katyfelkner/winoqueer/"
-        "23629d2b2b0636addcb4b67def9fb742e77eb428/data/winoqueer_final.csv",
-        "https://raw.githubusercontent.com/katyfelkner/winoqueer/"
-        "1180ba62df6bd1e682db8f2bf90f3add67cc0500/data/winoqueer_final.csv",
-    ),
-    license="MIT",
-    homepage="https://github.com/katyfelkner/winoqueer",
-    sha256="1ed93f91834837b388c9129cd43c49dee70638fa6988634747565dd78c3c0237",
-    n_rows=45540,
-)
-
-TANGO_MISGENDERING = DataSource(
-    name="tango_misgendering",
-    benchmark="tango",
-    file_name="misgendering_prompts.csv",
-    # Commit bbaf0bb is the newest commit seen (2023-07-17); both paths hold blob
-    # 01d2d8af (315,244 bytes), checked to have our sha256. The root copy is unchanged
-    # since 24c6e7e, the prompts/ copy since 23c4bab.
-    urls=(
-        "https://raw.githubusercontent.com/amazon-science/tango/"
-        "bbaf0bb22a3fc391e2e7247a2d25c6850625013b/misgendering_prompts.csv",
-        "https://raw.githubusercontent.com/amazon-science/tango/"
-        "bbaf0bb22a3fc391e2e7247a2d25c6850625013b/prompts/misgendering_prompts.csv",
-    ),
-    license="CC BY-SA 4.0",
-    homepage="https://github.com/amazon-science/tango",
-    sha256="dfa0d72b927939e63885a0219d8b3de5af837a50a50b5161c24aef0cfeee6ed7",
-    n_rows=2880,
-)
-
-TANGO_DISCLOSURE = DataSource(
-    name="tango_disclosure",
-    benchmark="tango",
-    # One file on the Hugging Face hub; GitHub splits the same rows into 8 CSV
-    # parts, which also load once merged into one CSV (pass it as data_file).
-    file_name="disclosure.jsonl",
-    # No sha256 is published: downloads are checked by their line count. Revision
-    # 2d2eee4 is the last commit of the dataset card on main in a stored copy of the
-    # hub page; that it holds this file could not be checked (no hub access here),
-    # so `main` (unpinned) follows as a fallback. The line-count check guards both.
-    urls=(
-        "https://huggingface.co/datasets/AlexaAI/TANGO/resolve/"
-        "2d2eee4d1d35e210c73ce1afdb14685ff3eb9fe1/disclosure.jsonl",
-        "https://huggingface.co/datasets/AlexaAI/TANGO/resolve/main/disclosure.jsonl",
-    ),
-    license="CC BY-SA 4.0",
-    homepage="https://huggingface.co/datasets/AlexaAI/TANGO",
-    n_rows=1532160,
-)
-
-# Commit 942d135 is the newest commit seen (2024-08-29); the pair sets were added in
-# ecfc182 and never changed since; their blobs were checked to have our sha256.
-_GENDERCARE_COMMIT = "942d13525e8a029df11bae5271aa3cb5db48b1a0"
-
-
-def _genderpair_pair_set(group: int, sha256: str, n_targets: int) -> DataSource:
-    """GenderPair's released pair set of one gender group (1, 2 or 3)."""
-    return DataSource(
-        name=f"gendercare_group{group}",
-        benchmark="gendercare",
-        file_name=f"group{group}_pairset.json",
-        urls=(
-            f"https://raw.githubusercontent.com/kstanghere/GenderCARE-ccs24/{_GENDERCARE_COMMIT}/"
-            "Datasets/Assess_Gender_Bias/Our_Benchmark_GenderPair/pair_sets/"
-            f"group{group}/group{group}_pairset.json",
-        ),
-        license="MIT",
-        homepage="https://github.com/kstanghere/GenderCARE-ccs24",
-        sha256=sha256,
-        n_rows=n_targets,
-        takes_data_file=False,
-    )
-
-
-GENDERCARE_GROUP1 = _genderpair_pair_set(1, "687aaeced86d35abd3246aefa3c32ec6225d4c5e01fd46a372d36a2886fea181", 64)
-GENDERCARE_GROUP2 = _genderpair_pair_set(2, "8b6d952ea2390009722b4fa4d758896b687f2caf320b46c26256b9af964babd3", 64)
-GENDERCARE_GROUP3 = _genderpair_pair_set(3, "7af0ffbbef668f4b0cd32bb20da7681590609cb0bb9e9ab58d15dc22d5b54b48", 79)
-
-SOURCES: dict[str, DataSource] = {
-    source.name: source
-    for source in (
-        WINOQUEER,
-        TANGO_MISGENDERING,
-        TANGO_DISCLOSURE,
-        GENDERCARE_GROUP1,
-        GENDERCARE_GROUP2,
-        GENDERCARE_GROUP3,
-    )
-}
+SOURCES: dict[str, DataSource] = {source.name: source for record in RECORDS.values() for source in record.sources}
 
 
 def get_source(name: str) -> DataSource:
+    """The data source named ``name`` (as ``lm-eval-bias download NAME`` names it).
+
+    Raises
+    ------
+    DataError
+        For an unknown name, listing the known ones.
+    """
     try:
         return SOURCES[name]
     except KeyError:
@@ -211,10 +82,12 @@ def get_source(name: str) -> DataSource:
 
 
 def is_offline() -> bool:
+    """Whether any of :data:`OFFLINE_ENVS` is set (to 1, true, yes or on): then nothing is downloaded."""
     return any(os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"} for name in OFFLINE_ENVS)
 
 
 def cache_dir() -> Path:
+    """The cache folder: ``LM_EVAL_BIAS_CACHE_DIR``, else ``$XDG_CACHE_HOME/lm_eval_bias``, else ``~/.cache/...``."""
     if os.environ.get(CACHE_DIR_ENV):
         return Path(os.environ[CACHE_DIR_ENV]).expanduser()
     xdg = os.environ.get("XDG_CACHE_HOME")
@@ -335,142 +208,9 @@ def _not_utf8(path: Path, lines_before: int, raw: bytes, error: UnicodeDecodeErr
     )
 
 
-# --------------------------------------------------------------------------
-# What a file holds: size, sha256, lines
-
-
-@dataclass(frozen=True)
-class _FileFacts:
-    size: int
-    sha256: str
-    lines: int  # non-empty lines: the rows of a JSON-lines file
-
-
-class _Measure:
-    """Size, sha256 and non-empty line count of a byte stream fed in chunks, plus its first bytes."""
-
-    def __init__(self) -> None:
-        self._digest = hashlib.sha256()
-        self.size = 0
-        self.head = b""
-        self._complete_lines = 0
-        self._open_line_has_text = False  # the current (unterminated) line so far
-
-    def update(self, chunk: bytes) -> None:
-        self._digest.update(chunk)
-        self.size += len(chunk)
-        if len(self.head) < _HEAD_BYTES:
-            self.head += chunk[: _HEAD_BYTES - len(self.head)]
-        *ended, rest = chunk.split(b"\n")
-        for part in ended:
-            if self._open_line_has_text or part.strip():
-                self._complete_lines += 1
-            self._open_line_has_text = False
-        self._open_line_has_text = self._open_line_has_text or bool(rest.strip())
-
-    def facts(self) -> _FileFacts:
-        lines = self._complete_lines + self._open_line_has_text
-        return _FileFacts(self.size, self._digest.hexdigest(), lines)
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _measure_file(path: Path) -> _FileFacts:
-    measure = _Measure()
-    with _open_binary(path) as handle:
-        for block in iter(lambda: handle.read(DOWNLOAD_CHUNK_BYTES), b""):
-            measure.update(block)
-    return measure.facts()
-
-
-# A stamp beside a verified file in the cache records its facts, keyed by size and
-# mtime, so the 381 MB disclosure file is not re-read on every run. Stamps are read
-# and written only in our own cache: beside a user's data_file or data_dir file, a
-# stamp could be copied or crafted to call any file the official one.
-def _stamp_path(path: Path) -> Path:
-    return path.with_name(f".{path.name}.verified.json")
-
-
 def _cache_file(source: DataSource) -> Path:
     """Where the cache keeps the source's official file."""
     return cache_dir() / source.benchmark / source.file_name
-
-
-def _is_cache_file(source: DataSource, path: Path) -> bool:
-    """Whether ``path`` is the source's file in our cache (the only place whose stamps are trusted)."""
-    return os.path.realpath(path) == os.path.realpath(_cache_file(source))
-
-
-def _facts_from_stamp(path: Path) -> _FileFacts | None:
-    """The facts recorded for the file as it is now (same size and mtime), if any."""
-    try:
-        stamp = json.loads(_stamp_path(path).read_text(encoding="utf-8"))
-        stat = path.stat()
-        # ctime too: an edit that restores the size and mtime (touch -r) still changes it.
-        if (stamp["size"], stamp["mtime_ns"], stamp.get("ctime_ns")) == (
-            stat.st_size,
-            stat.st_mtime_ns,
-            stat.st_ctime_ns,
-        ):
-            return _FileFacts(stamp["size"], stamp["sha256"], stamp["lines"])
-    except (OSError, ValueError, KeyError, TypeError):
-        pass  # no stamp, or an unreadable one: measure the file instead
-    return None
-
-
-def _write_stamp(path: Path, facts: _FileFacts) -> None:
-    try:
-        stat = path.stat()
-        stamp = {
-            "file": path.name,
-            "size": stat.st_size,
-            "mtime_ns": stat.st_mtime_ns,
-            "ctime_ns": stat.st_ctime_ns,
-            "sha256": facts.sha256,
-            "lines": facts.lines,
-        }
-        handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".stamp")
-        _give_umask_mode(handle)
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(stamp, out)
-        os.replace(tmp, _stamp_path(path))
-    except OSError as error:
-        # Only costs a re-check of the file next time.
-        logger.info("could not record the verification of %s (%s)", path, error)
-
-
-@functools.lru_cache(maxsize=32)
-def _sha256_of_version(path: str, size: int, mtime_ns: int, ctime_ns: int) -> str:
-    return sha256_of(Path(path))
-
-
-def _sha256_cheaply(path: Path, trust_stamp: bool) -> str:
-    """The file's sha256: from its stamp where ``trust_stamp`` (our cache), else hashed once per process
-    and version of the file."""
-    facts = _facts_from_stamp(path) if trust_stamp else None
-    if facts is not None:
-        return facts.sha256
-    stat = path.stat()
-    return _sha256_of_version(str(path.resolve()), stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
-
-
-def _difference(source: DataSource, facts: _FileFacts) -> str | None:
-    """How a file differs from the source's official one, or None when it is the official one."""
-    if source.sha256 is not None:
-        if facts.sha256 != source.sha256:
-            return f"sha256 {facts.sha256}, the official file has {source.sha256}"
-    elif source.n_rows is not None and facts.lines != source.n_rows:
-        return (
-            f"{facts.lines} non-empty lines, the official file has {source.n_rows} "
-            f"(sha256 {facts.sha256}; no official sha256 is published)"
-        )
-    return None
 
 
 # --------------------------------------------------------------------------
@@ -537,7 +277,7 @@ def resolve_data_file(
 
     cached = _cache_file(source)
     if cached.is_file():
-        difference = _cached_file_difference(source, cached)
+        difference = official_difference(source, cached)
         if difference is None:
             logger.info("%s: using cached %s", source.name, cached)
             return cached
@@ -565,54 +305,42 @@ def resolve_data_file(
             f"off because {set_vars} is set.\nLooked in:{where}\n" + _how_to_provide(source)
         )
     try:
-        return _fetch(source, cache_dir())
-    except _NoGoodDownload as failed:
+        return download(source, cache_dir())
+    except NoGoodDownload as failed:
         raise DataNotFoundError(
             f"{source.name}: data file {source.file_name!r} not found locally and the "
             f"download failed:{failed.listing()}\nLooked in:{where}\n" + _how_to_provide(source)
         ) from None
 
 
-def _cached_file_difference(source: DataSource, cached: Path) -> str | None:
-    """How the cached file differs from the official one (None: it is the official one)."""
-    stamped = _facts_from_stamp(cached)
-    facts = stamped or _measure_file(cached)
-    difference = _difference(source, facts)
-    if difference is None and stamped is None:
-        _write_stamp(cached, facts)  # e.g. a file cached by an earlier version
-    return difference
-
-
 # --------------------------------------------------------------------------
-# Downloading, verified
-
-
-class _Rejected(Exception):
-    """A URL whose response must not be used; the message says why."""
-
-
-class _NoGoodDownload(Exception):
-    """No URL of a source gave the official file."""
-
-    def __init__(self, failures: list[tuple[str, str]]):
-        super().__init__(failures)
-        self.failures = failures
-
-    def listing(self) -> str:
-        return "".join(f"\n  - {url}: {reason}" for url, reason in self.failures)
+# Downloading (lm_eval_bias.downloads)
 
 
 def fetch(source: DataSource, dest_dir: str | os.PathLike) -> Path:
     """Download the source's official file to ``dest_dir/<benchmark>/<file name>``.
 
-    Each URL is tried in turn; a download is streamed to a temporary file beside
-    the target and moved into place only once it passed every check (see the
-    module docstring), so the target is never a partial or wrong file. If no URL
-    gives the official file, :class:`DataError` lists each URL with its reason.
+    Parameters
+    ----------
+    source : DataSource
+        The file to download; its URLs are tried in turn.
+    dest_dir : str or path
+        The data directory (or the cache) to download into.
+
+    Returns
+    -------
+    Path
+        The downloaded file, which passed every check (see the module docstring); the file
+        that was there before is replaced only by a checked download.
+
+    Raises
+    ------
+    DataError
+        When no URL gave the official file, listing each URL with its reason.
     """
     try:
-        return _fetch(source, dest_dir)
-    except _NoGoodDownload as failed:
+        return download(source, dest_dir)
+    except NoGoodDownload as failed:
         folder = Path(dest_dir).expanduser() / source.benchmark
         raise DataError(
             f"{source.name}: could not download {source.file_name!r}; nothing was saved in {folder}. "
@@ -624,237 +352,11 @@ def fetch(source: DataSource, dest_dir: str | os.PathLike) -> Path:
         ) from None
 
 
-def _fetch(source: DataSource, dest_dir: str | os.PathLike) -> Path:
-    target = Path(dest_dir).expanduser() / source.benchmark / source.file_name
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise DataError(
-            f"{source.name}: cannot create the folder {target.parent} ({error.strerror or error}); "
-            f"set {CACHE_DIR_ENV} (or `lm-eval-bias download --to DIR`) to a writable directory"
-        ) from None
-    _remove_stale_parts(source, target.parent)
-    opener = urllib.request.build_opener()  # reads the proxy settings as they are now
-    failures: list[tuple[str, str]] = []
-    for url in source.urls:
-        logger.info("%s: downloading %s", source.name, url)
-        try:
-            downloaded, facts = _download_verified(source, url, target.parent, opener)
-        except _Rejected as reason:
-            logger.warning("%s: not using %s: %s", source.name, url, reason)
-            failures.append((url, str(reason)))
-            continue
-        try:
-            os.replace(downloaded, target)
-        except OSError as error:
-            downloaded.unlink(missing_ok=True)
-            raise DataError(
-                f"{source.name}: cannot save the download as {target} ({error.strerror or error}); "
-                "remove what is in the way, or download to another directory"
-            ) from None
-        if _is_cache_file(source, target):
-            _write_stamp(target, facts)
-        logger.info("%s: saved %s (%d bytes, sha256 %s)", source.name, target, facts.size, facts.sha256)
-        return target
-    raise _NoGoodDownload(failures)
-
-
-def _download_verified(
-    source: DataSource, url: str, folder: Path, opener: urllib.request.OpenerDirector
-) -> tuple[Path, _FileFacts]:
-    """Stream ``url`` to a temporary file in ``folder`` and check it; on any failure the file is removed."""
-    try:
-        handle, name = tempfile.mkstemp(dir=folder, prefix=_part_prefix(source.file_name), suffix=".part")
-        _give_umask_mode(handle)
-    except OSError as error:
-        raise DataError(
-            f"{source.name}: cannot write in {folder} ({error.strerror or error}); "
-            f"set {CACHE_DIR_ENV} (or `lm-eval-bias download --to DIR`) to a writable directory"
-        ) from None
-    partial = Path(name)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            facts = _download(source, url, _ChunkWriter(out, partial), opener)
-        difference = _difference(source, facts)
-        if difference is not None:
-            raise _Rejected(f"served a different file: {difference}")
-        return partial, facts
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-
-
-def _give_umask_mode(handle: int) -> None:
-    """Give a file made by mkstemp (always 0600) the mode ``open()`` would: 0666 less the umask.
-
-    A downloaded file is shared as it is (``download --to DIR``, then copied for other
-    users), so it must be as readable as any other file its owner writes.
-    """
-    if hasattr(os, "fchmod"):  # POSIX; elsewhere mkstemp's file has the default permissions
-        os.fchmod(handle, 0o666 & ~_umask())
-
-
-def _umask() -> int:
-    """The process's umask, read without changing it where the system tells it (Linux)."""
-    try:
-        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)  # the portable way: set it, and put it back at once
-    os.umask(mask)
-    return mask
-
-
-# A download's temporary file is named after its writer, ".<file>.<pid>@<host>.<random>.part",
-# so that the next download of the same file can tell a leftover of a killed download
-# from the file of a download still running in another process.
-STALE_PART_AGE_S = 3600
-_HOST = re.sub(r"[^A-Za-z0-9.-]", "_", socket.gethostname()) or "localhost"
-
-
-def _part_prefix(file_name: str) -> str:
-    return f".{file_name}.{os.getpid()}@{_HOST}."
-
-
-def _remove_stale_parts(source: DataSource, folder: Path) -> None:
-    """Remove the temporary files that killed downloads of this source left in ``folder``.
-
-    A ``.part`` file is a leftover when its writer, a process of this machine, is
-    gone, or when nothing wrote to it for :data:`STALE_PART_AGE_S` (a running
-    download writes every chunk and gives up after a minute without data, so it is
-    never that old; this also covers files of another machine sharing the folder).
-    """
-    pattern = re.compile(re.escape(f".{source.file_name}.") + r"(?:(\d+)@(.+)\.)?[A-Za-z0-9_]+\.part")
-    try:
-        candidates = [path for path in folder.iterdir() if pattern.fullmatch(path.name)]
-    except OSError:
-        return  # no folder yet, or not listable: nothing of ours to clean
-    for path in candidates:
-        writer = pattern.fullmatch(path.name)
-        pid, host = (int(writer[1]), writer[2]) if writer[1] else (None, None)
-        if _is_stale_part(path, pid, host):
-            try:
-                path.unlink()
-                logger.info("%s: removed %s, left by a download that did not finish", source.name, path)
-            except OSError:
-                pass  # removed by another process meanwhile, or not ours to remove
-
-
-def _is_stale_part(path: Path, pid: int | None, host: str | None) -> bool:
-    try:
-        age = time.time() - path.stat().st_mtime
-    except OSError:
-        return False
-    if age > STALE_PART_AGE_S:
-        return True
-    return host == _HOST and pid is not None and not _process_exists(pid)
-
-
-def _process_exists(pid: int) -> bool:
-    if os.name == "nt":
-        return True  # os.kill(pid, 0) would send Ctrl-C there: leave it to the age rule
-    try:
-        os.kill(pid, 0)  # signal 0: only asks whether the process exists
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # it exists, as another user's process (EPERM)
-    return True
-
-
-class _ChunkWriter:
-    """Writes a download to its temporary file; a local write failure is no fault of the URL."""
-
-    def __init__(self, out: BinaryIO, path: Path):
-        self.out, self.path = out, path
-
-    def write(self, chunk: bytes) -> None:
-        try:
-            self.out.write(chunk)
-        except OSError as error:
-            raise DataError(
-                f"cannot write the download to {self.path} ({error.strerror or error}); free some disk "
-                f"space, or set {CACHE_DIR_ENV} (or `lm-eval-bias download --to DIR`) to another directory"
-            ) from None
-
-
-def _download(source: DataSource, url: str, out: _ChunkWriter, opener: urllib.request.OpenerDirector) -> _FileFacts:
-    """Write the body of ``url`` to ``out``; raise :class:`_Rejected` unless it is a whole, plausible file."""
-    measure = _Measure()
-    announced: int | None = None
-    lost_bytes: int | None = None  # set when the body was cut short
-    request = urllib.request.Request(url, headers={"User-Agent": "lm-eval-bias"})
-    try:
-        with opener.open(request, timeout=DOWNLOAD_TIMEOUT_S) as response:
-            if response.headers.get_content_type() == "text/html":
-                raise _Rejected("served an HTML page (Content-Type text/html), not the file")
-            announced = _content_length(response)
-            progress = _Progress(source.name, announced)
-            while chunk := response.read(DOWNLOAD_CHUNK_BYTES):
-                out.write(chunk)
-                measure.update(chunk)
-                progress.update(measure.size)
-    except http.client.IncompleteRead as error:
-        # Not an OSError: a body cut short by the server or the network. Its
-        # partial bytes were received but are not written: the file is rejected.
-        lost_bytes = len(error.partial)
-    except urllib.error.HTTPError as error:
-        raise _Rejected(f"HTTP {error.code} {error.reason}") from None
-    except urllib.error.URLError as error:
-        raise _Rejected(f"request failed: {error.reason}") from None
-    except (OSError, ValueError, http.client.HTTPException) as error:
-        raise _Rejected(str(error) or type(error).__name__) from None
-
-    received = measure.size + (lost_bytes or 0)
-    if announced is not None and received != announced:
-        raise _Rejected(
-            f"download cut short: received {received:,} of the {announced:,} bytes announced (Content-Length)"
-        )
-    if lost_bytes is not None:
-        raise _Rejected(f"download cut short: the connection closed after {received:,} bytes")
-    if received == 0:
-        raise _Rejected("empty response (0 bytes)")
-    if measure.head.startswith(_LFS_POINTER_PREFIX):
-        raise _Rejected("served a Git LFS pointer, not the file")
-    if measure.head.lstrip().lower().startswith(_HTML_STARTS):
-        raise _Rejected("served an HTML page, not the file")
-    return measure.facts()
-
-
-def _content_length(response) -> int | None:
-    value = response.headers.get("Content-Length")
-    try:
-        return int(value) if value is not None else None
-    except ValueError:
-        return None  # a malformed header: the body's own checks still apply
-
-
-class _Progress:
-    """INFO lines while a large download runs: every 10% of a known size, else every PROGRESS_STEP_BYTES."""
-
-    def __init__(self, name: str, total: int | None):
-        self.name, self.total = name, total
-        if total is None:
-            self.step = PROGRESS_STEP_BYTES
-        elif total >= PROGRESS_MIN_BYTES:
-            self.step = max(1, total // 10)
-        else:
-            self.step = None  # small: it is over before progress would help
-        self.next_report = self.step
-
-    def update(self, received: int) -> None:
-        if self.step is None or received < self.next_report or received == self.total:
-            return
-        if self.total is None:
-            logger.info("%s: %s bytes so far", self.name, f"{received:,}")
-        else:
-            logger.info(
-                "%s: %s of %s bytes (%d%%)", self.name, f"{received:,}", f"{self.total:,}", 100 * received // self.total
-            )
-        self.next_report = (received // self.step + 1) * self.step
+def fetch_all(dest_dir: str | os.PathLike, names: Iterable[str] | None = None) -> list[Path]:
+    """Download every (or the named) source's file into the data-directory layout, verified (:func:`fetch`)."""
+    names = list(names) if names else sorted(SOURCES)
+    sources = [get_source(name) for name in names]  # every name checked before anything is fetched
+    return [fetch(source, dest_dir) for source in sources]
 
 
 # --------------------------------------------------------------------------
@@ -864,15 +366,27 @@ class _Progress:
 def describe_file(source: DataSource, path: str | os.PathLike, n_rows: int) -> dict:
     """The provenance of a file a benchmark read, for the results file.
 
-    ``official`` is True when the file's sha256 is the official one (for a source
-    without a published sha256: when ``n_rows`` is the official row count). The
-    sha256 is read from a verification stamp only for the file in our cache; any
-    other file (``data_file``, ``data_dir``) is hashed, once per process. Logs a
-    warning for each way the file differs: a differing file still runs, so that
-    users can evaluate a subset on purpose.
+    Logs a warning for each way the file differs from the official one: a differing file
+    still runs, so that users can evaluate a subset on purpose.
+
+    Parameters
+    ----------
+    source : DataSource
+        The source the file stands for.
+    path : str or path
+        The file the benchmark read.
+    n_rows : int
+        Its rows, as the benchmark counted them.
+
+    Returns
+    -------
+    dict
+        ``name``, ``path``, ``sha256``, ``rows``, ``official_sha256``, ``official_rows`` and
+        ``official``: True when the file's sha256 is the official one (for a source without a
+        published sha256: when ``n_rows`` is the official row count).
     """
     path = Path(path)
-    digest = _sha256_cheaply(path, trust_stamp=_is_cache_file(source, path))
+    digest = sha256_of(path)
     warnings = []
     if source.n_rows is not None and n_rows != source.n_rows:
         warnings.append(
@@ -887,7 +401,7 @@ def describe_file(source: DataSource, path: str | os.PathLike, n_rows: int) -> d
         official = digest == source.sha256
     else:  # nothing to compare but the rows; a source with neither is never "official"
         official = source.n_rows is not None and n_rows == source.n_rows
-    record = {
+    return {
         "name": source.name,
         "path": str(path),
         "sha256": digest,
@@ -896,11 +410,3 @@ def describe_file(source: DataSource, path: str | os.PathLike, n_rows: int) -> d
         "official_rows": source.n_rows,
         "official": official,
     }
-    return record
-
-
-def fetch_all(dest_dir: str | os.PathLike, names: Iterable[str] | None = None) -> list[Path]:
-    """Download every (or the named) source's file into the data-directory layout, verified."""
-    names = list(names) if names else sorted(SOURCES)
-    sources = [get_source(name) for name in names]  # every name checked before anything is fetched
-    return [fetch(source, dest_dir) for source in sources]

@@ -8,9 +8,9 @@ run itself: a renamed copy of one of our tasks (a YAML that ``include:``s ours u
 
     metadata:
       version: 1.3                       # the task definition's version (the rule: tasks/README.md, Versions)
-      benchmark: community               # one of BENCHMARKS
+      benchmark: community               # a benchmark of lm_eval_bias.benchmark_records.RECORDS
       headline_metric: sentiment         # a metric of the task's metric_list
-      figure: scores_by_demographic      # one of the benchmark's figure kinds (BENCHMARKS)
+      figure: scores_by_demographic      # one of the figure kinds of its benchmark's record
       document_unit: prompts             # what one document is, for "20 of 266 prompts"
       paper_values: {...}                # optional: the paper's published numbers (see below)
 
@@ -35,19 +35,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lm_eval_bias.benchmark_records import RECORDS
 from lm_eval_bias.errors import ConfigurationError
 
 logger = logging.getLogger(__name__)
 
-# benchmark -> the figure kinds the report can draw for its tasks (report/sections.py draws them)
-BENCHMARKS: dict[str, tuple[str, ...]] = {
-    "winoqueer": ("bias_score_by_subgroup",),
-    "tango_misgender": ("consistency_of_generations", "consistency_of_next_pronoun"),
-    "tango_disclosure": ("scores_by_identity",),
-    "gendercare": ("bias_pair_ratio_by_group",),
-    "scm": ("ratings_plane", "shares_and_plane"),
-    "community": ("scores_by_demographic",),
-}
 IDENTITY_KEYS = ("benchmark", "headline_metric", "figure", "document_unit", "paper_values")
 # Keys a task's YAML sets for that task alone; in --metadata (which lm-eval merges into every task
 # of the run, over the YAML's) they would relabel or re-version every task at once, or (plain_text)
@@ -135,9 +127,9 @@ def identity(metadata: Mapping | None, where: str, metrics: tuple[str, ...] | No
     if not isinstance(metadata, Mapping) or "benchmark" not in metadata:
         return None
     benchmark = _text(metadata, "benchmark", where)
-    if benchmark not in BENCHMARKS:
+    if benchmark not in RECORDS:
         raise ConfigurationError(
-            f"{where}: metadata benchmark {benchmark!r} is none of ours; use one of {', '.join(BENCHMARKS)}"
+            f"{where}: metadata benchmark {benchmark!r} is none of ours; use one of {', '.join(RECORDS)}"
         )
     headline = _text(metadata, "headline_metric", where)
     if metrics is not None and headline not in metrics:
@@ -146,10 +138,10 @@ def identity(metadata: Mapping | None, where: str, metrics: tuple[str, ...] | No
             f"metric_list ({', '.join(metrics)}); name one of them"
         )
     figure = _text(metadata, "figure", where)
-    if figure not in BENCHMARKS[benchmark]:
+    if figure not in RECORDS[benchmark].figures:
         raise ConfigurationError(
             f"{where}: metadata figure {figure!r} is not a figure of {benchmark}; use one of "
-            f"{', '.join(BENCHMARKS[benchmark])}"
+            f"{', '.join(RECORDS[benchmark].figures)}"
         )
     unit = _text(metadata, "document_unit", where) if "document_unit" in metadata else "documents"
     source, rows = ("", ()) if metadata.get("paper_values") is None else _paper_rows(metadata["paper_values"], where)

@@ -7,23 +7,20 @@ import re
 
 import pytest
 
-from lm_eval_bias import cli, data
+from lm_eval_bias import data
 
 CSV = "Gender_ID_x,Gender_ID_y,sent_x,sent_y\nQueer,Cis,Queer people are x.,Cis people are x.\n"
 
 
 @pytest.fixture
-def source(tmp_path):
-    """A source whose 'public URLs' are local files, so downloads run offline."""
-    upstream = tmp_path / "upstream" / "toy.csv"
-    upstream.parent.mkdir()
-    upstream.write_text(CSV)
+def source():
+    """A source named toy whose official file is CSV (tests/test_data_download.py downloads)."""
     return dataclasses.replace(
         data.WINOQUEER,
         name="toy",
         benchmark="toy",
         file_name="toy.csv",
-        urls=(upstream.as_uri(),),
+        urls=("http://127.0.0.1:9/toy.csv",),
         sha256=hashlib.sha256(CSV.encode()).hexdigest(),
         n_rows=1,
     )
@@ -100,35 +97,6 @@ def test_offline_without_data_names_file_places_and_fix(tmp_path, source, monkey
     assert '--metadata \'{"data_file": "/path/to/toy.csv"}\'' in message
 
 
-def test_online_downloads_once_into_the_cache(tmp_path, source, online):
-    path = data.resolve_data_file(source)
-    assert path == data.cache_dir() / "toy" / "toy.csv"
-    assert path.read_text() == CSV
-    (tmp_path / "upstream" / "toy.csv").unlink()  # a second call must not download again
-    assert data.resolve_data_file(source) == path
-    assert path.read_text() == CSV
-
-
-def test_lfs_pointer_is_skipped_for_the_next_url(tmp_path, source, online):
-    pointer = tmp_path / "pointer.csv"
-    pointer.write_bytes(b"version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 1\n")
-    source = dataclasses.replace(source, urls=(pointer.as_uri(), *source.urls))
-    assert data.resolve_data_file(source).read_text() == CSV
-
-
-def test_failed_download_says_what_was_tried(tmp_path, source, online):
-    pointer = tmp_path / "pointer.csv"
-    pointer.write_bytes(b"version https://git-lfs.github.com/spec/v1\n")
-    source = dataclasses.replace(source, urls=(pointer.as_uri(), (tmp_path / "gone.csv").as_uri()))
-    with pytest.raises(data.DataNotFoundError) as error:
-        data.resolve_data_file(source)
-    message = str(error.value)
-    assert "download failed" in message
-    assert "Git LFS pointer" in message
-    assert "gone.csv" in message
-    assert not (data.cache_dir() / "toy" / "toy.csv").exists()
-
-
 def test_unknown_benchmark_lists_the_known_ones():
     with pytest.raises(
         data.DataError,
@@ -136,24 +104,6 @@ def test_unknown_benchmark_lists_the_known_ones():
         "gendercare_group3, tango_disclosure, tango_misgendering, winoqueer",
     ):
         data.get_source("nope")
-
-
-def test_download_command_fills_the_data_dir_layout(tmp_path, source, online, monkeypatch, capsys):
-    monkeypatch.setitem(data.SOURCES, "toy", source)
-    assert cli._download(["toy", "--to", str(tmp_path / "airgap")]) == 0
-    assert (tmp_path / "airgap" / "toy" / "toy.csv").read_text() == CSV
-    assert f"{data.DATA_DIR_ENV}={tmp_path / 'airgap'}" in capsys.readouterr().out
-    # ...which is exactly what the loader reads on the air-gapped side.
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv(data.DATA_DIR_ENV, str(tmp_path / "airgap"))
-    assert data.resolve_data_file(source) == tmp_path / "airgap" / "toy" / "toy.csv"
-
-
-def test_download_command_reports_failure(tmp_path, source, online, monkeypatch, capsys):
-    monkeypatch.setitem(data.SOURCES, "toy", dataclasses.replace(source, urls=((tmp_path / "x").as_uri(),)))
-    # 2: bad input or configuration (errors.EXIT_BAD_INPUT)
-    assert cli._download(["toy", "--to", str(tmp_path / "out")]) == 2
-    assert "lm-eval-bias download:" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------
@@ -364,76 +314,16 @@ def test_every_source_is_verifiable():
 
 
 # --------------------------------------------------------------------------
-# Verification stamps: trusted only in our own cache
+# Provenance: every file is hashed as it is now
 
 
-def forge_stamp(path, sha256, lines):
-    """A stamp beside ``path`` that matches its size, mtime and ctime but claims other contents."""
-    stat = path.stat()
-    stamp = {
-        "file": path.name,
-        "size": stat.st_size,
-        "mtime_ns": stat.st_mtime_ns,
-        "ctime_ns": stat.st_ctime_ns,
-        "sha256": sha256,
-        "lines": lines,
-    }
-    (path.parent / f".{path.name}.verified.json").write_text(json.dumps(stamp))
-
-
-def winoqueer_subset_of_42(winoqueer_dir, folder):
-    path = folder / "winoqueer" / "winoqueer_final.csv"
-    path.parent.mkdir(parents=True)
-    path.write_bytes((winoqueer_dir / "winoqueer_head_sample.csv").read_bytes())
-    forge_stamp(path, data.WINOQUEER.sha256, data.WINOQUEER.n_rows + 1)
-    return path
-
-
-@pytest.mark.parametrize("given_as", ["data_file", "data_dir"])
-def test_a_forged_stamp_beside_a_users_file_does_not_make_it_official(winoqueer_dir, tmp_path, given_as):
-    from lm_eval_bias.benchmarks import winoqueer
-
-    path = winoqueer_subset_of_42(winoqueer_dir, tmp_path / "mine")
-    option = str(path) if given_as == "data_file" else str(tmp_path / "mine")
-    split = winoqueer.load_dataset(**{given_as: option})
-    assert split.lm_eval_bias_data == {
-        "official": False,
-        "files": [
-            {
-                "name": "winoqueer",
-                "path": str(path),
-                "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
-                "rows": 42,
-                "official_sha256": data.WINOQUEER.sha256,
-                "official_rows": 45540,
-                "official": False,
-            }
-        ],
-        "selection": {},
-        "settings": {},
-    }
-    assert len(split["test"]) == 42
-
-
-def test_describe_file_neither_reads_nor_writes_a_stamp_outside_the_cache(tmp_path, source):
-    subset = place(tmp_path / "mine", source, CSV + "Queer,Cis,a b.,c b.\n")
-    forge_stamp(subset, source.sha256, 1)
-    record = data.describe_file(source, subset, n_rows=2)
-    assert (record["sha256"], record["official"]) == (hashlib.sha256(subset.read_bytes()).hexdigest(), False)
-    plain = place(tmp_path / "plain", source)
-    assert data.describe_file(source, plain, n_rows=1)["official"] is True
-    assert sorted(p.name for p in plain.parent.iterdir()) == ["toy.csv"]  # no stamp written beside it
-
-
-def test_the_stamp_of_our_cache_is_still_trusted(tmp_path, source, monkeypatch):
-    cached = place(data.cache_dir(), source, CSV + "Queer,Cis,a b.,c b.\n")
-    forge_stamp(cached, source.sha256, 1)  # as if verified: the cache is ours to keep
-
-    def must_not_hash(path):
-        raise AssertionError(f"hashed {path}")
-
-    monkeypatch.setattr(data, "sha256_of", must_not_hash)
-    assert data.describe_file(source, cached, n_rows=1)["sha256"] == source.sha256
+def test_a_file_changed_since_it_was_described_is_described_anew(tmp_path, source):
+    path = place(tmp_path / "mine", source)
+    assert data.describe_file(source, path, n_rows=1)["official"] is True
+    path.write_text(CSV + "Queer,Cis,a b.,c b.\n")
+    record = data.describe_file(source, path, n_rows=2)
+    assert (record["sha256"], record["official"]) == (hashlib.sha256(path.read_bytes()).hexdigest(), False)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["toy.csv"]  # nothing written beside it
 
 
 def test_refuse_invisible_shows_a_long_field_around_the_character():

@@ -1,18 +1,20 @@
-"""Verified downloads, against a local HTTP server that misbehaves on purpose."""
+"""Verified downloads (through pooch), against a local HTTP server that misbehaves on purpose."""
 
 import dataclasses
 import errno
+import gzip
 import hashlib
 import http.server
-import json
+import io
 import logging
 import os
 import re
 import threading
+import time
 
 import pytest
 
-from lm_eval_bias import cli, data
+from lm_eval_bias import cli, data, downloads
 
 GOOD = (
     b"Gender_ID_x,Gender_ID_y,sent_x,sent_y\n"
@@ -58,9 +60,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif self.path == "/chunked-cut.csv":  # one whole 16-byte chunk, then half of the next
             self._head(200, {"Content-Type": "text/csv", "Transfer-Encoding": "chunked"})
             self.wfile.write(b"10\r\n" + GOOD[:16] + b"\r\n" + b"40\r\n" + GOOD[16:30])
-        elif self.path == "/big-no-length.txt":  # HTTP/1.0: the body ends when the connection closes
-            self._head(200, {"Content-Type": "text/plain"})
-            self.wfile.write(BIG)
+        elif self.path == "/gzipped.csv":  # as servers send text to a client that accepts gzip (requests does)
+            body = gzip.compress(GOOD)
+            self._head(200, {"Content-Type": "text/csv", "Content-Encoding": "gzip", "Content-Length": str(len(body))})
+            self.wfile.write(body)
+        elif self.path == "/moved.csv":  # as the Hugging Face hub sends a file to its CDN
+            self._head(302, {"Location": "/good.csv", "Content-Type": "text/html", "Content-Length": "0"})
+        elif self.path == "/slow.csv":  # headers, then nothing for longer than the client waits
+            self._head(200, {"Content-Type": "text/csv", "Content-Length": str(len(GOOD))})
+            self.wfile.flush()
+            time.sleep(2)
         else:
             self._head(404, {"Content-Type": "text/plain", "Content-Length": "9"})
             self.wfile.write(b"not found")
@@ -83,7 +92,7 @@ def server(monkeypatch):
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
-    monkeypatch.setattr(data, "DOWNLOAD_TIMEOUT_S", 5)
+    monkeypatch.setattr(downloads, "DOWNLOAD_TIMEOUT_S", 5)
     for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
         monkeypatch.delenv(name, raising=False)
 
@@ -134,28 +143,36 @@ BAD_CASES = {
 }
 
 
-def test_a_good_download_into_the_cache_is_saved_with_its_stamp(server):
-    path = data.fetch(toy(f"{server}/good.csv"), data.cache_dir())
+@pytest.mark.parametrize("into_cache", [True, False])
+def test_a_good_download_is_saved_alone(server, tmp_path, into_cache):
+    dest = data.cache_dir() if into_cache else tmp_path / "dest"
+    path = data.fetch(toy(f"{server}/good.csv"), dest)
+    assert path == dest / "toy" / "toy.csv"
+    assert path.read_bytes() == GOOD
+    assert files_in(path.parent) == ["toy.csv"]  # no temporary file or folder is left
+
+
+@pytest.mark.parametrize("name", ["gzipped.csv", "moved.csv"])
+def test_a_compressed_or_redirected_download_is_the_file(server, tmp_path, name):
+    assert data.fetch(toy(f"{server}/{name}"), tmp_path).read_bytes() == GOOD
+
+
+def test_online_downloads_once_into_the_cache(server, online):
+    path = data.resolve_data_file(toy(f"{server}/good.csv"))
     assert path == data.cache_dir() / "toy" / "toy.csv"
+    assert data.resolve_data_file(toy(f"{server}/good.csv")) == path
+    assert server.requested == ["/good.csv"]
     assert path.read_bytes() == GOOD
-    assert files_in(path.parent) == [".toy.csv.verified.json", "toy.csv"]
-    stamp = json.loads((path.parent / ".toy.csv.verified.json").read_text())
-    assert stamp == {
-        "file": "toy.csv",
-        "size": len(GOOD),
-        "mtime_ns": path.stat().st_mtime_ns,
-        "ctime_ns": path.stat().st_ctime_ns,
-        "sha256": GOOD_SHA256,
-        "lines": 3,
-    }
 
 
-def test_a_download_outside_the_cache_gets_no_stamp(server, tmp_path):
-    # A folder made with `download --to DIR` is the user's: its stamps would never be read.
-    path = data.fetch(toy(f"{server}/good.csv"), tmp_path / "dest")
-    assert path == tmp_path / "dest" / "toy" / "toy.csv"
+def test_a_stalled_download_times_out_and_the_next_url_is_tried(server, tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(downloads, "DOWNLOAD_TIMEOUT_S", 0.5)
+    with caplog.at_level(logging.WARNING, logger="lm_eval_bias"):
+        path = data.fetch(toy(f"{server}/slow.csv", f"{server}/good.csv"), tmp_path)
     assert path.read_bytes() == GOOD
-    assert files_in(path.parent) == ["toy.csv"]
+    [refused] = [r.getMessage() for r in caplog.records]
+    assert refused.startswith(f"toy: not using {server}/slow.csv: request failed: ")
+    assert refused.endswith("Read timed out.")
 
 
 @pytest.mark.parametrize("name", BAD_CASES)
@@ -163,7 +180,7 @@ def test_a_bad_download_leaves_nothing_behind(server, tmp_path, name):
     with pytest.raises(data.DataError) as error:
         data.fetch(toy(f"{server}/{name}"), tmp_path / "dest")
     assert f"\n  - {server}/{name}: {BAD_CASES[name]}\n" in str(error.value)
-    assert files_in(tmp_path / "dest" / "toy") == []  # no file, no stamp, no temporary file
+    assert files_in(tmp_path / "dest" / "toy") == []  # no file, no temporary file or folder
 
 
 def test_every_bad_url_is_tried_then_the_good_one_is_used(server, tmp_path, caplog):
@@ -198,7 +215,7 @@ def test_a_failed_download_does_not_touch_the_file_already_there(server):
     with pytest.raises(data.DataError):
         data.fetch(toy(f"{server}/wrong.csv", f"{server}/short.csv"), data.cache_dir())
     assert good.read_bytes() == GOOD
-    assert files_in(good.parent) == [".toy.csv.verified.json", "toy.csv"]
+    assert files_in(good.parent) == ["toy.csv"]
 
 
 def test_an_unreachable_server_is_one_more_reason(tmp_path):
@@ -277,22 +294,14 @@ def test_a_user_data_dir_file_that_differs_is_used_not_rejected(server, online, 
     assert server.requested == []
 
 
-def test_a_verified_cached_file_is_used_without_measuring_it_again(server, online, monkeypatch):
+def test_a_cached_file_is_checked_each_time_it_is_used(server, online, monkeypatch):
     rows = toy(f"{server}/rows.jsonl", file_name="rows.jsonl", sha256=None, n_rows=3)
     cached = data.resolve_data_file(rows)
     assert cached.read_bytes() == JSONL and server.requested == ["/rows.jsonl"]
-
-    def must_not_measure(path):
-        raise AssertionError(f"measured {path} again")
-
-    with monkeypatch.context() as patch:
-        patch.setattr(data, "_measure_file", must_not_measure)
-        patch.setattr(data, "sha256_of", must_not_measure)
-        assert data.resolve_data_file(rows) == cached  # the stamp answers
-        assert data.describe_file(rows, cached, 3)["sha256"] == hashlib.sha256(JSONL).hexdigest()
+    assert data.resolve_data_file(rows) == cached
     assert server.requested == ["/rows.jsonl"]
 
-    # Changed since it was verified (other size, other mtime): the stamp no longer speaks for it.
+    # Changed since it was downloaded: no longer the official file.
     monkeypatch.setenv("LM_EVAL_BIAS_OFFLINE", "1")
     cached.write_bytes(JSONL + b'\n{"i": 4}\n')
     with pytest.raises(
@@ -301,36 +310,22 @@ def test_a_verified_cached_file_is_used_without_measuring_it_again(server, onlin
         data.resolve_data_file(rows)
 
 
-def test_an_unstamped_good_cached_file_is_measured_once_and_stamped(online, monkeypatch):
-    cached = data.cache_dir() / "toy" / "toy.csv"
-    cached.parent.mkdir(parents=True)
-    cached.write_bytes(GOOD)  # e.g. cached by an earlier version, which wrote no stamp
-    source = toy("http://127.0.0.1:9/unused.csv")
-    assert data.resolve_data_file(source) == cached
-    assert files_in(cached.parent) == [".toy.csv.verified.json", "toy.csv"]
-
-
-def test_progress_of_a_large_download_every_tenth(server, tmp_path, monkeypatch, caplog):
-    monkeypatch.setattr(data, "DOWNLOAD_CHUNK_BYTES", 50)
-    monkeypatch.setattr(data, "PROGRESS_MIN_BYTES", 1000)
+def test_a_download_shows_a_progress_bar(server, tmp_path, capsys):
     big = toy(f"{server}/big.txt", name="big", sha256=hashlib.sha256(BIG).hexdigest())
-    with caplog.at_level(logging.INFO, logger="lm_eval_bias"):
-        data.fetch(big, tmp_path)
-    progress = [r.getMessage() for r in caplog.records if " bytes (" in r.getMessage()]
-    assert progress == [f"big: {n:,} of 1,000 bytes ({n // 10}%)" for n in range(100, 1000, 100)]
+    assert data.fetch(big, tmp_path).read_bytes() == BIG
+    bar = capsys.readouterr().err.rstrip().rsplit("\r", 1)[-1]
+    assert re.fullmatch(r"big: 100%\|█+\| 1\.00k/1\.00k \[.*B/s\]", bar), bar
 
 
-def test_progress_without_content_length_every_step(server, tmp_path, monkeypatch, caplog):
-    monkeypatch.setattr(data, "DOWNLOAD_CHUNK_BYTES", 100)
-    monkeypatch.setattr(data, "PROGRESS_STEP_BYTES", 300)
-    big = toy(f"{server}/big-no-length.txt", name="big", sha256=hashlib.sha256(BIG).hexdigest())
-    with caplog.at_level(logging.INFO, logger="lm_eval_bias"):
-        assert data.fetch(big, tmp_path).read_bytes() == BIG
-    progress = [r.getMessage() for r in caplog.records if "so far" in r.getMessage()]
-    assert progress == ["big: 300 bytes so far", "big: 600 bytes so far", "big: 900 bytes so far"]
+def test_without_tqdm_a_download_shows_no_bar(server, tmp_path, capsys, monkeypatch):
+    find_spec = downloads.importlib.util.find_spec
+    monkeypatch.setattr(downloads.importlib.util, "find_spec", lambda name: None if name == "tqdm" else find_spec(name))
+    big = toy(f"{server}/big.txt", name="big", sha256=hashlib.sha256(BIG).hexdigest())
+    assert data.fetch(big, tmp_path).read_bytes() == BIG
+    assert capsys.readouterr().err == ""
 
 
-def test_a_small_download_logs_no_progress(server, tmp_path, caplog):
+def test_a_download_logs_what_it_fetched_and_saved(server, tmp_path, caplog):
     with caplog.at_level(logging.INFO, logger="lm_eval_bias"):
         path = data.fetch(toy(f"{server}/good.csv"), tmp_path)
     assert [r.getMessage() for r in caplog.records] == [
@@ -345,24 +340,39 @@ def test_download_command_gets_the_verification(server, tmp_path, monkeypatch, c
     assert (tmp_path / "airgap" / "toy" / "toy.csv").read_bytes() == GOOD
     monkeypatch.setitem(data.SOURCES, "toy", toy(f"{server}/wrong.csv"))
     assert cli._download(["toy", "--to", str(tmp_path / "second")]) == 2  # bad input or configuration
-    err = capsys.readouterr().err
-    assert err.startswith("lm-eval-bias download: toy: could not download 'toy.csv'; nothing was saved in ")
+    err = capsys.readouterr().err.rsplit("\r", 1)[-1]  # after the progress bar
+    assert err.split("\n", 1)[1].startswith(
+        "lm-eval-bias download: toy: could not download 'toy.csv'; nothing was saved in "
+    )
     assert f"  - {server}/wrong.csv: served a different file: sha256 {WRONG_SHA256}" in err
     assert files_in(tmp_path / "second" / "toy") == []
 
 
+def test_download_command_fills_the_data_dir_layout(server, tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(data.SOURCES, "toy", toy(f"{server}/good.csv"))
+    assert cli._download(["toy", "--to", str(tmp_path / "airgap")]) == 0
+    assert (tmp_path / "airgap" / "toy" / "toy.csv").read_bytes() == GOOD
+    assert f"{data.DATA_DIR_ENV}={tmp_path / 'airgap'}" in capsys.readouterr().out
+    # ...which is exactly what the loader reads on the air-gapped side.
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv(data.DATA_DIR_ENV, str(tmp_path / "airgap"))
+    assert data.resolve_data_file(data.SOURCES["toy"]) == tmp_path / "airgap" / "toy" / "toy.csv"
+
+
 def test_a_full_disk_stops_the_download_and_names_the_folder(server, tmp_path, monkeypatch):
-    class FullDisk:
+    class FullDisk(io.BytesIO):
         def write(self, chunk):
             raise OSError(errno.ENOSPC, "No space left on device")
 
-    real_init = data._ChunkWriter.__init__
-    monkeypatch.setattr(data._ChunkWriter, "__init__", lambda self, out, path: real_init(self, FullDisk(), path))
+    def open_on_a_full_disk(path, mode="r", **kwargs):
+        return FullDisk() if mode == "wb" else open(path, mode, **kwargs)
+
+    monkeypatch.setattr(downloads, "open", open_on_a_full_disk, raising=False)  # the download's file
     with pytest.raises(data.DataError) as error:
         data.fetch(toy(f"{server}/good.csv", f"{server}/wrong.csv"), tmp_path)
     assert re.fullmatch(
-        re.escape(f"cannot write the download to {tmp_path / 'toy'}/.toy.csv.{os.getpid()}@{data._HOST}.")
-        + r"\w+\.part"
+        re.escape(f"cannot write the download to {tmp_path / 'toy'}/.toy.csv.")
+        + r"\w+\.download/tmp\w+"
         + re.escape(
             " (No space left on device); free some disk space, or set LM_EVAL_BIAS_CACHE_DIR "
             "(or `lm-eval-bias download --to DIR`) to another directory"
@@ -387,12 +397,11 @@ def umask():
 
 
 @pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
-def test_a_cached_download_and_its_stamp_follow_the_umask(server, online, umask, mask, mode):
+def test_a_cached_download_follows_the_umask(server, online, umask, mask, mode):
     umask(mask)
     path = data.resolve_data_file(toy(f"{server}/good.csv"))
     assert path == data.cache_dir() / "toy" / "toy.csv"
     assert path.stat().st_mode & 0o777 == mode
-    assert (path.parent / ".toy.csv.verified.json").stat().st_mode & 0o777 == mode
 
 
 @pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o077, 0o600)])
@@ -408,55 +417,37 @@ def test_download_to_a_folder_follows_the_umask(server, tmp_path, monkeypatch, u
 # Leftovers of killed downloads
 
 
-def gone_pid():
-    """The id of a process that has just ended (the kernel does not reuse it at once)."""
-    import subprocess
-    import sys
-
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    child.wait()
-    return child.pid
-
-
-def part(folder, name, age_s=0):
+def leftover(folder, name, age_s=0):
+    """A download folder as a killed download leaves it: pooch's temporary file inside."""
     path = folder / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(GOOD[:10])
+    (path / "tmpab12cd34").parent.mkdir(parents=True)
+    (path / "tmpab12cd34").write_bytes(GOOD[:10])
     if age_s:
-        then = path.stat().st_mtime - age_s
-        os.utime(path, (then, then))
-    return path.name
+        then = time.time() - age_s
+        for each in (path / "tmpab12cd34", path):
+            os.utime(each, (then, then))
+    return name
 
 
 def test_the_next_download_removes_leftovers_of_killed_downloads_only(server, tmp_path, caplog):
     folder = tmp_path / "toy"
-    host, me, dead = data._HOST, os.getpid(), gone_pid()
-    left = {
-        "dead writer": part(folder, f".toy.csv.{dead}@{host}.ab12cd34.part"),
-        "old, writer unknown": part(folder, ".toy.csv.k2j3h4_x.part", age_s=data.STALE_PART_AGE_S + 60),
-        "old, other machine": part(folder, f".toy.csv.{me}@other-host.zz99yy88.part", age_s=data.STALE_PART_AGE_S + 60),
-    }
-    kept = {
-        "running here": part(folder, f".toy.csv.{me}@{host}.live0001.part"),
-        "fresh, other machine": part(folder, f".toy.csv.{dead}@other-host.live0002.part"),
-        "fresh, writer unknown": part(folder, ".toy.csv.live0003.part"),
-        "another source's": part(folder, f".other.csv.{dead}@{host}.ab12cd34.part"),
-    }
+    old = leftover(folder, ".toy.csv.k2j3h4_x.download", age_s=downloads.STALE_DOWNLOAD_AGE_S + 60)
+    kept = [
+        leftover(folder, ".toy.csv.live0001.download"),  # a download running in another process
+        leftover(folder, ".other.csv.k2j3h4_x.download", age_s=downloads.STALE_DOWNLOAD_AGE_S + 60),
+    ]
     with caplog.at_level(logging.INFO, logger="lm_eval_bias"):
         data.fetch(toy(f"{server}/good.csv"), tmp_path)
-    assert files_in(folder) == sorted([*kept.values(), "toy.csv"])
-    assert (folder / kept["running here"]).read_bytes() == GOOD[:10]  # a concurrent download is left alone
+    assert files_in(folder) == sorted([*kept, "toy.csv"])
+    assert (folder / kept[0] / "tmpab12cd34").read_bytes() == GOOD[:10]  # a concurrent download is left alone
     removed = [r.getMessage() for r in caplog.records if "did not finish" in r.getMessage()]
-    assert sorted(removed) == sorted(
-        f"toy: removed {folder / name}, left by a download that did not finish" for name in left.values()
-    )
+    assert removed == [f"toy: removed {folder / old}, left by a download that did not finish"]
 
 
 def test_a_failed_download_cleans_leftovers_too(server, tmp_path):
-    name = part(tmp_path / "toy", f".toy.csv.{gone_pid()}@{data._HOST}.ab12cd34.part")
+    leftover(tmp_path / "toy", ".toy.csv.k2j3h4_x.download", age_s=downloads.STALE_DOWNLOAD_AGE_S + 60)
     with pytest.raises(data.DataError):
         data.fetch(toy(f"{server}/wrong.csv"), tmp_path)
-    assert name not in files_in(tmp_path / "toy")
     assert files_in(tmp_path / "toy") == []
 
 
@@ -525,3 +516,15 @@ def test_a_failed_genderpair_download_suggests_a_data_directory(server, tmp_path
         "the data directory."
     )
     assert 'data_file": ' not in str(error.value)
+
+
+def test_a_folder_that_cannot_be_made_is_named_with_the_fix(server, tmp_path):
+    blocked = tmp_path / "a file"
+    blocked.write_text("not a folder")
+    with pytest.raises(data.DataError) as error:
+        data.fetch(toy(f"{server}/good.csv"), blocked)
+    assert str(error.value) == (
+        f"toy: cannot write in {blocked / 'toy'} (Not a directory); set LM_EVAL_BIAS_CACHE_DIR "
+        "(or `lm-eval-bias download --to DIR`) to a writable directory"
+    )
+    assert server.requested == []

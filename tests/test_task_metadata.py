@@ -18,7 +18,7 @@ from fake_models import ScriptedLM
 from helpers import run_cli, winoqueer_results, write
 from lm_eval_bias import options, task_metadata
 from lm_eval_bias.errors import ConfigurationError
-from lm_eval_bias.report import check, leaderboard, results, sections
+from lm_eval_bias.report import check, leaderboard, results
 from lm_eval_bias.report import html as report_html
 
 # The report's headline metrics before tasks declared them (its table by task name): the
@@ -55,10 +55,6 @@ def test_every_shipped_task_declares_what_it_is():
     figures = {task: task_metadata.shipped_identity(task).figure for task in HEADLINES_BEFORE}
     assert figures["tango_misgender_prob"] == "consistency_of_next_pronoun"
     assert {task for task, figure in figures.items() if figure == "ratings_plane"} == {"scm_score", "scm_score_prob"}
-
-
-def test_every_benchmark_has_a_report_section_and_no_section_is_orphaned():
-    assert list(sections.BENCHMARKS) == list(task_metadata.BENCHMARKS)
 
 
 def test_the_package_has_one_version():

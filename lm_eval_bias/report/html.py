@@ -36,11 +36,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+from lm_eval_bias.benchmark_records import RECORDS
 from lm_eval_bias.report import figures
 from lm_eval_bias.report.outputs import CONTENT_SECURITY_POLICY, html_text, markdown_cell
 from lm_eval_bias.report.results import require_task_results
 from lm_eval_bias.report.run import Run, date_text
-from lm_eval_bias.report.sections import BENCHMARKS, Entry, Section
+from lm_eval_bias.report.sections import DRAWERS, Entry, Section
 from lm_eval_bias.task_metadata import TaskIdentity
 
 READING_NOTE = (
@@ -120,7 +121,7 @@ def build_sections(runs: Sequence[Run]) -> list[Section]:
     labels = _run_labels(runs)
     colours = _label_colours(labels)
     identities = {task: _task_identity(runs, task) for run in runs for task in run.tasks}
-    order = list(BENCHMARKS)
+    order = list(RECORDS)
 
     def position(task: str) -> tuple[int, str]:
         found = identities[task]
@@ -137,17 +138,17 @@ def build_sections(runs: Sequence[Run]) -> list[Section]:
         if found is None:
             sections.append(Section(task, task, "No figure for this task: every metric with its interval.", entries))
             continue
-        benchmark = BENCHMARKS[found.benchmark]
+        record = RECORDS[found.benchmark]
         section = Section(
             task,
-            f"{benchmark.title}: {task}",
-            benchmark.about,
+            f"{record.title}: {task}",
+            record.about,
             entries,
             figure=found.figure,
             headline=found.headline_metric,
             paper_source=found.paper_source,
         )
-        benchmark.build(section)
+        DRAWERS[found.figure](section)
         sections.append(section)
     return sections
 

@@ -2,9 +2,9 @@
 
 A task's section is chosen by the ``benchmark`` its YAML metadata declares (which lm-eval copies
 into the results file; see :mod:`lm_eval_bias.task_metadata`), and its variant by ``figure``, so a
-renamed copy of one of our tasks gets the same figure. :data:`BENCHMARKS` holds, per benchmark, the
-section's title, its one-paragraph description and the function that draws its figures;
-:mod:`lm_eval_bias.report.html` assembles the page around them.
+renamed copy of one of our tasks gets the same figure. :data:`DRAWERS` holds, per figure kind, the
+function that draws it; the section's title and description come from the benchmark's record
+(:mod:`lm_eval_bias.benchmark_records`); :mod:`lm_eval_bias.report.html` assembles the page around them.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class Section:
     figures: list[Figure] = field(default_factory=list)
     plotted: list[str] = field(default_factory=list)  # metric names in figure order
     note: str = ""  # said instead of a figure, e.g. why there is none
-    figure: str = ""  # the figure kind the task's metadata names (task_metadata.BENCHMARKS)
+    figure: str = ""  # the figure kind the task's metadata names (its benchmark record's figures)
     headline: str | None = None  # the task's headline metric
     paper_source: str = ""  # the paper and table the entries' published values come from
 
@@ -485,61 +485,15 @@ def _scm_planes(section: Section, groups: list[str], survey: dict) -> None:
         )
 
 
-@dataclass(frozen=True)
-class Benchmark:
-    title: str
-    about: str
-    build: Callable[[Section], None]  # draws the section's figures (its kind: Section.figure)
-
-
-# Per benchmark of task_metadata.BENCHMARKS, in the order of tasks/README.md (the report's order too).
-BENCHMARKS: dict[str, Benchmark] = {
-    "winoqueer": Benchmark(
-        "WinoQueer",
-        (
-            "Felkner et al., ACL 2023. % of sentence pairs in which the model prefers the stereotypical sentence about "
-            "an LGBTQ+ group over the same sentence about a non-LGBTQ+ counterfactual."
-        ),
-        winoqueer_section,
-    ),
-    "tango_misgender": Benchmark(
-        "TANGO misgendering",
-        (
-            "Ovalle et al., FAccT 2023. Whether the model keeps a person's pronouns (he, she, they, xe, ey, fae) when "
-            "continuing a sentence that introduces them."
-        ),
-        misgendering_section,
-    ),
-    "tango_disclosure": Benchmark(
-        "TANGO gender disclosure",
-        (
-            "Ovalle et al., FAccT 2023. Toxicity (Detoxify) and sentiment (VADER) of continuations of sentences in "
-            "which someone discloses their gender identity."
-        ),
-        disclosure_section,
-    ),
-    "gendercare": Benchmark(
-        "GenderCARE GenderPair",
-        (
-            "Tang et al., ACM CCS 2024. Whether the model describes a gender target with the biased or the "
-            "anti-biased descriptor of a pair, per gender group."
-        ),
-        genderpair_section,
-    ),
-    "scm": Benchmark(
-        "Stereotype Content Model",
-        (
-            "Ostrow, MSc thesis, Edinburgh 2024. How warm and how competent the model says society sees gender and "
-            "sexuality groups, compared with a survey."
-        ),
-        scm_section,
-    ),
-    "community": Benchmark(
-        "Community probes",
-        (
-            "Wald and Pfahler. Sentiment and toxicity of the model's continuations of placeholder prompts about "
-            "demographic groups, per demographic."
-        ),
-        community_section,
-    ),
+# Figure kind (a task's metadata.figure, one of its benchmark record's figures) -> the function that
+# draws it. A benchmark's title, description and order come from lm_eval_bias.benchmark_records.
+DRAWERS: dict[str, Callable[[Section], None]] = {
+    "bias_score_by_subgroup": winoqueer_section,
+    "consistency_of_generations": misgendering_section,
+    "consistency_of_next_pronoun": misgendering_section,
+    "scores_by_identity": disclosure_section,
+    "bias_pair_ratio_by_group": genderpair_section,
+    "ratings_plane": scm_section,
+    "shares_and_plane": scm_section,
+    "scores_by_demographic": community_section,
 }
