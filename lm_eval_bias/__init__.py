@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-from importlib.resources import files
 from pathlib import Path
 
+from lm_eval_bias.benchmark_records import tasks_dir
+
 __version__ = "0.1.0"
-
-
-def tasks_dir() -> str:
-    """Directory holding this package's task YAMLs (what ``--include_path`` needs)."""
-    try:
-        return str(Path(str(files("lm_eval_bias.tasks"))))
-    except ModuleNotFoundError:
-        # Imported from a source checkout (e.g. `python -m lm_eval_bias` in the clone),
-        # where tasks/ sits beside the package instead of inside it.
-        checkout_tasks = Path(__file__).resolve().parent.parent / "tasks"
-        if (checkout_tasks / "__init__.py").is_file():
-            return str(checkout_tasks)
-        raise
+__all__ = ["simple_evaluate", "task_manager", "tasks_dir"]
 
 
 def task_manager(extra_include_paths=None, **kwargs):

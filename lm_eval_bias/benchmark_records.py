@@ -17,6 +17,8 @@ data and imports nothing of the package, so that every layer can read it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -240,3 +242,16 @@ RECORDS: dict[str, BenchmarkRecord] = {
         ),
     )
 }
+
+
+def tasks_dir() -> str:
+    """Directory holding this package's task YAMLs (what ``--include_path`` needs)."""
+    try:
+        return str(Path(str(files("lm_eval_bias.tasks"))))
+    except ModuleNotFoundError:
+        # Imported from a source checkout (e.g. `python -m lm_eval_bias` in the clone),
+        # where tasks/ sits beside the package instead of inside it.
+        checkout_tasks = Path(__file__).resolve().parent.parent / "tasks"
+        if (checkout_tasks / "__init__.py").is_file():
+            return str(checkout_tasks)
+        raise

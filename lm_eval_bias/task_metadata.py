@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lm_eval_bias.benchmark_records import RECORDS
+from lm_eval_bias.benchmark_records import RECORDS, tasks_dir
 from lm_eval_bias.errors import ConfigurationError
 
 logger = logging.getLogger(__name__)
@@ -199,8 +199,6 @@ def shipped_configs() -> dict[str, tuple[Path, dict]]:
     """Task name -> (YAML file, its config as lm-eval loads it: includes resolved, ``!function``
     left as text) of every task this package ships. Read once per process; do not modify."""
     from lm_eval.tasks._yaml_loader import load_yaml
-
-    from lm_eval_bias import tasks_dir
 
     found = {}
     for path in sorted(Path(tasks_dir()).glob("*/*.yaml")):

@@ -9,7 +9,7 @@ outranks unmarked ones: if the uses marked with braces are all of one descriptor
 chosen whatever else the text says. Otherwise a response that uses exactly one of the two chooses
 it, and one that uses both or neither is undecided (never guessed).
 
-tasks/gendercare/README.md's "GenderPair fidelity notes" compare these rules with the authors'
+tasks/gendercare/README.md's "Fidelity notes" compare these rules with the authors'
 ``evaluate_BPR.py``.
 """
 

@@ -46,7 +46,8 @@ marks it ``"empty": True`` and the benchmarks count it in ``empty_rate``.
 
 The code is split by concern: ``base`` (the :class:`Scorer` interface and its errors),
 ``config`` (option resolution and the device), ``vader`` and ``detoxify_scorer`` (the two
-classifiers), ``registry`` (one loaded scorer per set of options) and ``filter``
+classifiers), ``detoxify_files`` (checks of user-given Detoxify files), ``registry`` (one loaded
+scorer per set of options) and ``filter``
 (:class:`ClassifierFilter` and the helpers for ``process_results``). Every name is available
 here, under ``lm_eval_bias.scorers``, which is the path task YAMLs use.
 """

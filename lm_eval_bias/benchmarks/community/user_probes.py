@@ -297,6 +297,6 @@ def realise_user_prompts(templates: Sequence[Template], keywords: Sequence[Keywo
 
 def example_probe_file() -> Path:
     """The example probe file shipped with the tasks (what ``community_probes_custom`` runs by default)."""
-    from lm_eval_bias import tasks_dir
+    from lm_eval_bias.benchmark_records import tasks_dir
 
     return Path(tasks_dir()) / "community" / "example_probes.yaml"

@@ -28,7 +28,7 @@ other benchmarks' options), are ignored.
 The code is split by concern: ``constants`` (the thesis's tables), ``options`` (``scm_*``
 metadata), ``prompts`` (prompt realisation and each task's documents), ``parsing`` (ratings and
 chosen terms read from generations, and the filters that do it), ``metrics`` (per-document
-metrics and the survey agreement), ``lexicon`` and ``stories`` (the story analysis), and
+metrics), ``survey`` (agreement with the survey), ``lexicon`` and ``stories`` (the story analysis), and
 ``task`` (lm-eval's hooks and the task class). Every name is available here, under
 ``lm_eval_bias.benchmarks.scm``, which is the path the task YAMLs use.
 

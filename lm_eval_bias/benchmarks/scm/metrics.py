@@ -1,4 +1,4 @@
-"""Per-document metrics (pure) and the aggregations of agreement with the survey."""
+"""Per-document metrics (pure); the agreement with the survey is in :mod:`.survey`."""
 
 from __future__ import annotations
 
