@@ -10,12 +10,11 @@ interval is its formula written out, see ``_wilson``), Benjamini-Hochberg
 (``false_discovery_control``), Pearson's r and its Fisher-z interval (``pearsonr``), exact
 permutation tests (``permutation_test``, which enumerates every relabelling; ``hypergeom`` for
 two groups of yes/no outcomes). Monte Carlo permutation tests draw their relabellings as one
-matrix, with scipy's definitions (scipy draws one permutation at a time), shared by every test
-of as many documents. The percentile
-bootstrap is ours, because lm-eval asks for each bound of each metric in a separate call,
-and ``scipy.stats.bootstrap`` would resample anew every time: here one resampling of the
-documents (per document count and group position, seeded) serves every metric and both
-bounds, as a matrix product of resampling counts with the values.
+matrix, with scipy's definitions (scipy draws one permutation at a time). The percentile
+bootstrap is ours: lm-eval asks for each bound of each metric in a separate call, and the
+resamples are seeded by the number of documents and the group's position, so that both bounds
+come from the same resamples (``scipy.stats.bootstrap`` would draw others for each); they are a
+matrix product of resampling counts with the values.
 
 lm-eval computes a standard error itself only for its built-in ``mean`` aggregation, so
 each proportion is reported as three metrics: the ``mean`` (with lm-eval's closed-form
@@ -25,62 +24,25 @@ cannot support raises ``ValueError`` (``harness`` reports it as ``N/A``).
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import math
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 CONFIDENCE = 0.95
 BOOTSTRAP_RESAMPLES = 2000
 PERMUTATIONS = 2000
 SEED = 1234
-# Resampling counts (resamples x documents, float64) are kept for reuse up to this many cells
-# (16 MB each); more documents are resampled in batches of RESAMPLING_BATCH_CELLS draws.
-KEPT_RESAMPLING_CELLS = 2_000_000
+# A bootstrap of up to this many cells (resamples x documents) is one matrix product of
+# resampling counts with the values (16 MB at most); more documents are resampled in batches of
+# RESAMPLING_BATCH_CELLS draws, as are Monte Carlo permutation tests' relabellings.
+COUNT_MATRIX_CELLS = 2_000_000
 RESAMPLING_BATCH_CELLS = 20_000_000
-# Monte Carlo relabellings of up to this many cells (PERMUTATIONS x documents) are drawn once per
-# number of documents and kept, for the last 4 numbers (int32 positions: 32 MB at most each).
-KEPT_PERMUTATION_CELLS = 8_000_000
 # Values with at most one distinct value per this many documents are resampled by their counts.
 FEW_LEVELS_PER_DOCUMENT = 4
-# How many computed intervals and p-values are remembered (lm-eval asks for each bound apart).
-REMEMBERED_RESULTS = 4096
 
 
 def _check_confidence(confidence: float) -> None:
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-
-
-# --------------------------------------------------------------------------
-# Remembering results between lm-eval's calls
-
-
-_results: OrderedDict = OrderedDict()
-
-
-def _fingerprint(*arrays) -> tuple:
-    """A key for arrays' contents: their types, shapes and a digest of their bytes."""
-    digest = hashlib.blake2b(digest_size=16)
-    shapes = []
-    for array in arrays:
-        shapes.append((array.dtype.str, array.shape))
-        digest.update(array.tobytes())
-    return tuple(shapes), digest.hexdigest()
-
-
-def _remembered(kind: str, arrays: Sequence, compute: Callable, *parameters):
-    """``compute()``, or its remembered result for the same kind, parameters and array contents."""
-    key = (kind, parameters, _fingerprint(*arrays))
-    if key in _results:
-        _results.move_to_end(key)
-        return _results[key]
-    result = compute()
-    _results[key] = result
-    if len(_results) > REMEMBERED_RESULTS:
-        _results.popitem(last=False)
-    return result
 
 
 # --------------------------------------------------------------------------
@@ -104,7 +66,6 @@ def wilson_interval(successes: float, n: int, confidence: float = CONFIDENCE) ->
     return _wilson(int(successes), int(n), float(confidence))
 
 
-@functools.lru_cache(maxsize=REMEMBERED_RESULTS)
 def _wilson(successes: int, n: int, confidence: float) -> tuple[float, float]:
     """The interval of ``scipy.stats.binomtest(successes, n).proportion_ci(confidence,
     "wilson")`` (Newcombe 1998), term for term, so the same floats (a test compares them on a
@@ -159,20 +120,18 @@ def _as_array(values: Sequence[float]):
     return array
 
 
-@functools.lru_cache(maxsize=32)
 def _resampling_counts(n: int, stream: int, resamples: int, seed: int):
     """How often each of ``n`` documents is drawn in each resample: a ``(resamples, n)`` matrix.
 
     ``stream`` gives each group of a grouped statistic its own independent draws; the same
-    ``n`` and ``stream`` always give the same resamples, so every metric over the same
-    documents shares them (and they are drawn once).
+    ``n`` and ``stream`` always give the same resamples, so both bounds of an interval (asked
+    for apart) and every metric over the same documents are computed on the same resamples.
     """
     import numpy as np
 
     draws = np.random.default_rng([seed, stream]).integers(0, n, size=(resamples, n))
     cells = (draws + n * np.arange(resamples)[:, None]).ravel()
     counts = np.bincount(cells, minlength=resamples * n).reshape(resamples, n).astype(float)
-    counts.flags.writeable = False
     return counts
 
 
@@ -191,7 +150,7 @@ def _resampled_means(values, stream: int, resamples: int = BOOTSTRAP_RESAMPLES, 
         # samples, 1-5 ratings).
         draws = np.random.default_rng([seed, stream]).multinomial(n, level_counts / n, size=resamples)
         return draws @ levels / n
-    if resamples * n <= KEPT_RESAMPLING_CELLS:
+    if resamples * n <= COUNT_MATRIX_CELLS:
         return _resampling_counts(n, stream, resamples, seed) @ values / n
     rng = np.random.default_rng([seed, stream])
     batch = max(1, RESAMPLING_BATCH_CELLS // n)
@@ -213,9 +172,7 @@ def _percentile_interval(draws, confidence: float) -> tuple[float, float]:
 def bootstrap_mean_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean (documents resampled, fixed seed)."""
     array = _as_array(values)
-    return _remembered(
-        "mean", [array], lambda: _percentile_interval(_resampled_means(array, 0), confidence), confidence
-    )
+    return _percentile_interval(_resampled_means(array, 0), confidence)
 
 
 def mean_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float]:
@@ -266,11 +223,7 @@ def difference_of_means(values: Sequence[tuple[int, float]]) -> float:
 def difference_interval(values: Sequence[tuple[int, float]], confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Percentile bootstrap interval of mean(side 0) - mean(side 1), each side resampled."""
     first, second = _split_sides(values)
-
-    def compute():
-        return _percentile_interval(_resampled_means(first, 1) - _resampled_means(second, 2), confidence)
-
-    return _remembered("difference", [first, second], compute, confidence)
+    return _percentile_interval(_resampled_means(first, 1) - _resampled_means(second, 2), confidence)
 
 
 def difference_ci_lower(values: Sequence[tuple[int, float]]) -> float:
@@ -285,7 +238,7 @@ def difference_ci_upper(values: Sequence[tuple[int, float]]) -> float:
 # Permutation tests (scipy.stats.permutation_test)
 
 
-def _permutation_pvalue(kind: str, samples: list, statistic, alternative: str) -> float:
+def _permutation_pvalue(samples: list, statistic, alternative: str) -> float:
     """p-value of ``statistic`` (vectorised over its last axis) under random relabelling of the
     documents among ``samples``: scipy's ``permutation_test`` enumerates every relabelling when
     there are at most :data:`PERMUTATIONS` of them; otherwise that many are drawn (seeded) by
@@ -296,21 +249,17 @@ def _permutation_pvalue(kind: str, samples: list, statistic, alternative: str) -
         raise ValueError("a permutation test needs at least two documents in each group")
     sizes = [sample.size for sample in samples]
     relabellings = math.prod(math.comb(sum(sizes[: i + 1]), sizes[i]) for i in range(1, len(sizes)))
-
-    def compute():
-        if relabellings > PERMUTATIONS:
-            return _monte_carlo_pvalue(samples, statistic, alternative)
-        result = permutation_test(
-            samples,
-            statistic,
-            permutation_type="independent",
-            vectorized=True,
-            n_resamples=PERMUTATIONS,
-            alternative=alternative,
-        )
-        return float(result.pvalue)
-
-    return _remembered(kind, samples, compute, alternative)
+    if relabellings > PERMUTATIONS:
+        return _monte_carlo_pvalue(samples, statistic, alternative)
+    result = permutation_test(
+        samples,
+        statistic,
+        permutation_type="independent",
+        vectorized=True,
+        n_resamples=PERMUTATIONS,
+        alternative=alternative,
+    )
+    return float(result.pvalue)
 
 
 def _monte_carlo_pvalue(samples: list, statistic, alternative: str, seed: int = SEED) -> float:
@@ -342,36 +291,19 @@ def _monte_carlo_pvalue(samples: list, statistic, alternative: str, seed: int = 
 def _relabellings(size: int, seed: int):
     """The :data:`PERMUTATIONS` relabellings of ``size`` pooled documents that a Monte Carlo
     permutation test draws, as rows of positions into the pooled values, in batches of at most
-    :data:`RESAMPLING_BATCH_CELLS`.
+    :data:`RESAMPLING_BATCH_CELLS` cells.
 
-    Every test of ``size`` documents draws the same ones (the seed is fixed and a shuffle's
-    draws depend on the length alone): shuffling positions and reading the values at them
-    gives exactly the shuffled values, so up to :data:`KEPT_PERMUTATION_CELLS` they are drawn
-    once and shared by every test of that size (the gaps and ranges of several measures over
-    the same documents), instead of shuffled anew for each (90% of a test's time).
+    Shuffling positions and reading the values at them gives exactly the shuffled values (a
+    shuffle's draws depend on the length alone), in int32 where the positions fit: half the
+    memory of the pooled values.
     """
-    drawn = (size, seed, PERMUTATIONS, max(1, RESAMPLING_BATCH_CELLS // size))
-    if PERMUTATIONS * size <= KEPT_PERMUTATION_CELLS:
-        return _kept_relabellings(*drawn)
-    return _drawn_relabellings(*drawn)
-
-
-@functools.lru_cache(maxsize=4)
-def _kept_relabellings(size: int, seed: int, permutations: int, batch: int) -> tuple:
-    batches = tuple(_drawn_relabellings(size, seed, permutations, batch))
-    for positions in batches:
-        positions.flags.writeable = False
-    return batches
-
-
-def _drawn_relabellings(size: int, seed: int, permutations: int, batch: int):
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    # int32 positions: half the memory of the pooled values, and the same shuffles
     positions = np.arange(size, dtype=np.int64 if size > np.iinfo(np.int32).max else np.int32)
-    for start in range(0, permutations, batch):
-        yield rng.permuted(np.tile(positions, (min(batch, permutations - start), 1)), axis=1)
+    batch = max(1, RESAMPLING_BATCH_CELLS // size)
+    for start in range(0, PERMUTATIONS, batch):
+        yield rng.permuted(np.tile(positions, (min(batch, PERMUTATIONS - start), 1)), axis=1)
 
 
 def _difference_statistic(first, second, axis=-1):
@@ -383,8 +315,8 @@ def difference_pvalue(values: Sequence[tuple[int, float]]) -> float:
     (exact for yes/no values: :func:`binary_difference_pvalue`)."""
     first, second = _split_sides(values)
     if _all_zero_or_one(first) and _all_zero_or_one(second) and min(first.size, second.size) >= 2:
-        return _remembered("difference", [first, second], lambda: binary_difference_pvalue(first, second), "two-sided")
-    return _permutation_pvalue("difference", [first, second], _difference_statistic, "two-sided")
+        return binary_difference_pvalue(first, second)
+    return _permutation_pvalue([first, second], _difference_statistic, "two-sided")
 
 
 def _all_zero_or_one(array) -> bool:
@@ -456,23 +388,19 @@ def spread_of_means(values: Sequence[tuple[str, float]]) -> float:
     return float(_spread_of(_means(_groups(values))))
 
 
-def _group_bootstrap(kind: str, values, of_means, confidence: float) -> tuple[float, float]:
+def _group_bootstrap(values, of_means, confidence: float) -> tuple[float, float]:
     """Percentile bootstrap interval of ``of_means(group means)``, documents resampled within
     each group (each group its own draws)."""
     import numpy as np
 
     groups = _groups(values)
-
-    def compute():
-        means = np.stack([_resampled_means(group, stream) for stream, group in enumerate(groups, start=1)], axis=-1)
-        return _percentile_interval(of_means(means), confidence)
-
-    return _remembered(kind, groups, compute, confidence)
+    means = np.stack([_resampled_means(group, stream) for stream, group in enumerate(groups, start=1)], axis=-1)
+    return _percentile_interval(of_means(means), confidence)
 
 
 def range_interval(values: Sequence[tuple[str, float]], confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Percentile bootstrap interval of the range of group means (documents resampled within groups)."""
-    return _group_bootstrap("range", values, _range_of, confidence)
+    return _group_bootstrap(values, _range_of, confidence)
 
 
 def range_ci_lower(values: Sequence[tuple[str, float]]) -> float:
@@ -486,12 +414,12 @@ def range_ci_upper(values: Sequence[tuple[str, float]]) -> float:
 def range_pvalue(values: Sequence[tuple[str, float]]) -> float:
     """lm-eval aggregation: permutation p-value of the range of group means (no group differs):
     the share of relabellings whose range is at least the observed one."""
-    return _permutation_pvalue("range", _groups(values), _range_statistic, "greater")
+    return _permutation_pvalue(_groups(values), _range_statistic, "greater")
 
 
 def spread_interval(values: Sequence[tuple[str, float]], confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Percentile bootstrap interval of the spread (documents resampled within groups)."""
-    return _group_bootstrap("spread", values, _spread_of, confidence)
+    return _group_bootstrap(values, _spread_of, confidence)
 
 
 def spread_ci_lower(values: Sequence[tuple[str, float]]) -> float:
@@ -563,31 +491,21 @@ def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
     return [float(p) for p in false_discovery_control(list(pvalues), method="bh")]
 
 
-def _adjusted_for(kind: str, target: str, pvalue_of, data_of: dict) -> float:
+def _adjusted_for(target: str, pvalue_of, data_of: dict) -> float:
     """The target's Benjamini-Hochberg adjusted p-value over the groups whose raw p-value can
-    be computed (a group with only ties, or one side, is left out of the family).
-
-    lm-eval asks once per group for the same family, so the family's adjusted p-values are
-    computed once and remembered."""
-    import numpy as np
-
+    be computed (a group with only ties, or one side, is left out of the family)."""
     if target not in data_of:
         raise ValueError(f"no documents of group {target!r} were evaluated")
     names = sorted(data_of)
-
-    def compute():
-        raw = {}
-        for name in names:
-            try:
-                raw[name] = pvalue_of(data_of[name])
-            except ValueError as error:
-                raw[name] = str(error)
-        family = [name for name in names if not isinstance(raw[name], str)]
-        adjusted = dict(zip(family, benjamini_hochberg([raw[name] for name in family])))
-        return {name: adjusted.get(name, raw[name]) for name in names}
-
-    arrays = [np.asarray(data_of[name], dtype=float) for name in names]
-    adjusted = _remembered(kind, arrays, compute, tuple(names))[target]
+    raw = {}
+    for name in names:
+        try:
+            raw[name] = pvalue_of(data_of[name])
+        except ValueError as error:
+            raw[name] = str(error)
+    family = [name for name in names if not isinstance(raw[name], str)]
+    adjusted = dict(zip(family, benjamini_hochberg([raw[name] for name in family])))
+    adjusted = adjusted.get(target, raw[target])
     if isinstance(adjusted, str):  # the target's own p-value cannot be computed: why
         raise ValueError(adjusted)
     return adjusted
@@ -604,7 +522,7 @@ def sign_test_bh(values: Sequence[tuple[str, float, str]]) -> float:
     if len(targets) != 1:
         raise ValueError(f"expected one target subgroup per metric, got {sorted(targets)}")
     (target,) = targets
-    return _adjusted_for("sign_bh", target, sign_test_pvalue, by_subgroup)
+    return _adjusted_for(target, sign_test_pvalue, by_subgroup)
 
 
 def difference_pvalue_bh(values: Sequence[tuple[str, int, float, str]]) -> float:
@@ -619,4 +537,4 @@ def difference_pvalue_bh(values: Sequence[tuple[str, int, float, str]]) -> float
     if len(targets) != 1:
         raise ValueError(f"expected one target group per metric, got {sorted(targets)}")
     (target,) = targets
-    return _adjusted_for("difference_bh", target, difference_pvalue, by_group)
+    return _adjusted_for(target, difference_pvalue, by_group)
