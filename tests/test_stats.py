@@ -4,6 +4,7 @@ import pytest
 from scipy.stats import binomtest
 
 from lm_eval_bias import stats
+from lm_eval_bias.stats import intervals, significance
 
 
 @pytest.mark.parametrize("k,n", [(8, 10), (0, 10), (10, 10), (1, 1), (3, 17), (4168, 5784)])
@@ -157,13 +158,13 @@ def test_resampled_means_follow_the_bootstrap_law(values):
     import numpy as np
 
     array = np.asarray(values)
-    means = stats._resampled_means(array, stream=0)
+    means = intervals._resampled_means(array, stream=0)
     assert means.shape == (stats.BOOTSTRAP_RESAMPLES,)
     # resampling n documents: the mean's mean is the sample mean, its sd the sample sd / sqrt(n)
     assert means.mean() == pytest.approx(array.mean(), abs=3 * array.std() / np.sqrt(array.size * 2000))
     assert means.std() == pytest.approx(array.std() / np.sqrt(array.size), rel=0.08)
-    assert np.array_equal(means, stats._resampled_means(array, stream=0))  # seeded
-    assert not np.array_equal(means, stats._resampled_means(array, stream=1))
+    assert np.array_equal(means, intervals._resampled_means(array, stream=0))  # seeded
+    assert not np.array_equal(means, intervals._resampled_means(array, stream=1))
 
 
 def test_range_of_group_means():
@@ -243,8 +244,8 @@ def test_group_statistics_reject_non_finite_values():
 def test_very_many_documents_are_resampled_in_batches_from_the_same_draws(monkeypatch):
     values = [i / 997 for i in range(997)]
     one_matrix = stats.bootstrap_mean_interval(values)
-    monkeypatch.setattr(stats, "COUNT_MATRIX_CELLS", 0)
-    monkeypatch.setattr(stats, "RESAMPLING_BATCH_CELLS", 997 * 7)  # 7 resamples a batch
+    monkeypatch.setattr(intervals, "COUNT_MATRIX_CELLS", 0)
+    monkeypatch.setattr(intervals, "RESAMPLING_BATCH_CELLS", 997 * 7)  # 7 resamples a batch
     assert stats.bootstrap_mean_interval(values) == pytest.approx(one_matrix, abs=1e-12)
 
 
@@ -254,11 +255,11 @@ def test_monte_carlo_relabellings_are_shuffles_of_the_pooled_values_in_any_batch
     rng = np.random.default_rng(5)
     toxicity = [(int(side), float(value)) for side, value in zip(rng.integers(0, 2, 300), rng.random(300))]
     one_batch = stats.difference_pvalue(toxicity)
-    (positions,) = stats._relabellings(300, stats.SEED)
+    (positions,) = significance._relabellings(300, stats.SEED)
     pooled = rng.random(300)
     shuffled = np.random.default_rng(stats.SEED).permuted(np.tile(pooled, (stats.PERMUTATIONS, 1)), axis=1)
     assert np.array_equal(pooled[positions], shuffled)
-    monkeypatch.setattr(stats, "RESAMPLING_BATCH_CELLS", 300 * 7)  # 7 relabellings a batch
+    monkeypatch.setattr(intervals, "RESAMPLING_BATCH_CELLS", 300 * 7)  # 7 relabellings a batch
     assert stats.difference_pvalue(toxicity) == one_batch
 
 

@@ -1,26 +1,5 @@
-"""Intervals, tests and corrections shared by every benchmark, on scipy.
-
-Pure functions: numbers in, numbers out. Most are lm-eval aggregations (``aggregation:
-!function ...`` in a task's ``metric_list``, or chosen by a metric's name in
-``harness.aggregation_for``): lm-eval calls them with the list of per-document values of
-one metric.
-
-scipy does the statistics where it has them: the exact sign test (``binomtest``; the Wilson
-interval is its formula written out, see ``_wilson``), Benjamini-Hochberg
-(``false_discovery_control``), Pearson's r and its Fisher-z interval (``pearsonr``), exact
-permutation tests (``permutation_test``, which enumerates every relabelling; ``hypergeom`` for
-two groups of yes/no outcomes). Monte Carlo permutation tests draw their relabellings as one
-matrix, with scipy's definitions (scipy draws one permutation at a time). The percentile
-bootstrap is ours: lm-eval asks for each bound of each metric in a separate call, and the
-resamples are seeded by the number of documents and the group's position, so that both bounds
-come from the same resamples (``scipy.stats.bootstrap`` would draw others for each); they are a
-matrix product of resampling counts with the values.
-
-lm-eval computes a standard error itself only for its built-in ``mean`` aggregation, so
-each proportion is reported as three metrics: the ``mean`` (with lm-eval's closed-form
-standard error) and the two interval bounds below. Every statistic that the documents
-cannot support raises ``ValueError`` (``harness`` reports it as ``N/A``).
-"""
+"""Intervals of means and of differences, ranges and spreads of group means: the Wilson
+interval for yes/no outcomes, a seeded percentile bootstrap otherwise; and Pearson's r."""
 
 from __future__ import annotations
 
@@ -29,7 +8,6 @@ from collections.abc import Sequence
 
 CONFIDENCE = 0.95
 BOOTSTRAP_RESAMPLES = 2000
-PERMUTATIONS = 2000
 SEED = 1234
 # A bootstrap of up to this many cells (resamples x documents) is one matrix product of
 # resampling counts with the values (16 MB at most); more documents are resampled in batches of
@@ -50,13 +28,25 @@ def _check_confidence(confidence: float) -> None:
 
 
 def wilson_interval(successes: float, n: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion (scipy's, see ``_wilson``).
+    """Wilson score interval for a binomial proportion, as scipy computes it (``_wilson``).
 
     Preferred over the normal (Wald) interval because it stays inside [0, 1] and keeps its
     coverage for proportions near 0 or 1 and for small subgroups, which WinoQueer has (a
     model scoring 100 on a subgroup still gets an interval of non-zero width).
 
-    Returns ``(lower, upper)`` as proportions in [0, 1].
+    Parameters
+    ----------
+    successes : int
+        Number of successes, a whole number in [0, n].
+    n : int
+        Number of trials, at least 1.
+    confidence : float, default 0.95
+        The interval's confidence level, in (0, 1).
+
+    Returns
+    -------
+    (float, float)
+        The lower and upper bound, as proportions in [0, 1].
     """
     _check_confidence(confidence)
     if n <= 0:
@@ -96,12 +86,34 @@ def _count_percent_outcomes(values: Sequence[float]) -> tuple[int, int]:
 
 
 def wilson_lower_pct(values: Sequence[float]) -> float:
-    """Lower 95% Wilson bound, in percent, of outcomes coded 0/100."""
+    """lm-eval aggregation: the lower 95% Wilson bound of outcomes coded 0/100, in percent.
+
+    Parameters
+    ----------
+    values : sequence of float
+        Per-document outcomes coded 100 (yes) or 0 (no), as lm-eval passes one metric's values.
+
+    Returns
+    -------
+    float
+        The bound in percent.
+    """
     return 100.0 * wilson_interval(*_count_percent_outcomes(values))[0]
 
 
 def wilson_upper_pct(values: Sequence[float]) -> float:
-    """Upper 95% Wilson bound, in percent, of outcomes coded 0/100."""
+    """lm-eval aggregation: the upper 95% Wilson bound of outcomes coded 0/100, in percent.
+
+    Parameters
+    ----------
+    values : sequence of float
+        Per-document outcomes coded 100 (yes) or 0 (no), as lm-eval passes one metric's values.
+
+    Returns
+    -------
+    float
+        The bound in percent.
+    """
     return 100.0 * wilson_interval(*_count_percent_outcomes(values))[1]
 
 
@@ -170,7 +182,26 @@ def _percentile_interval(draws, confidence: float) -> tuple[float, float]:
 
 
 def bootstrap_mean_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean (documents resampled, fixed seed)."""
+    """Percentile bootstrap interval of the mean: documents resampled with replacement,
+    :data:`BOOTSTRAP_RESAMPLES` times, seeded.
+
+    Parameters
+    ----------
+    values : sequence of float
+        Per-document values, finite, at least one.
+    confidence : float, default 0.95
+        The interval's confidence level, in (0, 1).
+
+    Returns
+    -------
+    (float, float)
+        The lower and upper bound.
+
+    Raises
+    ------
+    ValueError
+        When the documents cannot support the interval (see the parameters).
+    """
     array = _as_array(values)
     return _percentile_interval(_resampled_means(array, 0), confidence)
 
@@ -181,6 +212,23 @@ def mean_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tu
     Every value 0 or 1 (one yes/no outcome per document): Wilson. Otherwise (e.g. the share
     of a document's several samples): percentile bootstrap over documents, which respects
     that samples of one prompt are correlated.
+
+    Parameters
+    ----------
+    values : sequence of float
+        Per-document values in [0, 1], at least one.
+    confidence : float, default 0.95
+        The interval's confidence level, in (0, 1).
+
+    Returns
+    -------
+    (float, float)
+        The lower and upper bound.
+
+    Raises
+    ------
+    ValueError
+        When the documents cannot support the interval (see the parameters).
     """
     array = _as_array(values)
     if ((array == 0) | (array == 1)).all():
@@ -189,12 +237,32 @@ def mean_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tu
 
 
 def ci_lower(values: Sequence[float]) -> float:
-    """lm-eval aggregation: lower 95% bound of the mean (see ``mean_interval``)."""
+    """lm-eval aggregation: the lower 95% bound of the mean (:func:`mean_interval`).
+
+    Parameters
+    ----------
+    values : sequence of float
+        Per-document values in [0, 1].
+
+    Returns
+    -------
+    float
+    """
     return mean_interval(values)[0]
 
 
 def ci_upper(values: Sequence[float]) -> float:
-    """lm-eval aggregation: upper 95% bound of the mean (see ``mean_interval``)."""
+    """lm-eval aggregation: the upper 95% bound of the mean (:func:`mean_interval`).
+
+    Parameters
+    ----------
+    values : sequence of float
+        Per-document values in [0, 1].
+
+    Returns
+    -------
+    float
+    """
     return mean_interval(values)[1]
 
 
@@ -215,129 +283,74 @@ def _split_sides(values: Sequence[tuple[int, float]]):
 
 
 def difference_of_means(values: Sequence[tuple[int, float]]) -> float:
-    """lm-eval aggregation over per-document ``(side, value)``: mean(side 0) - mean(side 1)."""
+    """lm-eval aggregation: mean(side 0) - mean(side 1).
+
+    Parameters
+    ----------
+    values : sequence of (int, float)
+        Per-document ``(side, value)``, side 0 or 1; each side needs a document.
+
+    Returns
+    -------
+    float
+    """
     first, second = _split_sides(values)
     return float(first.mean() - second.mean())
 
 
 def difference_interval(values: Sequence[tuple[int, float]], confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """Percentile bootstrap interval of mean(side 0) - mean(side 1), each side resampled."""
+    """Percentile bootstrap interval of mean(side 0) - mean(side 1), each side resampled
+    on its own.
+
+    Parameters
+    ----------
+    values : sequence of (int, float)
+        Per-document ``(side, value)``, side 0 or 1; each side needs a document.
+    confidence : float, default 0.95
+        The interval's confidence level, in (0, 1).
+
+    Returns
+    -------
+    (float, float)
+        The lower and upper bound.
+
+    Raises
+    ------
+    ValueError
+        When the documents cannot support the interval (see the parameters).
+    """
     first, second = _split_sides(values)
     return _percentile_interval(_resampled_means(first, 1) - _resampled_means(second, 2), confidence)
 
 
 def difference_ci_lower(values: Sequence[tuple[int, float]]) -> float:
+    """lm-eval aggregation: the lower 95% bound of :func:`difference_interval`.
+
+    Parameters
+    ----------
+    values : sequence of (int, float)
+        Per-document ``(side, value)``, side 0 or 1; each side needs a document.
+
+    Returns
+    -------
+    float
+    """
     return difference_interval(values)[0]
 
 
 def difference_ci_upper(values: Sequence[tuple[int, float]]) -> float:
+    """lm-eval aggregation: the upper 95% bound of :func:`difference_interval`.
+
+    Parameters
+    ----------
+    values : sequence of (int, float)
+        Per-document ``(side, value)``, side 0 or 1; each side needs a document.
+
+    Returns
+    -------
+    float
+    """
     return difference_interval(values)[1]
-
-
-# --------------------------------------------------------------------------
-# Permutation tests (scipy.stats.permutation_test)
-
-
-def _permutation_pvalue(samples: list, statistic, alternative: str) -> float:
-    """p-value of ``statistic`` (vectorised over its last axis) under random relabelling of the
-    documents among ``samples``: scipy's ``permutation_test`` enumerates every relabelling when
-    there are at most :data:`PERMUTATIONS` of them; otherwise that many are drawn (seeded) by
-    :func:`_monte_carlo_pvalue`."""
-    from scipy.stats import permutation_test
-
-    if min(sample.size for sample in samples) < 2:
-        raise ValueError("a permutation test needs at least two documents in each group")
-    sizes = [sample.size for sample in samples]
-    relabellings = math.prod(math.comb(sum(sizes[: i + 1]), sizes[i]) for i in range(1, len(sizes)))
-    if relabellings > PERMUTATIONS:
-        return _monte_carlo_pvalue(samples, statistic, alternative)
-    result = permutation_test(
-        samples,
-        statistic,
-        permutation_type="independent",
-        vectorized=True,
-        n_resamples=PERMUTATIONS,
-        alternative=alternative,
-    )
-    return float(result.pvalue)
-
-
-def _monte_carlo_pvalue(samples: list, statistic, alternative: str, seed: int = SEED) -> float:
-    """``scipy.stats.permutation_test``'s Monte Carlo p-value (the same comparison tolerance,
-    the +1 in numerator and denominator, two-sided as twice the smaller tail), with the
-    relabellings drawn as one matrix: scipy draws them one ``rng.permutation`` at a time in a
-    Python loop, which cost 7 ms per test here (a task has dozens of tests)."""
-    import numpy as np
-
-    pooled = np.concatenate(samples)
-    cuts = np.cumsum([sample.size for sample in samples])[:-1]
-    observed = statistic(*samples, axis=-1)
-    null = np.concatenate(
-        [
-            statistic(*np.split(pooled[positions], cuts, axis=1), axis=-1)
-            for positions in _relabellings(pooled.size, seed)
-        ]
-    )
-    tolerance = abs(observed) * np.finfo(float).eps * 100  # scipy's, for rounding in the statistic
-    at_least = (np.count_nonzero(null >= observed - tolerance) + 1) / (PERMUTATIONS + 1)
-    at_most = (np.count_nonzero(null <= observed + tolerance) + 1) / (PERMUTATIONS + 1)
-    if alternative == "greater":
-        return float(at_least)
-    if alternative == "less":
-        return float(at_most)
-    return float(min(1.0, 2.0 * min(at_least, at_most)))
-
-
-def _relabellings(size: int, seed: int):
-    """The :data:`PERMUTATIONS` relabellings of ``size`` pooled documents that a Monte Carlo
-    permutation test draws, as rows of positions into the pooled values, in batches of at most
-    :data:`RESAMPLING_BATCH_CELLS` cells.
-
-    Shuffling positions and reading the values at them gives exactly the shuffled values (a
-    shuffle's draws depend on the length alone), in int32 where the positions fit: half the
-    memory of the pooled values.
-    """
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    positions = np.arange(size, dtype=np.int64 if size > np.iinfo(np.int32).max else np.int32)
-    batch = max(1, RESAMPLING_BATCH_CELLS // size)
-    for start in range(0, PERMUTATIONS, batch):
-        yield rng.permuted(np.tile(positions, (min(batch, PERMUTATIONS - start), 1)), axis=1)
-
-
-def _difference_statistic(first, second, axis=-1):
-    return first.mean(axis=axis) - second.mean(axis=axis)
-
-
-def difference_pvalue(values: Sequence[tuple[int, float]]) -> float:
-    """lm-eval aggregation: two-sided permutation p-value of mean(side 0) - mean(side 1)
-    (exact for yes/no values: :func:`binary_difference_pvalue`)."""
-    first, second = _split_sides(values)
-    if _all_zero_or_one(first) and _all_zero_or_one(second) and min(first.size, second.size) >= 2:
-        return binary_difference_pvalue(first, second)
-    return _permutation_pvalue([first, second], _difference_statistic, "two-sided")
-
-
-def _all_zero_or_one(array) -> bool:
-    return bool(((array == 0) | (array == 1)).all())
-
-
-def binary_difference_pvalue(first, second) -> float:
-    """The exact two-sided permutation p-value of mean(first) - mean(second) for 0/1 values.
-
-    Relabelling the documents keeps the number of ones, so the ones that land in ``first``
-    follow a hypergeometric law, and the difference of means grows with them: the permutation
-    distribution is that law, with no relabelling to enumerate or draw. Two-sided as
-    ``scipy.stats.permutation_test`` defines it (twice the smaller tail, at most 1), so this is
-    the value its exact enumeration gives and its Monte Carlo estimates.
-    """
-    from scipy.stats import hypergeom
-
-    ones_first = int(first.sum())
-    law = hypergeom(first.size + second.size, ones_first + int(second.sum()), first.size)
-    at_least, at_most = law.sf(ones_first - 1), law.cdf(ones_first)
-    return float(min(1.0, 2.0 * min(at_least, at_most)))
 
 
 # --------------------------------------------------------------------------
@@ -378,13 +391,33 @@ def _range_statistic(*groups, axis=-1):
 
 
 def range_of_means(values: Sequence[tuple[str, float]]) -> float:
-    """lm-eval aggregation over per-document ``(group, value)``: max minus min group mean."""
+    """lm-eval aggregation: the largest minus the smallest group mean.
+
+    Parameters
+    ----------
+    values : sequence of (str, float)
+        Per-document ``(group, value)``; at least two groups.
+
+    Returns
+    -------
+    float
+    """
     return float(_range_of(_means(_groups(values))))
 
 
 def spread_of_means(values: Sequence[tuple[str, float]]) -> float:
-    """lm-eval aggregation over per-document ``(group, value)``: population standard
-    deviation (ddof=0) of the group means, the disparity GenderCARE reports as sigma."""
+    """lm-eval aggregation: the population standard deviation (ddof=0) of the group means,
+    the disparity GenderCARE reports as sigma.
+
+    Parameters
+    ----------
+    values : sequence of (str, float)
+        Per-document ``(group, value)``; at least two groups.
+
+    Returns
+    -------
+    float
+    """
     return float(_spread_of(_means(_groups(values))))
 
 
@@ -399,34 +432,110 @@ def _group_bootstrap(values, of_means, confidence: float) -> tuple[float, float]
 
 
 def range_interval(values: Sequence[tuple[str, float]], confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """Percentile bootstrap interval of the range of group means (documents resampled within groups)."""
+    """Percentile bootstrap interval of the range of group means (documents resampled
+    within each group, each group its own draws).
+
+    Parameters
+    ----------
+    values : sequence of (str, float)
+        Per-document ``(group, value)``; at least two groups.
+    confidence : float, default 0.95
+        The interval's confidence level, in (0, 1).
+
+    Returns
+    -------
+    (float, float)
+        The lower and upper bound.
+
+    Raises
+    ------
+    ValueError
+        When the documents cannot support the interval (see the parameters).
+    """
     return _group_bootstrap(values, _range_of, confidence)
 
 
 def range_ci_lower(values: Sequence[tuple[str, float]]) -> float:
+    """lm-eval aggregation: the lower 95% bound of :func:`range_interval`.
+
+    Parameters
+    ----------
+    values : sequence of (str, float)
+        Per-document ``(group, value)``; at least two groups.
+
+    Returns
+    -------
+    float
+    """
     return range_interval(values)[0]
 
 
 def range_ci_upper(values: Sequence[tuple[str, float]]) -> float:
+    """lm-eval aggregation: the upper 95% bound of :func:`range_interval`.
+
+    Parameters
+    ----------
+    values : sequence of (str, float)
+        Per-document ``(group, value)``; at least two groups.
+
+    Returns
+    -------
+    float
+    """
     return range_interval(values)[1]
 
 
-def range_pvalue(values: Sequence[tuple[str, float]]) -> float:
-    """lm-eval aggregation: permutation p-value of the range of group means (no group differs):
-    the share of relabellings whose range is at least the observed one."""
-    return _permutation_pvalue(_groups(values), _range_statistic, "greater")
-
-
 def spread_interval(values: Sequence[tuple[str, float]], confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """Percentile bootstrap interval of the spread (documents resampled within groups)."""
+    """Percentile bootstrap interval of the spread of group means (documents resampled
+    within each group, each group its own draws).
+
+    Parameters
+    ----------
+    values : sequence of (str, float)
+        Per-document ``(group, value)``; at least two groups.
+    confidence : float, default 0.95
+        The interval's confidence level, in (0, 1).
+
+    Returns
+    -------
+    (float, float)
+        The lower and upper bound.
+
+    Raises
+    ------
+    ValueError
+        When the documents cannot support the interval (see the parameters).
+    """
     return _group_bootstrap(values, _spread_of, confidence)
 
 
 def spread_ci_lower(values: Sequence[tuple[str, float]]) -> float:
+    """lm-eval aggregation: the lower 95% bound of :func:`spread_interval`.
+
+    Parameters
+    ----------
+    values : sequence of (str, float)
+        Per-document ``(group, value)``; at least two groups.
+
+    Returns
+    -------
+    float
+    """
     return spread_interval(values)[0]
 
 
 def spread_ci_upper(values: Sequence[tuple[str, float]]) -> float:
+    """lm-eval aggregation: the upper 95% bound of :func:`spread_interval`.
+
+    Parameters
+    ----------
+    values : sequence of (str, float)
+        Per-document ``(group, value)``; at least two groups.
+
+    Returns
+    -------
+    float
+    """
     return spread_interval(values)[1]
 
 
@@ -437,9 +546,20 @@ def spread_ci_upper(values: Sequence[tuple[str, float]]) -> float:
 def pearson_interval(
     x: Sequence[float], y: Sequence[float], confidence: float = CONFIDENCE
 ) -> tuple[float, float, float]:
-    """Pearson r with its Fisher-z confidence interval: ``(r, lower, upper)`` (``scipy.stats.pearsonr``).
+    """Pearson's r with its Fisher-z confidence interval (``scipy.stats.pearsonr``).
 
-    Needs at least 4 pairs (the interval's standard error is 1/sqrt(n - 3)).
+    Parameters
+    ----------
+    x, y : sequence of float
+        Equally long, at least 4 numbers each (the interval's standard error is 1/sqrt(n - 3)),
+        neither constant.
+    confidence : float, default 0.95
+        The interval's confidence level, in (0, 1).
+
+    Returns
+    -------
+    (float, float, float)
+        ``(r, lower, upper)``.
     """
     import numpy as np
     from scipy.stats import pearsonr
@@ -459,82 +579,20 @@ def pearson_interval(
 
 
 def top_choices(scores: Sequence[float]) -> list[int]:
-    """The positions of the highest score (several when it is tied): a verdict from scores must
-    not fall to whichever tied choice comes first (a backend that returns equal log-likelihoods
-    would then always "choose" the first option)."""
+    """The positions of the highest score, several when it is tied.
+
+    A verdict from scores must not fall to whichever tied choice comes first (a backend that
+    returns equal log-likelihoods would then always "choose" the first option).
+
+    Parameters
+    ----------
+    scores : sequence of float
+        One score per choice, at least one.
+
+    Returns
+    -------
+    list of int
+        The positions of the highest score, in order.
+    """
     best = max(scores)
     return [index for index, score in enumerate(scores) if score == best]
-
-
-# --------------------------------------------------------------------------
-# Paired sign test and Benjamini-Hochberg
-
-
-def sign_test_pvalue(signs: Sequence[float]) -> float:
-    """lm-eval aggregation: exact two-sided sign test of per-pair signs (+1, -1; 0 = tie, left out).
-
-    The null is that each untied pair is as likely to favour either sentence.
-    """
-    from scipy.stats import binomtest
-
-    positive = sum(1 for s in signs if s > 0)
-    negative = sum(1 for s in signs if s < 0)
-    if positive + negative == 0:
-        raise ValueError("a sign test needs at least one untied pair")
-    return float(binomtest(positive, positive + negative, 0.5).pvalue)
-
-
-def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
-    """Benjamini-Hochberg adjusted p-values (false discovery rate), in the input order."""
-    from scipy.stats import false_discovery_control
-
-    return [float(p) for p in false_discovery_control(list(pvalues), method="bh")]
-
-
-def _adjusted_for(target: str, pvalue_of, data_of: dict) -> float:
-    """The target's Benjamini-Hochberg adjusted p-value over the groups whose raw p-value can
-    be computed (a group with only ties, or one side, is left out of the family)."""
-    if target not in data_of:
-        raise ValueError(f"no documents of group {target!r} were evaluated")
-    names = sorted(data_of)
-    raw = {}
-    for name in names:
-        try:
-            raw[name] = pvalue_of(data_of[name])
-        except ValueError as error:
-            raw[name] = str(error)
-    family = [name for name in names if not isinstance(raw[name], str)]
-    adjusted = dict(zip(family, benjamini_hochberg([raw[name] for name in family])))
-    adjusted = adjusted.get(target, raw[target])
-    if isinstance(adjusted, str):  # the target's own p-value cannot be computed: why
-        raise ValueError(adjusted)
-    return adjusted
-
-
-def sign_test_bh(values: Sequence[tuple[str, float, str]]) -> float:
-    """lm-eval aggregation over per-pair ``(subgroup, sign, target subgroup)``: the target
-    subgroup's sign-test p-value, Benjamini-Hochberg adjusted across all subgroups present."""
-    by_subgroup: dict[str, list[float]] = {}
-    targets = set()
-    for subgroup, sign, target in values:
-        by_subgroup.setdefault(str(subgroup), []).append(sign)
-        targets.add(str(target))
-    if len(targets) != 1:
-        raise ValueError(f"expected one target subgroup per metric, got {sorted(targets)}")
-    (target,) = targets
-    return _adjusted_for(target, sign_test_pvalue, by_subgroup)
-
-
-def difference_pvalue_bh(values: Sequence[tuple[str, int, float, str]]) -> float:
-    """lm-eval aggregation over per-document ``(group, side, value, target group)``: the
-    target group's permutation p-value of its two sides' difference, Benjamini-Hochberg
-    adjusted across every group present."""
-    by_group: dict[str, list[tuple[int, float]]] = {}
-    targets = set()
-    for group, side, value, target in values:
-        by_group.setdefault(str(group), []).append((int(side), float(value)))
-        targets.add(str(target))
-    if len(targets) != 1:
-        raise ValueError(f"expected one target group per metric, got {sorted(targets)}")
-    (target,) = targets
-    return _adjusted_for(target, difference_pvalue, by_group)
