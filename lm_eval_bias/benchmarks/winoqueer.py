@@ -354,6 +354,8 @@ _UNIT = re.compile(r"\s*(?:\w+(?:['\u2019]\w+)*|[^\w\s])|\s+")
 
 
 def split_units(text: str) -> list[str]:
+    """The units of ``text`` (words and punctuation marks with the whitespace before them), which
+    concatenate back to ``text``: what two sentences are diffed on."""
     units = _UNIT.findall(text)
     if "".join(units) != text:  # pragma: no cover - the pattern matches any string
         raise AssertionError(f"unit split lost characters of {text!r}")
