@@ -188,7 +188,7 @@ def report(runs: dict[str, dict]) -> str:
     """The runs side by side, with the second's ratio to the first when there are two."""
     values = list(runs.values())
     lines = [
-        "| | " + " | ".join(runs) + " | ratio |" * (len(runs) == 2),
+        "| | " + " | ".join(runs) + " |" + " ratio |" * (len(runs) == 2),
         "|---" * (len(runs) + 1 + (len(runs) == 2)) + "|",
     ]
     for label, key in [("wall s", "wall_s"), ("cpu s", "cpu_s")] + [(f"{owner} s", owner) for owner in OWNERS]:
