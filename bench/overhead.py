@@ -15,14 +15,21 @@ proportion to the time each caller spent in it (as gprof does). cProfile's cost 
 inflates code made of many small calls (lm-eval's and the plugin's per-document code), so
 the plugin's share here is an upper bound of an unprofiled run's.
 
-``--compare REF`` runs the same measurement on the plugin as it was at the git revision REF
-(its ``lm_eval_bias/`` and ``tasks/`` exported with ``git archive``, imported ahead of the
-editable install), then on the checkout, each in a fresh process, and prints both side by side
-with the ratios, and whether their results are identical. The machine's load average before
-and after each run is printed: on a shared machine compare runs taken under similar load.
+``--compare REF [REF ...]`` runs the same measurement on the plugin as it was at each git
+revision (its ``lm_eval_bias/`` and ``tasks/`` exported with ``git archive``, imported ahead of
+the editable install), then on the checkout, each in a fresh process, and prints them side by
+side (with the ratio when there are two) and whether their results are identical. The
+machine's load average before and after each run is printed: on a shared machine compare runs
+taken under similar load, and prefer CPU seconds to wall seconds.
 
-    HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 python bench/overhead.py --limit 2000
-    HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 python bench/overhead.py --limit 2000 --compare HEAD~3
+``--no-profile`` times the run without cProfile (wall and CPU seconds only, no breakdown).
+``--instant`` replaces the model's answers by instant ones derived from a hash of the request's
+tokens (``HFLM._loglikelihood_tokens``, ``HFLM.generate_until``), so that what is left of the run
+is lm-eval and the plugin: the seconds a change to the plugin saves, to set against a real run.
+
+    HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 python bench/overhead.py --limit 1000
+    HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 python bench/overhead.py --limit 500 --compare HEAD~3
+    HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 python bench/overhead.py --instant --compare HEAD~2 HEAD~1
 """
 
 from __future__ import annotations
@@ -127,6 +134,23 @@ def charge(stats: dict, owner) -> dict:
     return {"owners": by_owner, "functions": functions}
 
 
+INSTANT_TEXTS = ("They said she would come.", "He left early.", "Xe smiled.", "I don't know.", "Ey is here.")
+
+
+def _digest(*parts) -> int:
+    return int(hashlib.blake2b(repr(parts).encode(), digest_size=8).hexdigest(), 16)
+
+
+def instant_logliks(self, requests, disable_tqdm=False, override_bs=None):
+    """``HFLM._loglikelihood_tokens`` without the model: a log-likelihood from a hash of the tokens."""
+    return [(-1.0 - _digest(tuple(context), tuple(tokens)) % 20_000 / 1000, False) for _, context, tokens in requests]
+
+
+def instant_generations(self, requests, disable_tqdm=False):
+    """``HFLM.generate_until`` without the model: a sentence chosen by a hash of the prompt."""
+    return [INSTANT_TEXTS[_digest(request.args[0]) % len(INSTANT_TEXTS)] for request in requests]
+
+
 def measure(args) -> dict:
     """One profiled run of ``args.task`` with the plugin of ``args.tree``."""
     tree = Path(args.tree)
@@ -138,18 +162,24 @@ def measure(args) -> dict:
 
     import lm_eval_bias
 
+    if args.instant:
+        HFLM._loglikelihood_tokens = instant_logliks
+        HFLM.generate_until = instant_generations
     lm = HFLM(pretrained=str(smollm2_dir()), batch_size=args.batch_size, device="cpu")
     metadata = {"data_file": str(args.data_file)} if args.data_file else {}
     manager = lm_eval_bias.task_manager(metadata=metadata)
     run = dict(model=lm, tasks=[args.task], task_manager=manager, metadata=metadata, limit=args.limit)
     loads, profiler = [load_average()], cProfile.Profile()
     start, cpu = time.perf_counter(), time.process_time()
-    output = profiler.runcall(lm_eval_bias.simple_evaluate, **run)
+    evaluate = lm_eval_bias.simple_evaluate
+    output = evaluate(**run) if args.no_profile else profiler.runcall(evaluate, **run)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     loads.append(load_average())
     plugin_dir = str(Path(lm_eval_bias.__file__).resolve().parent) + os.sep
     lm_eval_dir = str(Path(lm_eval.__file__).resolve().parent) + os.sep
-    charged = charge(pstats.Stats(profiler).stats, lambda func: owner_of(func, plugin_dir, lm_eval_dir))
+    charged = {"owners": {}, "functions": {}}
+    if not args.no_profile:
+        charged = charge(pstats.Stats(profiler).stats, lambda func: owner_of(func, plugin_dir, lm_eval_dir))
     top = sorted(charged["functions"].items(), key=lambda item: -item[1])[: args.top]
     results = json.dumps(output["results"], sort_keys=True, default=str)
     return {
@@ -180,6 +210,7 @@ def exported_tree(revision: str, scratch: Path) -> Path:
     archive = subprocess.run(
         ["git", "-C", str(REPO_ROOT), "archive", revision, "lm_eval_bias", "tasks"], capture_output=True, check=True
     )
+    scratch.mkdir(parents=True)
     subprocess.run(["tar", "-x", "-C", str(scratch)], input=archive.stdout, check=True)
     return scratch
 
@@ -191,7 +222,8 @@ def report(runs: dict[str, dict]) -> str:
         "| | " + " | ".join(runs) + " |" + " ratio |" * (len(runs) == 2),
         "|---" * (len(runs) + 1 + (len(runs) == 2)) + "|",
     ]
-    for label, key in [("wall s", "wall_s"), ("cpu s", "cpu_s")] + [(f"{owner} s", owner) for owner in OWNERS]:
+    owners = [(f"{owner} s", owner) for owner in OWNERS if owner in values[0]["owners"]]
+    for label, key in [("wall s", "wall_s"), ("cpu s", "cpu_s"), *owners]:
         seconds = [run[key] if key in run else run["owners"][key] for run in values]
         cells = [
             f"{value:.2f}" + (f" ({100 * value / run['wall_s']:.2f}%)" if key in OWNERS else "")
@@ -204,13 +236,13 @@ def report(runs: dict[str, dict]) -> str:
         before, after = run["load_average"]
         lines.append(
             f"\n{name} ({run['tree']}): results sha256 {run['results_digest']}, torch threads "
-            f"{run['torch_threads']}, load average {before} before, {after} after; top plugin functions:"
+            f"{run['torch_threads']}, load average {before} before, {after} after"
+            + ("; top plugin functions:" if run["top"] else "")
         )
         lines.extend(f"  {seconds:8.3f} s  {label}" for label, seconds in run["top"])
-    if len(values) == 2:
-        lines.append(
-            "\nresults identical" if values[0]["results_digest"] == values[1]["results_digest"] else "\nRESULTS DIFFER"
-        )
+    if len(values) > 1:
+        identical = len({run["results_digest"] for run in values}) == 1
+        lines.append("\nresults identical" if identical else "\nRESULTS DIFFER")
     return "\n".join(lines)
 
 
@@ -221,7 +253,9 @@ def parse_args(argv=None):
     parser.add_argument("--data-file", type=Path, help="the task's data_file (winoqueer: the shared gender subset)")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--top", type=int, default=12, help="plugin functions listed (default: %(default)s)")
-    parser.add_argument("--compare", metavar="REF", help="a git revision measured first, as the baseline")
+    parser.add_argument("--compare", metavar="REF", nargs="+", help="git revisions measured before the checkout")
+    parser.add_argument("--instant", action="store_true", help="instant hashed answers instead of the model's")
+    parser.add_argument("--no-profile", action="store_true", help="time the run without cProfile (no breakdown)")
     parser.add_argument("--measure", metavar="TREE", help=argparse.SUPPRESS)
     parser.add_argument("--json", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -229,6 +263,7 @@ def parse_args(argv=None):
         args.data_file = REPO_ROOT.parent / "shared" / "data" / "winoqueer" / "winoqueer_gender_subset.csv"
     args.passed = [f"--task={args.task}", f"--batch-size={args.batch_size}", f"--top={args.top}"]
     args.passed += [f"--limit={args.limit}"] if args.limit else []
+    args.passed += ["--instant"] * args.instant + ["--no-profile"] * args.no_profile
     args.passed += [f"--data-file={args.data_file}"] if args.data_file else []
     return args
 
@@ -241,11 +276,13 @@ def main(argv=None) -> None:
         return
     with tempfile.TemporaryDirectory() as scratch:
         runs = {}
-        if args.compare:
-            runs[args.compare] = run_in_process(args, exported_tree(args.compare, Path(scratch)))
+        for index, revision in enumerate(args.compare or []):
+            runs[revision] = run_in_process(args, exported_tree(revision, Path(scratch) / str(index)))
         runs["checkout"] = run_in_process(args, REPO_ROOT)
     limit = f", first {args.limit} documents" if args.limit else ""
-    print(f"\n{args.task}{limit}, SmolLM2-135M-Instruct fp32 (hf, CPU, batch size {args.batch_size}), under cProfile")
+    model = "instant hashed answers, SmolLM2's tokenizer" if args.instant else "SmolLM2-135M-Instruct fp32"
+    profiled = "" if args.no_profile else ", under cProfile"
+    print(f"\n{args.task}{limit}, {model} (hf, CPU, batch size {args.batch_size}){profiled}")
     print(report(runs))
 
 
