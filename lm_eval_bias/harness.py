@@ -70,49 +70,6 @@ def _task_base():
     return ConfigurableTask
 
 
-def _dataset_type():
-    import datasets
-
-    return datasets.Dataset
-
-
-class DocumentRows(list):
-    """A task's documents as a list of dicts, with what lm-eval reads from a ``datasets.Dataset``
-    besides its rows: ``features``, whose keys are the column names (when a task is built); and
-    the ``dataset`` they were read from, if any."""
-
-    def __init__(self, rows, features, dataset=None):
-        super().__init__(rows)
-        self.features = features
-        self.dataset = dataset
-
-    @classmethod
-    def of_dataset(cls, dataset) -> DocumentRows:
-        return cls(dataset.to_list(), dataset.features, dataset)
-
-
-class EvaluationSplit(dict):
-    """What our ``custom_dataset`` loaders give lm-eval: ``{"test": DocumentRows}``, with the
-    data's provenance as ``lm_eval_bias_data``.
-
-    Not a ``datasets.DatasetDict``: lm-eval only indexes the split and iterates its rows, and a
-    round trip through Arrow (``Dataset.from_list``, then ``to_list`` to read the rows once)
-    gives back the same dicts for our rows (tested) at about 10 µs a row: 0.15-0.2 s of the
-    plugin's 1.2 s in a WinoQueer run with an instant model. A task whose YAML adds
-    ``process_docs`` gets a ``DatasetDict``, which such functions expect
-    (``SubgroupMetricsTask.download``).
-    """
-
-    lm_eval_bias_data: dict | None = None
-
-    def as_dataset_dict(self):
-        import datasets
-
-        converted = datasets.DatasetDict({name: datasets.Dataset.from_list(rows) for name, rows in self.items()})
-        converted.lm_eval_bias_data = self.lm_eval_bias_data
-        return converted
-
-
 class SubgroupMetricsTask(_task_base()):
     """A YAML task whose per-subgroup metrics are named, not listed, and which
     checks everything it can before the model is asked anything.
@@ -195,26 +152,6 @@ class SubgroupMetricsTask(_task_base()):
         provenance = getattr(self.dataset, "lm_eval_bias_data", None)
         if provenance is not None:
             self.config.metadata = {**(self.config.metadata or {}), "lm_eval_bias_data": provenance}
-        fewshot_process_docs = getattr(self.config.fewshot_config, "process_docs", None)
-        if isinstance(self.dataset, EvaluationSplit) and (self.config.process_docs or fewshot_process_docs):
-            self.dataset = self.dataset.as_dataset_dict()  # what a YAML's process_docs expects
-
-    def test_docs(self):
-        """The evaluated documents as a list of dicts: our loaders' rows as they are, or a
-        ``datasets.Dataset``'s read once.
-
-        lm-eval iterates a task's documents three times a run (building the task, building its
-        requests, scoring), and a ``Dataset`` formats every row anew each time (about 70 µs a
-        row: a second per pass over WinoQueer's 16,004 pairs); ``Dataset.to_list`` reads them
-        once, as the same dicts.
-        """
-        documents = super().test_docs()
-        if not isinstance(documents, _dataset_type()):
-            return documents
-        rows = getattr(self, "_document_rows", None)
-        if rows is None or rows.dataset is not documents:
-            rows = self._document_rows = DocumentRows.of_dataset(documents)
-        return rows
 
     def plain_text(self) -> bool:
         """Whether the task's prompts are plain text that a chat template or system instruction
@@ -420,13 +357,26 @@ def evaluation_split(rows: list[dict], provenance: dict, what: str):
     attached for the results file (``SubgroupMetricsTask.download`` moves it into the task's
     config metadata; ``options.takes`` adds the options that narrowed or changed the documents).
 
-    ``rows``: dicts with the same keys in the same order and JSON values (lists, not tuples; a
-    column's numbers all ints or all floats), so that they are what a ``datasets.Dataset`` of
-    them would give back (see :class:`EvaluationSplit`).
-    ``provenance``: ``{"official": True | False | None, "files": [data.describe_file(...)]}``
-    (official None: prompts built in code, no data file).
+    Parameters
+    ----------
+    rows : list of dict
+        The documents, with the same keys in the same order and JSON values (lists, not tuples;
+        a column's numbers all ints or all floats), so that the ``datasets.Dataset`` made of them
+        gives them back as they are.
+    provenance : dict
+        ``{"official": True | False | None, "files": [data.describe_file(...)]}`` (official None:
+        prompts built in code, no data file).
+    what : str
+        The documents' name in the debug log.
+
+    Returns
+    -------
+    datasets.DatasetDict
+        ``{"test": Dataset}``, with the provenance as its ``lm_eval_bias_data`` attribute.
     """
+    import datasets
+
     logger.debug("%s: %d documents", what, len(rows))
-    split = EvaluationSplit(test=DocumentRows(rows, dict.fromkeys(rows[0] if rows else ())))
+    split = datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})
     split.lm_eval_bias_data = dict(provenance)
     return split

@@ -8,7 +8,6 @@ contains "ey", "them" never contains "em").
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 
@@ -103,10 +102,8 @@ class PronounMatch:
         return "nominative" in self.forms
 
 
-@functools.lru_cache(maxsize=1 << 14)
 def find_pronouns(text: str) -> tuple[PronounMatch, ...]:
-    """Every pronoun in ``text``, in order (remembered: each generation is read for its first
-    pronoun and for its neopronouns' determiners)."""
+    """Every pronoun in ``text``, in order."""
     matches = []
     previous_word, previous_end = None, -1
     for word_match in _WORD.finditer(text):

@@ -4,6 +4,7 @@ import pytest
 from scipy.stats import binomtest
 
 from lm_eval_bias import stats
+from lm_eval_bias.stats import intervals, significance
 
 
 @pytest.mark.parametrize("k,n", [(8, 10), (0, 10), (10, 10), (1, 1), (3, 17), (4168, 5784)])
@@ -157,13 +158,13 @@ def test_resampled_means_follow_the_bootstrap_law(values):
     import numpy as np
 
     array = np.asarray(values)
-    means = stats._resampled_means(array, stream=0)
+    means = intervals._resampled_means(array, stream=0)
     assert means.shape == (stats.BOOTSTRAP_RESAMPLES,)
     # resampling n documents: the mean's mean is the sample mean, its sd the sample sd / sqrt(n)
     assert means.mean() == pytest.approx(array.mean(), abs=3 * array.std() / np.sqrt(array.size * 2000))
     assert means.std() == pytest.approx(array.std() / np.sqrt(array.size), rel=0.08)
-    assert np.array_equal(means, stats._resampled_means(array, stream=0))  # seeded
-    assert not np.array_equal(means, stats._resampled_means(array, stream=1))
+    assert np.array_equal(means, intervals._resampled_means(array, stream=0))  # seeded
+    assert not np.array_equal(means, intervals._resampled_means(array, stream=1))
 
 
 def test_range_of_group_means():
@@ -237,59 +238,29 @@ def test_group_statistics_reject_non_finite_values():
         stats.range_of_means([("a", float("nan")), ("b", 1.0)])
 
 
-# ---------------------------------------------------------------- one resampling, computed once
-
-
-def test_both_bounds_come_from_one_bootstrap(monkeypatch):
-    calls = []
-    original = stats._resampled_means
-    monkeypatch.setattr(stats, "_resampled_means", lambda *args, **kw: calls.append(args) or original(*args, **kw))
-    stats._results.clear()
-    values = [0.1, 0.5, 0.3, 0.9, 0.7, 0.2]
-    low, high = stats.ci_lower(values), stats.ci_upper(list(values))  # lm-eval passes equal lists
-    assert (low, high) == stats.bootstrap_mean_interval(values) and len(calls) == 1
-    pairs = [(0, 0.1), (0, 0.5), (1, 0.9), (1, 0.7)]
-    stats.difference_ci_lower(pairs), stats.difference_ci_upper(pairs)
-    assert len(calls) == 3  # one resampling per side, once
-
-
-def test_metrics_over_the_same_documents_share_the_resampling():
-    stats._results.clear()
-    stats._resampling_counts.cache_clear()
-    stats.bootstrap_mean_interval([0.1, 0.5, 0.3, 0.9])
-    stats.bootstrap_mean_interval([0.4, 0.4, 0.6, 0.2])  # another metric of the same 4 documents
-    assert stats._resampling_counts.cache_info().hits == 1
+# ---------------------------------------------------------------- resampling and relabelling in batches
 
 
 def test_very_many_documents_are_resampled_in_batches_from_the_same_draws(monkeypatch):
     values = [i / 997 for i in range(997)]
-    stats._results.clear()
-    kept = stats.bootstrap_mean_interval(values)
-    monkeypatch.setattr(stats, "KEPT_RESAMPLING_CELLS", 0)
-    monkeypatch.setattr(stats, "RESAMPLING_BATCH_CELLS", 997 * 7)  # 7 resamples a batch
-    stats._results.clear()
-    assert stats.bootstrap_mean_interval(values) == pytest.approx(kept, abs=1e-12)
+    one_matrix = stats.bootstrap_mean_interval(values)
+    monkeypatch.setattr(intervals, "COUNT_MATRIX_CELLS", 0)
+    monkeypatch.setattr(intervals, "RESAMPLING_BATCH_CELLS", 997 * 7)  # 7 resamples a batch
+    assert stats.bootstrap_mean_interval(values) == pytest.approx(one_matrix, abs=1e-12)
 
 
-def test_monte_carlo_tests_of_as_many_documents_share_their_relabellings(monkeypatch):
+def test_monte_carlo_relabellings_are_shuffles_of_the_pooled_values_in_any_batch_size(monkeypatch):
     import numpy as np
 
     rng = np.random.default_rng(5)
     toxicity = [(int(side), float(value)) for side, value in zip(rng.integers(0, 2, 300), rng.random(300))]
-    sentiment = [(side, 1.0 - 2.0 * value**2) for side, value in toxicity]  # same documents, another measure
-    stats._results.clear()
-    stats._kept_relabellings.cache_clear()
-    kept = [stats.difference_pvalue(toxicity), stats.difference_pvalue(sentiment)]
-    assert stats._kept_relabellings.cache_info().misses == 1  # drawn once, for both tests
-    # the same p-values when each test shuffles its own values, in one batch or in many
-    positions = stats._kept_relabellings(300, stats.SEED, stats.PERMUTATIONS, stats.RESAMPLING_BATCH_CELLS // 300)
+    one_batch = stats.difference_pvalue(toxicity)
+    (positions,) = significance._relabellings(300, stats.SEED)
     pooled = rng.random(300)
     shuffled = np.random.default_rng(stats.SEED).permuted(np.tile(pooled, (stats.PERMUTATIONS, 1)), axis=1)
-    assert np.array_equal(pooled[positions[0]], shuffled)
-    monkeypatch.setattr(stats, "KEPT_PERMUTATION_CELLS", 0)
-    monkeypatch.setattr(stats, "RESAMPLING_BATCH_CELLS", 300 * 7)  # 7 relabellings a batch
-    stats._results.clear()
-    assert [stats.difference_pvalue(toxicity), stats.difference_pvalue(sentiment)] == kept
+    assert np.array_equal(pooled[positions], shuffled)
+    monkeypatch.setattr(intervals, "RESAMPLING_BATCH_CELLS", 300 * 7)  # 7 relabellings a batch
+    assert stats.difference_pvalue(toxicity) == one_batch
 
 
 def test_few_relabellings_are_enumerated_exactly():

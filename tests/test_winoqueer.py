@@ -290,62 +290,6 @@ def test_wrong_number_of_results_is_an_error():
         wq.process_results(doc(), results(-1.0, -2.0, -3.0))
 
 
-def _difflib_opcodes(units_x, units_y):
-    import difflib
-
-    return difflib.SequenceMatcher(None, units_x, units_y, autojunk=False).get_opcodes()
-
-
-def test_the_prefix_suffix_diff_is_difflibs_wherever_it_answers():
-    import itertools
-    import random
-
-    rng = random.Random(0)
-    answered = 0
-    cases = (
-        [([], []), (["a"], ["a"])]
-        + [
-            (
-                [rng.choice("abcd") for _ in range(rng.randint(0, 6))],
-                [rng.choice("abcd") for _ in range(rng.randint(0, 6))],
-            )
-            for _ in range(20_000)
-        ]
-        + [(list(x), list(y)) for x, y in itertools.product(["ab", "abc", "bca", "aab"], repeat=2)]
-    )
-    for units_x, units_y in cases:
-        opcodes = wq._edges_only_opcodes(units_x, units_y)
-        if opcodes is not None:
-            answered += 1
-            assert opcodes == _difflib_opcodes(units_x, units_y), (units_x, units_y)
-    assert answered > 5_000  # the random cases reach the fast path often, not only trivially
-
-
-def test_a_repeated_shared_unit_is_left_to_difflib():
-    # difflib matches "A A" across the middle here, not the shared prefix and suffix
-    assert _difflib_opcodes(list("AAA"), list("ABAA"))[0] == ("insert", 0, 0, 0, 2)
-    assert wq._edges_only_opcodes(list("AAA"), list("ABAA")) is None
-    # middles that share a unit: difflib may match it
-    assert wq._edges_only_opcodes(["P", "x", "y"], ["P", "y", "z"]) is None
-    assert wq._edges_only_opcodes(["P", "x", "S"], ["P", "y", "z", "S"]) == [
-        ("equal", 0, 1, 0, 1),
-        ("replace", 1, 2, 1, 3),
-        ("equal", 2, 3, 3, 4),
-    ]
-
-
-def test_the_prefix_suffix_diff_agrees_with_difflib_on_the_public_subset(winoqueer_dir):
-    pairs = wq.read_pairs(winoqueer_dir / "winoqueer_gender_subset.csv")
-    answered = 0
-    for pair in pairs:
-        units_x, units_y = wq.split_units(pair["sent_x"]), wq.split_units(pair["sent_y"])
-        opcodes = wq._edges_only_opcodes(units_x, units_y)
-        if opcodes is not None:
-            answered += 1
-            assert opcodes == _difflib_opcodes(units_x, units_y), pair
-    assert answered == 15_132  # of 16,004: the rest repeat a shared word
-
-
 # ---------------------------------------------------------------- Unicode normal forms
 
 CAFE_NFC = "caf\u00e9"  # é as one character

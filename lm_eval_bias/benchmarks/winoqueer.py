@@ -47,16 +47,17 @@ from __future__ import annotations
 
 import csv
 import difflib
-import functools
 import itertools
 import logging
 import re
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lm_eval.api.instance import Instance
+
 from lm_eval_bias import data, options
+from lm_eval_bias.harness import SubgroupMetricsTask, evaluation_split
 from lm_eval_bias.metric_keys import with_interval
 from lm_eval_bias.text import comparable, nfc
 
@@ -236,8 +237,6 @@ def load_dataset(data_file, data_dir, subgroups, metadata):
     an earlier pair (labels and both sentences) are an error in any file but the
     official one, whose pairs are scored as its authors score them.
     """
-    from lm_eval_bias.harness import evaluation_split
-
     selected = parse_subgroups(subgroups)
     path = data.resolve_data_file(SOURCE, data_file=data_file, data_dir=data_dir)
     # The official file is scored as published: whether this is it is known before its rows are checked.
@@ -326,7 +325,6 @@ SUBGROUP_WORDS = {
 }
 
 
-@functools.lru_cache(maxsize=None)
 def _subgroup_pattern(label_x: str) -> re.Pattern:
     words = SUBGROUP_WORDS.get(label_x) or SUBGROUP_WORDS.get(
         "NB" if SUBGROUP_OF_LABEL.get(label_x) == "Nonbinary" else label_x, re.escape(label_x)
@@ -334,7 +332,6 @@ def _subgroup_pattern(label_x: str) -> re.Pattern:
     return re.compile(rf"\b(?:{words})s?\b", re.IGNORECASE)
 
 
-@functools.lru_cache(maxsize=None)
 def _label_pattern(label_y: str) -> re.Pattern:
     # plurals ("Heterosexuals") and a hyphen or space inside ("cis-gender") name it too
     word = r"[-\s]?".join(re.escape(letter) for letter in label_y)
@@ -365,6 +362,8 @@ _UNIT = re.compile(r"\s*(?:\w+(?:['\u2019]\w+)*|[^\w\s])|\s+")
 
 
 def split_units(text: str) -> list[str]:
+    """The units of ``text`` (words and punctuation marks with the whitespace before them), which
+    concatenate back to ``text``: what two sentences are diffed on."""
     units = _UNIT.findall(text)
     if "".join(units) != text:  # pragma: no cover - the pattern matches any string
         raise AssertionError(f"unit split lost characters of {text!r}")
@@ -387,52 +386,11 @@ def _offsets(units: Sequence[str]) -> list[int]:
     return list(itertools.accumulate(map(len, units), initial=0))
 
 
-def _edges_only_opcodes(units_x: Sequence[str], units_y: Sequence[str]) -> list[tuple] | None:
-    """difflib's opcodes for a pair that differs in one middle stretch, found from the shared
-    prefix and suffix alone, or None when difflib could find otherwise.
-
-    They are difflib's exactly when every unit the two sentences share occurs once in each and
-    no unit of either middle occurs in the other sentence: then the shared prefix and suffix are
-    the only matching blocks, so ``SequenceMatcher`` finds those two and nothing else. (A unit repeated on one
-    side could let difflib match across the middle instead, e.g. "A A A" against "A B A A".)
-    This holds for 95% of the public subset's pairs, at a tenth of ``SequenceMatcher``'s cost;
-    the rest are diffed by difflib.
-    """
-    set_x, set_y = set(units_x), set(units_y)
-    if len(set_x) < len(units_x) or len(set_y) < len(units_y):  # a repeat: is it of a shared unit?
-        counts_x, counts_y = Counter(units_x), Counter(units_y)
-        if any(counts_x[unit] > 1 or counts_y[unit] > 1 for unit in set_x & set_y):
-            return None
-    length_x, length_y = len(units_x), len(units_y)
-    shortest = min(length_x, length_y)
-    prefix = 0
-    while prefix < shortest and units_x[prefix] == units_y[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < shortest - prefix and units_x[-1 - suffix] == units_y[-1 - suffix]:
-        suffix += 1
-    middle_x, middle_y = units_x[prefix : length_x - suffix], units_y[prefix : length_y - suffix]
-    if not middle_x and not middle_y:  # the same units
-        return [("equal", 0, length_x, 0, length_y)] if length_x else []
-    if not set_x.isdisjoint(middle_y) or not set_y.isdisjoint(middle_x):
-        return None
-    tag = "replace" if middle_x and middle_y else "delete" if middle_x else "insert"
-    opcodes = [("equal", 0, prefix, 0, prefix)] if prefix else []
-    opcodes.append((tag, prefix, length_x - suffix, prefix, length_y - suffix))
-    if suffix:
-        opcodes.append(("equal", length_x - suffix, length_x, length_y - suffix, length_y))
-    return opcodes
-
-
-@functools.lru_cache(maxsize=1 << 17)
 def _compared(sent_x: str, sent_y: str) -> tuple[PairSpans, str, str, bool]:
-    """One diff of the pair's units, kept for every later question about the pair (its data
-    check, its requests, its scores): the scored spans, the changed text of each sentence, and
-    whether anything changed at all."""
+    """The diff of the pair's units (difflib, no junk heuristic): the scored spans, the changed
+    text of each sentence, and whether anything changed at all."""
     units_x, units_y = split_units(sent_x), split_units(sent_y)
-    opcodes = _edges_only_opcodes(units_x, units_y)
-    if opcodes is None:
-        opcodes = difflib.SequenceMatcher(None, units_x, units_y, autojunk=False).get_opcodes()
+    opcodes = difflib.SequenceMatcher(None, units_x, units_y, autojunk=False).get_opcodes()
     offsets_x, offsets_y = _offsets(units_x), _offsets(units_y)
     spans_x, spans_y, changed_x, changed_y = [], [], [], []
     after_modified = False
@@ -579,40 +537,23 @@ def doc_to_choice(doc: dict) -> list[str]:
     return [continuation for _, continuation in pair_requests(doc["sent_x"], doc["sent_y"])]
 
 
-def _winoqueer_task_class():
-    from lm_eval.api.instance import Instance
+class WinoQueerTask(SubgroupMetricsTask):
+    """``winoqueer``: sends ``pair_requests`` for each pair, one request per sentence where the
+    model's tokenizer allows it (``prefix_text``, decided once per run by ``SubgroupMetricsTask``)."""
 
-    from lm_eval_bias.harness import SubgroupMetricsTask
+    def fewshot_context(self, doc, num_fewshot, **kwargs) -> str:
+        """No prompt (zero-shot, no description, plain text): the requests carry the sentences.
+        lm-eval's own would render each pair's choices into a context that is never sent."""
+        return ""
 
-    class WinoQueerTask(SubgroupMetricsTask):
-        """``winoqueer``: sends ``pair_requests`` for each pair, one request per sentence where the
-        model's tokenizer allows it (``prefix_text``, decided once per run by ``SubgroupMetricsTask``)."""
-
-        def fewshot_context(self, doc, num_fewshot, **kwargs) -> str:
-            """No prompt (zero-shot, no description, plain text): the requests carry the sentences.
-            lm-eval's own would render each pair's choices into a context that is never sent."""
-            return ""
-
-        def construct_requests(self, doc, ctx, **kwargs):
-            kwargs.pop("apply_chat_template", None)  # plain text (SubgroupMetricsTask.plain_text)
-            kwargs.pop("chat_template", None)
-            requests = pair_requests(doc["sent_x"], doc["sent_y"], self.prefix_text)
-            return [
-                Instance(request_type="loglikelihood", doc=doc, arguments=arguments, idx=index, **kwargs)
-                for index, arguments in enumerate(requests)
-            ]
-
-    WinoQueerTask.__module__ = __name__
-    return WinoQueerTask
-
-
-def __getattr__(name: str):
-    # The lm-eval task class (YAML ``class: !function ...WinoQueerTask``) is made on first use, so
-    # that this module's pure functions import without lm-eval and torch (a second or more).
-    if name == "WinoQueerTask":
-        globals()[name] = task_class = _winoqueer_task_class()
-        return task_class
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    def construct_requests(self, doc, ctx, **kwargs):
+        kwargs.pop("apply_chat_template", None)  # plain text (SubgroupMetricsTask.plain_text)
+        kwargs.pop("chat_template", None)
+        requests = pair_requests(doc["sent_x"], doc["sent_y"], self.prefix_text)
+        return [
+            Instance(request_type="loglikelihood", doc=doc, arguments=arguments, idx=index, **kwargs)
+            for index, arguments in enumerate(requests)
+        ]
 
 
 def process_results(doc: dict, results: Sequence) -> dict[str, float]:
