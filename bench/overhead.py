@@ -102,13 +102,16 @@ def charge(stats: dict, owner) -> dict:
     q, r, via = ([], [], []), ([], [], []), numpy.zeros(len(unowned))
     charged = numpy.zeros(len(columns) + 1)  # the last column: under no owned frame
     for func, (_prim, _calls, own_time, _cum, callers) in stats.items():
-        callers = {caller: edge for caller, edge in callers.items() if caller != func and caller in stats}
+        callers = {caller: edge for caller, edge in callers.items() if caller in stats}
         if func in owned:
             charged[column_of(func)] += own_time
             continue
         charged[-1] += max(0.0, own_time - sum(edge[2] for edge in callers.values()))
-        total = sum(edge[3] for edge in callers.values()) or 1.0
+        total = sum(edge[3] for caller, edge in callers.items() if caller != func) or 1.0
         for caller, (_n, _p, edge_time, edge_cum) in callers.items():
+            if caller == func:  # its recursive calls run in its own context
+                via[row[func]] += edge_time
+                continue
             if caller in owned:
                 charged[column_of(caller)] += edge_time
                 entries, position = r, column_of(caller)
