@@ -97,7 +97,8 @@ def _paired_arrays(baseline: Sequence[float], candidate: Sequence[float]):
             raise ValueError(f"the {name}'s values must be one number per document")
         bad = np.flatnonzero(~np.isfinite(array))
         if bad.size:
-            raise ValueError(f"the {name}'s value of document {bad[0]} is not a finite number: {array[bad[0]]!r}")
+            value = float(array[bad[0]])
+            raise ValueError(f"the {name}'s value of document {bad[0]} is not a finite number: {value!r}")
         arrays.append(array)
     return arrays
 
@@ -121,7 +122,9 @@ def _outcomes(values, scale: float, name: str):
     no = values == 0
     bad = np.flatnonzero(~(yes | no))
     if bad.size:
-        raise ValueError(f"the {name}'s outcome of document {bad[0]} is {values[bad[0]]!r}; expected 0, 1 or {scale!r}")
+        expected = "0 or 1" if scale == 1 else f"0 or 1, or 0 or {scale:g}"
+        value = float(values[bad[0]])
+        raise ValueError(f"the {name}'s outcome of document {bad[0]} is {value!r}; expected {expected}")
     return yes
 
 
