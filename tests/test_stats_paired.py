@@ -398,6 +398,18 @@ def test_gap_bootstrap_within_monte_carlo_tolerance_of_plain_numpy():
     assert result.pvalue == pytest.approx(2 / 1001, abs=1e-15)  # no swap reaches the observed gap
 
 
+def test_rows_may_be_tuples():
+    def tuple_gap(rows):
+        return gap([{"group": group, "value": value} for group, value in rows])
+
+    as_tuples = paired_statistic(
+        [(row["group"], row["value"]) for row in BASELINE_ROWS],
+        [(row["group"], row["value"]) for row in CANDIDATE_ROWS],
+        tuple_gap,
+    )
+    assert as_tuples == paired_statistic(BASELINE_ROWS, CANDIDATE_ROWS, gap)
+
+
 def test_gap_swap_symmetry_identity_and_determinism():
     forward = paired_statistic(BASELINE_ROWS, CANDIDATE_ROWS, gap)
     assert_swapped(forward, paired_statistic(CANDIDATE_ROWS, BASELINE_ROWS, gap))
