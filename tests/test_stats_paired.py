@@ -97,6 +97,18 @@ def test_newcombe_interval_equals_the_formula_written_out(table):
     assert result.ci_upper == pytest.approx(upper, abs=1e-12)
 
 
+def test_published_example_complete_response_before_and_after_consolidation():
+    # Fagerland, Lydersen & Laake (2017), Statistical Analysis of Contingency Tables, ch. 8: the
+    # paired table [[59, 6], [16, 80]] of Cavo et al. (2012), as printed by the book's R package
+    # (ocbe-uio/contingencytables, tests/testthat, chapter 8): Newcombe square-and-add
+    # "estimate = -0.0621 (95% CI -0.1186 to -0.0046)", McNemar exact conditional P = 0.052479.
+    result = paired_proportions(*runs_from_table(59, 6, 16, 80))
+    assert result.difference == pytest.approx(-10 / 161, abs=1e-15)
+    assert round(result.ci_lower, 4) == -0.1186
+    assert round(result.ci_upper, 4) == -0.0046
+    assert round(result.pvalue, 6) == 0.052479
+
+
 def test_newcombe_interval_on_fixed_tables():
     # One document, yes in the baseline and no in the candidate: phi = 0 (empty margins), the
     # Wilson intervals are [0, z^2 / (1 + z^2)] and [1 / (1 + z^2), 1].
