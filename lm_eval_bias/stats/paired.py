@@ -406,7 +406,7 @@ def paired_statistic(
     if draws.size == 0:
         raise ValueError(f"the statistic is undefined on all {n_resamples} bootstrap resamples")
     # The upper bound as the lower bound of the negated draws: swapping the runs negates every
-    # draw, and so then exactly swaps and negates the two bounds.
+    # draw, and so exactly swaps and negates the two bounds.
     tail = (1 - confidence) / 2
     lower, upper = float(np.quantile(draws, tail)), -float(np.quantile(-draws, tail))
     note = f"{undefined} of {n_resamples} resamples left out: the statistic is undefined on them" if undefined else ""
