@@ -473,3 +473,106 @@ def test_wrong_ideal_values_are_one_message(ideal_values, message):
     with pytest.raises(ConfigurationError) as error:
         task_metadata.identity(metadata, "t")
     assert str(error.value) == message
+
+
+# --------------------------------------------------------------------------
+# Where a run's files are, and runs as lm-eval writes them
+
+
+def test_a_folder_with_several_runs_or_samples_files_is_refused(two_runs, tmp_path):
+    baseline, candidate = two_runs
+    (baseline.parent / "results_2026-01-03T00-00-00.000000.json").write_text(baseline.read_text(), encoding="utf-8")
+    with pytest.raises(ResultsError) as error:
+        compare_runs(baseline.parent, candidate)
+    assert str(error.value) == (
+        f"{baseline.parent}: 2 results files under this folder ({baseline}, "
+        f"{baseline.parent / 'results_2026-01-03T00-00-00.000000.json'}); the baseline is one run: pass its "
+        "results_<date>.json"
+    )
+    other = tmp_path / "other"
+    other.mkdir()
+    moved = other / "results_2026-01-04T00-00-00.000000.json"
+    moved.write_text(candidate.read_text(), encoding="utf-8")
+    samples = candidate.parent / f"samples_winoqueer_{DATE}.jsonl"
+    for date in ("2026-01-05T00-00-00.000000", "2026-01-06T00-00-00.000000"):
+        (other / f"samples_winoqueer_{date}.jsonl").write_text(samples.read_text(), encoding="utf-8")
+    with pytest.raises(ResultsError) as error:
+        compare_runs(baseline, moved)
+    assert str(error.value) == (
+        f"the candidate ({moved}): 2 samples files of winoqueer beside it "
+        "(samples_winoqueer_2026-01-05T00-00-00.000000.jsonl, samples_winoqueer_2026-01-06T00-00-00.000000.jsonl) "
+        "and none of the results file's date; keep each run in its own folder, with the samples it wrote"
+    )
+
+
+def test_tasks_are_chosen_by_name_and_only_the_package_s_are_compared(two_runs):
+    baseline, candidate = two_runs
+    with pytest.raises(ResultsError) as error:
+        compare_runs(baseline, candidate, tasks=["winoqueer", "tango_misgender"])
+    assert str(error.value) == f"tango_misgender: in neither {baseline} nor {candidate}; they have winoqueer"
+    for path in two_runs:
+        document = json.loads(path.read_text())
+        for key in ("results", "configs", "n-samples", "versions"):
+            document[key]["my_winoqueer"] = document[key].pop("winoqueer")
+        document["configs"]["my_winoqueer"]["task"] = "my_winoqueer"
+        path.write_text(json.dumps(document), encoding="utf-8")
+    comparison = compare_runs(baseline, candidate)
+    assert comparison.skipped == (
+        "my_winoqueer: not a task of lm-eval-bias, so how its per-document values aggregate is not known",
+    )
+
+
+def test_runs_written_by_lm_eval_pair_and_swap_exactly(tmp_path, monkeypatch):
+    """Two runs of a generation and a log-likelihood task, saved by lm-eval's own tracker; the candidate
+    answers some requests otherwise."""
+    import lm_eval
+    from lm_eval.loggers import EvaluationTracker
+
+    import fake_models
+    import lm_eval_bias
+    from benchmark_data import write_data_dir
+
+    tasks = ["scm_prob_ratio", "tango_misgender"]
+    data_dir = str(write_data_dir(tmp_path / "data"))
+    manager = lm_eval_bias.task_manager(metadata={"data_dir": data_dir}, include_defaults=False)
+    hashed = fake_models._unit_interval
+
+    def salted(*parts):
+        return hashed(*parts) if hashed("keep", *parts) < 0.6 else hashed("salt", *parts)
+
+    folders = []
+    for name, unit_interval in (("base", hashed), ("cand", salted)):
+        monkeypatch.setattr(fake_models, "_unit_interval", unit_interval)
+        output = lm_eval.simple_evaluate(
+            model=fake_models.HashedLM(), tasks=tasks, log_samples=True, task_manager=manager, limit=48
+        )
+        tracker = EvaluationTracker(output_path=str(tmp_path / name))
+        tracker.general_config_tracker.log_experiment_args(
+            model_source="hf",
+            model_args=f"pretrained=org/{name}",
+            system_instruction=None,
+            chat_template=None,
+            fewshot_as_multiturn=False,
+        )
+        samples = output.pop("samples")
+        tracker.save_results_aggregated(results=output, samples=samples)
+        for task in tasks:
+            tracker.save_results_samples(task_name=task, samples=samples[task])
+        folders.append(tmp_path / name)
+    forward, backward = compare_runs(*folders), compare_runs(*reversed(folders))
+    assert [task.task for task in forward.tasks] == tasks
+    ratio, misgender = forward.tasks
+    assert (misgender.n_baseline, misgender.n_candidate, misgender.n_matched) == (48, 48, 48)
+    assert (ratio.n_baseline, ratio.n_candidate, ratio.n_matched) == (35, 35, 35)
+    assert misgender.metrics[0].test == "exact McNemar; Newcombe paired interval"
+    assert ratio.metrics[0].test.endswith("; paired BCa bootstrap interval")
+    assert any(metric.pvalue < 1 for metric in misgender.metrics)
+    for ahead_task, behind_task in zip(forward.tasks, backward.tasks):
+        for ahead, behind in zip(ahead_task.metrics, behind_task.metrics):
+            assert (behind.difference, behind.ci_lower, behind.ci_upper) == (
+                -ahead.difference,
+                -ahead.ci_upper,
+                -ahead.ci_lower,
+            ) or ahead.note.endswith("no matched document has a value in both runs"), ahead.metric
+            assert behind.pvalue == ahead.pvalue or ahead.pvalue != ahead.pvalue, ahead.metric
+    json.dumps(comparison_json(forward), allow_nan=False)
