@@ -1,5 +1,5 @@
 """Two runs compared document by document: documents paired by content, the paired test that fits each
-metric, refusals of runs that cannot be compared, and each task's ideal values.
+metric, and refusals of runs that cannot be compared.
 
 The runs are written here: invented documents scored by the tasks' own per-document functions (or in
 their logged form), each results file recomputed from its samples file as lm-eval would write it.
@@ -15,7 +15,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from helpers import OFFICIAL_WINOQUEER
 from lm_eval_bias import stats, task_metadata
 from lm_eval_bias.benchmarks import winoqueer
-from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError
+from lm_eval_bias.errors import LmEvalBiasError
 from lm_eval_bias.report.compare import compare_runs, comparison_json, proportion_scale
 from lm_eval_bias.report.compare_inputs import pair_documents, read_run, setting_differences
 from lm_eval_bias.report.recompute import recompute
@@ -412,70 +412,6 @@ def test_proportions_are_recognised_on_the_metric_s_own_scale():
 
 
 # --------------------------------------------------------------------------
-# Ideal values (metadata ideal_values)
-
-
-@pytest.mark.parametrize(
-    "task, metric, ideal",
-    [
-        ("winoqueer", "bias_score", 50.0),
-        ("winoqueer_mlm", "bias_score_nonbinary", 50.0),
-        ("tango_misgender", "consistency_they", 1.0),
-        ("tango_misgender_prob", "consistency_binary_minus_tgnb_gap", 0.0),
-        ("tango_disclosure", "toxicity_genderqueer", 0.0),
-        ("gendercare_genderpair", "bias_pair_ratio_group2", 0.0),
-        ("gendercare_genderpair_full", "bias_pair_ratio_group_spread", 0.0),
-        ("scm_story", "refusal_rate_women", 0.0),
-        ("scm_score", "warmth_women", None),
-        ("scm_mc", "warmth_pick", None),
-        ("community_probes", "sentiment_class_poor_minus_rich_gap", 0.0),
-        ("community_probes_custom", "sentiment_gender_identity_range", 0.0),
-        ("community_probes_full", "sentiment_poor", None),
-    ],
-)
-def test_every_task_declares_its_headline_metric_s_ideal(task, metric, ideal):
-    assert task_metadata.shipped_identity(task).ideal(metric) == ideal
-
-
-def test_every_shipped_task_has_ideal_values():
-    for task in task_metadata.shipped_configs():
-        found = task_metadata.shipped_identity(task)
-        assert found.headline_metric in found.ideal_values, task
-
-
-@pytest.mark.parametrize(
-    "ideal_values, message",
-    [
-        (
-            {"bias_score_gay": 50},
-            "t: metadata ideal_values is {'bias_score_gay': 50}; expected an object {metric: value or null} with "
-            "the headline metric bias_score in it",
-        ),
-        (
-            {"bias_score": 50, "tie_pct": 0},
-            "t: metadata ideal_values names 'tie_pct', which is not bias_score or a metric of its family "
-            "(bias_score_...); name the headline metric and its subgroups only",
-        ),
-        ({"bias_score": 150}, "t: metadata ideal_values.bias_score is 150; expected a number from 0 to 100 or null"),
-        (
-            {"bias_score": 50, "bias_score_<group>": "50"},
-            "t: metadata ideal_values.bias_score_<group> is '50'; expected a number from 0 to 100 or null",
-        ),
-    ],
-)
-def test_wrong_ideal_values_are_one_message(ideal_values, message):
-    metadata = {
-        "benchmark": "winoqueer",
-        "headline_metric": "bias_score",
-        "figure": "bias_score_by_subgroup",
-        "ideal_values": ideal_values,
-    }
-    with pytest.raises(ConfigurationError) as error:
-        task_metadata.identity(metadata, "t")
-    assert str(error.value) == message
-
-
-# --------------------------------------------------------------------------
 # Where a run's files are, and runs as lm-eval writes them
 
 
@@ -576,3 +512,13 @@ def test_runs_written_by_lm_eval_pair_and_swap_exactly(tmp_path, monkeypatch):
             ) or ahead.note.endswith("no matched document has a value in both runs"), ahead.metric
             assert behind.pvalue == ahead.pvalue or ahead.pvalue != ahead.pvalue, ahead.metric
     json.dumps(comparison_json(forward), allow_nan=False)
+
+
+def test_data_recorded_by_one_run_only_is_named(tmp_path):
+    samples = winoqueer_samples(BASE_GAY, BASE_LESBIAN)
+    baseline = write_run(tmp_path / "base", "winoqueer", samples, files=[OFFICIAL_WINOQUEER])
+    candidate = write_run(tmp_path / "cand", "winoqueer", samples)
+    differences = setting_differences(read_run(baseline, "baseline"), read_run(candidate, "candidate"), "winoqueer")
+    official = OFFICIAL_WINOQUEER["sha256"][:12]
+    recorded = f"'winoqueer (sha256 {official}, official)'"
+    assert differences == (f"winoqueer data: {recorded} (baseline) vs absent (candidate)",)
