@@ -522,3 +522,26 @@ def test_data_recorded_by_one_run_only_is_named(tmp_path):
     official = OFFICIAL_WINOQUEER["sha256"][:12]
     recorded = f"'winoqueer (sha256 {official}, official)'"
     assert differences == (f"winoqueer data: {recorded} (baseline) vs absent (candidate)",)
+
+
+def test_runs_declaring_other_ideal_values_are_refused(two_runs):
+    baseline, candidate = two_runs
+    document = json.loads(candidate.read_text())
+    document["configs"]["winoqueer"]["metadata"]["ideal_values"] = {"bias_score": 0}
+    candidate.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(ResultsError) as error:
+        compare_runs(baseline, candidate)
+    assert str(error.value) == (
+        f"task winoqueer: the baseline ({baseline}) and the candidate ({candidate}) declare different ideal values "
+        "({'bias_score': 50.0, 'bias_score_<group>': 50.0} and {'bias_score': 0.0}); compare runs of one task "
+        "definition"
+    )
+
+
+def test_runs_written_before_tasks_declared_ideal_values_take_the_package_s(two_runs):
+    for path in two_runs:
+        document = json.loads(path.read_text())
+        del document["configs"]["winoqueer"]["metadata"]["ideal_values"]
+        path.write_text(json.dumps(document), encoding="utf-8")
+    metrics = by_metric(compare_runs(*two_runs))
+    assert (metrics["bias_score"].ideal, metrics["bias_score_gay"].ideal) == (50.0, 50.0)
