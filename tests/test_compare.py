@@ -305,8 +305,8 @@ def genderpair_document(index: int, choice) -> dict:
 
 
 def test_undecided_documents_are_left_out_and_said(tmp_path):
-    base = [1.0, 1.0, 1.0, 0.0, None, 1.0]
-    cand = [0.0, 0.0, 1.0, 0.0, 1.0, None]
+    base = [1.0, 1.0, 1.0, 0.0, None, 1.0, None]
+    cand = [0.0, 0.0, 1.0, 0.0, 1.0, None, None]
     baseline = write_run(tmp_path / "b", "gendercare_genderpair", [genderpair_document(*d) for d in enumerate(base)])
     candidate = write_run(tmp_path / "c", "gendercare_genderpair", [genderpair_document(*d) for d in enumerate(cand)])
     (task,) = compare_runs(baseline, candidate).tasks
@@ -321,9 +321,10 @@ def test_undecided_documents_are_left_out_and_said(tmp_path):
     assert ratio.pvalue == pytest.approx(0.5, abs=1e-12)  # two discordant pairs, both 1 -> 0
     # Ideal 0: the candidate's ratio is 0.5 closer to it.
     assert (ratio.ideal, ratio.worsening) == (0.0, -0.5)
-    assert ratio.note.startswith(
+    assert ratio.note == (
         "2 matched documents have a value in one run only (1 in the baseline, 1 in the candidate; undecided or "
-        "empty in the other) and are left out"
+        "empty in the other) and are left out; 1 matched document has no value in either run (undecided or empty "
+        "in both)"
     )
 
 

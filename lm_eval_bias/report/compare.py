@@ -365,6 +365,13 @@ def compare_metric(task: str, name: str, headline: str, pairs, aggregation, idea
             f"{'are' if count > 1 else 'is'} left out"
         )
     subgroup = None if name == headline else name[len(headline) + 1 :]
+    neither = len(pairs) - len(both) - only_base - only_cand
+    if subgroup is None and neither:
+        # Of a subgroup's metric, the documents of the other subgroups have none: not worth saying.
+        notes.append(
+            f"{neither} matched document{'s have' if neither > 1 else ' has'} no value in either run (undecided or "
+            "empty in both)"
+        )
     empty = MetricComparison(
         task, name, subgroup, *([math.nan] * 7), len(both), "", ideal, None, None, "; ".join(notes)
     )
