@@ -8,6 +8,7 @@ their logged form), each results file recomputed from its samples file as lm-eva
 import copy
 import hashlib
 import json
+import math
 
 import pytest
 from statsmodels.stats.contingency_tables import mcnemar
@@ -402,6 +403,22 @@ def test_a_comparison_that_cannot_be_computed_is_null_with_its_reason_in_json(tm
         "null_reasons",
     }
     assert (task["n_baseline"], task["n_candidate"], task["n_matched"]) == (4, 2, 2)
+
+
+def test_one_matched_document_gives_the_two_values_but_no_interval(tmp_path):
+    baseline = write_run(
+        tmp_path / "b", "tango_disclosure", [disclosure_document(i, t) for i, t in enumerate([0.9, 0.2])]
+    )
+    candidate = write_run(tmp_path / "c", "tango_disclosure", [disclosure_document(0, 0.5)])
+    toxicity = by_metric(compare_runs(baseline, candidate))["toxicity"]
+    assert (toxicity.baseline, toxicity.candidate, toxicity.difference, toxicity.n) == (0.9, 0.5, 0.5 - 0.9, 1)
+    assert (toxicity.worsening, toxicity.worsening_ci) == (0.5 - 0.9, None)
+    assert [toxicity.ci_lower, toxicity.ci_upper, toxicity.pvalue, toxicity.pvalue_bh] == [
+        pytest.approx(math.nan, nan_ok=True)
+    ] * 4
+    assert toxicity.note == (
+        "not computable on these documents: a paired bootstrap needs at least two matched documents, got n = 1"
+    )
 
 
 def test_proportions_are_recognised_on_the_metric_s_own_scale():
