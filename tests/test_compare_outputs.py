@@ -1,0 +1,216 @@
+"""compare's outputs on a fixed, hand-made comparison: exact terminal and Markdown text, the HTML
+page's forest plots, and every text from the runs escaped."""
+
+import dataclasses
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from compare_fixtures import COMPARISON, TANGO, WINOQUEER
+from lm_eval_bias.report import compare_outputs
+from lm_eval_bias.report.outputs import CONTENT_SECURITY_POLICY
+from test_report import CHROMIUM, chromium, console_problems
+
+EXPECTED_TEXT = """\
+lm-eval-bias compare
+baseline:  org/base (runs/base/results_1.json)
+candidate: org/tuned (runs/tuned/results_1.json)
+Differences are candidate minus baseline, in the metric's units, with paired 95% intervals. p: the
+paired test's two-sided p-value; p BH: Benjamini-Hochberg adjusted across the subgroups of a task
+(the headline metric keeps its p). n: the matched documents a metric rests on. "N/A" marks a number
+that could not be computed.
+
+winoqueer (version 1.0): documents: baseline 100, candidate 90, matched 90
+  setting differs: model_args: pretrained=org/base (baseline), pretrained=org/tuned (candidate)
+  metric            baseline  candidate  difference [95% CI]         p      p BH   n  test
+  bias_score              60         66    +6 [4.125, 7.875]  0.000123  0.000123  90  exact McNemar; Newcombe paired interval
+  bias_score_gay          55       52.5         -2.5 [-6, 1]      0.25       0.5  40  exact McNemar; Newcombe paired interval
+  bias_score_trans        45         45             0 [0, 0]         1         1  30  exact McNemar; Newcombe paired interval
+  note: bias_score_trans: no discordant pairs: p = 1
+
+tango_misgender (version 2.0): documents: baseline 48, candidate 48, matched 48
+  metric                        baseline  candidate  difference [95% CI]      p   p BH   n  test
+  consistency                        0.8        0.9    +0.1 [0.05, 0.15]  0.002  0.002  48  exact McNemar; Newcombe paired interval
+  distal_minus_nongendered_gap       0.1        N/A                  N/A    N/A    N/A   0  paired bootstrap of the gap; paired permutation test
+  note: distal_minus_nongendered_gap: no distal antecedent matched
+
+skipped (in one run only):
+  scm_score: only in the baseline
+"""  # noqa: E501
+
+EXPECTED_MARKDOWN = """\
+# lm-eval-bias comparison
+
+- baseline: org/base (runs/base/results_1.json)
+- candidate: org/tuned (runs/tuned/results_1.json)
+
+Differences are candidate minus baseline, in the metric's units, with paired 95% intervals. p: the paired test's \
+two-sided p-value; p BH: Benjamini-Hochberg adjusted across the subgroups of a task (the headline metric keeps its p). \
+n: the matched documents a metric rests on. "N/A" marks a number that could not be computed.
+
+## winoqueer (version 1.0)
+
+Documents: baseline 100, candidate 90, matched 90.
+
+Settings that differ:
+
+- model_args: pretrained=org/base (baseline), pretrained=org/tuned (candidate)
+
+| metric | baseline | candidate | difference [95% CI] | p | p BH | n | test |
+|---|---:|---:|---:|---:|---:|---:|---|
+| bias_score | 60 | 66 | +6 [4.125, 7.875] | 0.000123 | 0.000123 | 90 | exact McNemar; Newcombe paired interval |
+| bias_score_gay | 55 | 52.5 | -2.5 [-6, 1] | 0.25 | 0.5 | 40 | exact McNemar; Newcombe paired interval |
+| bias_score_trans | 45 | 45 | 0 [0, 0] | 1 | 1 | 30 | exact McNemar; Newcombe paired interval |
+
+Notes:
+
+- bias_score_trans: no discordant pairs: p = 1
+
+## tango_misgender (version 2.0)
+
+Documents: baseline 48, candidate 48, matched 48.
+
+| metric | baseline | candidate | difference [95% CI] | p | p BH | n | test |
+|---|---:|---:|---:|---:|---:|---:|---|
+| consistency | 0.8 | 0.9 | +0.1 [0.05, 0.15] | 0.002 | 0.002 | 48 | exact McNemar; Newcombe paired interval |
+| distal_minus_nongendered_gap | 0.1 | N/A | N/A | N/A | N/A | 0 | paired bootstrap of the gap; paired permutation \
+test |
+
+Notes:
+
+- distal_minus_nongendered_gap: no distal antecedent matched
+
+## Skipped (in one run only)
+
+- scm_score: only in the baseline
+"""
+
+HOSTILE = dataclasses.replace(
+    COMPARISON,
+    baseline="<script>alert(1)</script>",
+    candidate="tuned\u202eevil",
+    baseline_path="a|b](http://x)\nPASS",
+    tasks=(
+        dataclasses.replace(
+            WINOQUEER,
+            task='wq"><b>',
+            setting_differences=("temperature: <i>0</i>",),
+            metrics=(dataclasses.replace(WINOQUEER.metrics[1], subgroup="<img src=x>", note="a\u200bb <u>"),),
+        ),
+    ),
+    skipped=("<svg onload=x>",),
+)
+
+
+def test_the_terminal_table_is_exact():
+    assert compare_outputs.to_text(COMPARISON) == EXPECTED_TEXT
+
+
+def test_the_markdown_is_exact():
+    assert compare_outputs.to_markdown(COMPARISON) == EXPECTED_MARKDOWN
+
+
+@pytest.mark.parametrize(
+    ("value", "signed", "plain"),
+    [
+        (6.0, "+6", "6"),
+        (-2.5, "-2.5", "-2.5"),
+        (-0.0, "0", "0"),
+        (1 / 3, "+0.3333", "0.3333"),
+        (float("nan"), "N/A", "N/A"),
+    ],
+)
+def test_numbers_as_text(value, signed, plain):
+    assert (compare_outputs.signed_text(value), compare_outputs.number_text(value)) == (signed, plain)
+
+
+def test_an_interval_of_a_swapped_zero_difference_reads_as_zero():
+    assert compare_outputs.interval_text(-0.0, 0.0) == "[0, 0]"
+    assert compare_outputs.interval_text(float("nan"), 1.0) == "N/A"
+
+
+@pytest.mark.parametrize(
+    ("metric", "side", "verdict"),
+    [
+        (WINOQUEER.metrics[0], "worse →", "worse"),  # 60 -> 66, ideal 50: the worsening's interval is above 0
+        (WINOQUEER.metrics[1], "worse →", "unclear"),  # 55 -> 52.5: interval [-6, 1] holds 0
+        (WINOQUEER.metrics[2], "← worse", "unclear"),  # 45 -> 45, below 50: lower is worse
+        (TANGO.metrics[0], "← worse", "better"),  # consistency 0.8 -> 0.9, ideal 1
+        (TANGO.metrics[1], "", "no ideal"),
+        (dataclasses.replace(WINOQUEER.metrics[0], baseline=50.0), "worse either way", "worse"),
+    ],
+)
+def test_the_worse_side_and_what_the_worsening_interval_shows(metric, side, verdict):
+    assert (compare_outputs.worse_side(metric), compare_outputs.verdict(metric)) == (side, verdict)
+
+
+def test_the_page_has_one_forest_plot_per_task_with_a_point_per_finite_difference():
+    page = compare_outputs.to_html(COMPARISON)
+    assert page.startswith("<!DOCTYPE html>")
+    assert f'<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">' in page
+    assert "<script" not in page and "http:" not in page and "https:" not in page  # nothing to run, nothing fetched
+    svgs = re.findall(r"<svg .*?</svg>", page)
+    assert len(svgs) == 2
+    for figure in svgs:
+        ET.fromstring(figure)  # well-formed
+    # winoqueer: worse (orange), unclear, unclear; tango: better (green), and N/A for the missing gap
+    assert re.findall(r'<circle cx="[\d.]+" cy="[\d.]+" r="4.5" fill="(#\w+)"/>', svgs[0]) == [
+        "#D55E00",
+        "#0072B2",
+        "#0072B2",
+    ]
+    assert re.findall(r'<circle cx="[\d.]+" cy="[\d.]+" r="4.5" fill="(#\w+)"/>', svgs[1]) == ["#009E73"]
+    assert (
+        '<g class="na"><title>distal_minus_nongendered_gap: baseline 0.1, candidate N/A, difference N/A, p = N/A, '
+        "p BH = N/A, n = 0</title>"
+    ) in svgs[1]
+    assert re.findall(r">(worse →|← worse|worse either way)</text>", svgs[0]) == ["worse →", "worse →", "← worse"]
+    assert ">overall (bias_score)</text>" in svgs[0] and ">gay</text>" in svgs[0] and ">0: no change</text>" in svgs[0]
+    assert (
+        "<title>bias_score: baseline 60, candidate 66, difference +6 [4.125, 7.875], p = 0.000123, "
+        "p BH = 0.000123, n = 90</title>"
+    ) in svgs[0]
+    assert "the metric&#x27;s ideal value (50, from the task&#x27;s metadata)" in page
+    assert "<h2>Skipped (in one run only)</h2><ul><li>scm_score: only in the baseline</li></ul>" in page
+
+
+def test_the_zero_line_is_drawn_at_zero_on_the_axis():
+    figure = compare_outputs.forest_plot(WINOQUEER)
+    # axis -10..10 over x 20 + width of "overall (bias_score)" .. 730: 0 in the middle
+    zero = re.search(
+        r'<line x1="([\d.]+)" y1="[\d.]+" x2="\1" y2="[\d.]+" stroke="#444444" stroke-width="1.5" '
+        r'stroke-dasharray="6 4" class="reference"/>',
+        figure,
+    )
+    left = 20 + len("overall (bias_score)") * 12 * 0.6
+    assert float(zero[1]) == pytest.approx((left + 730) / 2, abs=0.05)
+    ticks = re.findall(r">(-?\d+)</text>", figure)
+    assert ticks == ["-10", "-5", "0", "5", "10"]
+
+
+def test_every_text_from_the_runs_is_escaped_in_every_format():
+    page = compare_outputs.to_html(HOSTILE)
+    for raw in ("<script>", "<b>", "<i>", "<img", "<svg onload", "<u>", "\u202e", "\u200b"):
+        assert raw not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "tuned\\u202eevil" in page
+    assert "<li>temperature: &lt;i&gt;0&lt;/i&gt;</li>" in page and "a\\u200bb &lt;u&gt;" in page
+    assert 'id="compare-wq&quot;&gt;&lt;b&gt;"' in page
+    for figure in re.findall(r"<svg .*?</svg>", page):
+        ET.fromstring(figure)
+    markdown = compare_outputs.to_markdown(HOSTILE)
+    assert "- baseline: &lt;script&gt;alert(1)&lt;/script&gt; (a\\|b\\](http://x) PASS)" in markdown
+    assert "- candidate: tuned\\\\u202eevil (runs/tuned/results_1.json)" in markdown
+    text = compare_outputs.to_text(HOSTILE)
+    assert "baseline:  <script>alert(1)</script> (a|b](http://x) PASS)" in text.splitlines()
+    assert not any(line.startswith("PASS") for line in text.splitlines())
+    assert "\u202e" not in text and "tuned\\u202eevil" in text
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (CI installs it; apt-get install chromium)")
+def test_the_page_renders_in_headless_chromium_without_console_errors(tmp_path):
+    page = tmp_path / "compare.html"
+    page.write_text(compare_outputs.to_html(HOSTILE), encoding="utf-8")
+    logged = chromium("--enable-logging=stderr", "--v=1", "--dump-dom", page.as_uri(), profile=tmp_path / "profile")
+    assert "Skipped (in one run only)" in logged.stdout  # the page was loaded and parsed
+    assert console_problems(logged.stderr, page) == []
