@@ -13,6 +13,13 @@ run itself: a renamed copy of one of our tasks (a YAML that ``include:``s ours u
       figure: scores_by_demographic      # one of the figure kinds of its benchmark's record
       document_unit: prompts             # what one document is, for "20 of 266 prompts"
       paper_values: {...}                # optional: the paper's published numbers (see below)
+      ideal_values: {sentiment: null, sentiment_<group>_gap: 0}  # optional: each metric's ideal value
+
+``ideal_values`` gives the value an unbiased model would have for the headline metric and the
+metrics of its family (``<headline>_...``: its subgroups, gaps, ranges), in the metric's units
+(WinoQueer's ``bias_score``: 50), or null where the metric has none (a mean that describes rather
+than judges); a name with ``<group>`` (:data:`lm_eval_bias.metric_keys.GROUP`) stands for every
+metric it fills. A comparison of two runs measures "worse" as further from it.
 
 ``paper_values`` has ``source`` (the paper and its table) and ``rows``, each with ``model`` (as
 the paper prints it), ``hf_ids`` (the Hugging Face ids that are that model) and ``values``
@@ -35,12 +42,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lm_eval_bias import metric_keys
 from lm_eval_bias.benchmark_records import RECORDS, tasks_dir
 from lm_eval_bias.errors import ConfigurationError
 
 logger = logging.getLogger(__name__)
 
-IDENTITY_KEYS = ("benchmark", "headline_metric", "figure", "document_unit", "paper_values")
+IDENTITY_KEYS = ("benchmark", "headline_metric", "figure", "document_unit", "paper_values", "ideal_values")
 # Keys a task's YAML sets for that task alone; in --metadata (which lm-eval merges into every task
 # of the run, over the YAML's) they would relabel or re-version every task at once, or (plain_text)
 # let a chat template into the plain-text probes.
@@ -64,6 +72,13 @@ class TaskIdentity:
     document_unit: str = "documents"
     paper_source: str = ""
     paper_rows: tuple[PaperRow, ...] = ()
+    # metric name, or name with <group>, -> its ideal value (None: the metric has none)
+    ideal_values: dict[str, float | None] = field(default_factory=dict)
+
+    def ideal(self, metric: str) -> float | None:
+        """The ideal value of a metric: its own entry of ``ideal_values``, else that of the longest
+        ``<group>`` pattern it fills; None where the metric has no ideal or none is declared."""
+        return metric_keys.declared_for(metric, self.ideal_values)
 
     def paper_row(self, pretrained: str | None) -> PaperRow | None:
         """The paper's row for a model given by its Hugging Face id, matched exactly (else None)."""
@@ -117,6 +132,33 @@ def _paper_rows(raw, where: str) -> tuple[str, tuple[PaperRow, ...]]:
     return source.strip(), tuple(parsed)
 
 
+def _ideal_values(raw, headline: str, where: str) -> dict[str, float | None]:
+    """``ideal_values`` read: the headline metric's own entry, every key the headline metric or a
+    metric of its family, every value a number within the metric's range, or null."""
+    if not isinstance(raw, Mapping) or headline not in raw:
+        raise ConfigurationError(
+            f"{where}: metadata ideal_values is {raw!r}"[:300]
+            + f"; expected an object {{metric: value or null}} with the headline metric {headline} in it"
+        )
+    ideals = {}
+    for name, value in raw.items():
+        if not isinstance(name, str) or not (name == headline or name.startswith(headline + "_")):
+            raise ConfigurationError(
+                f"{where}: metadata ideal_values names {name!r}, which is not {headline} or a metric of its "
+                f"family ({headline}_...); name the headline metric and its subgroups only"
+            )
+        if value is None:
+            ideals[name] = None
+            continue
+        bounds = metric_keys.metric_range(name.replace(metric_keys.GROUP, "group"))
+        number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        if not number or (bounds is not None and not bounds[0] <= value <= bounds[1]):
+            expected = f"a number from {metric_keys.range_text(bounds)}" if bounds is not None else "a number"
+            raise ConfigurationError(f"{where}: metadata ideal_values.{name} is {value!r}; expected {expected} or null")
+        ideals[name] = float(value)
+    return ideals
+
+
 def identity(metadata: Mapping | None, where: str, metrics: tuple[str, ...] | None = None) -> TaskIdentity | None:
     """The task's identity from its metadata; None when it declares none (no ``benchmark``).
 
@@ -145,7 +187,9 @@ def identity(metadata: Mapping | None, where: str, metrics: tuple[str, ...] | No
         )
     unit = _text(metadata, "document_unit", where) if "document_unit" in metadata else "documents"
     source, rows = ("", ()) if metadata.get("paper_values") is None else _paper_rows(metadata["paper_values"], where)
-    return TaskIdentity(benchmark, headline, figure, unit, source, rows)
+    raw_ideals = metadata.get("ideal_values")
+    ideals = {} if raw_ideals is None else _ideal_values(raw_ideals, headline, where)
+    return TaskIdentity(benchmark, headline, figure, unit, source, rows, ideals)
 
 
 def check_task_config(config: Mapping) -> None:
@@ -162,7 +206,7 @@ def check_task_config(config: Mapping) -> None:
             "%s: its YAML metadata has no 'benchmark', so reports will show its numbers without a figure or a "
             "headline metric. A 'metadata:' block in a YAML that includes one of ours replaces ours whole: copy "
             "every key of the included YAML's metadata block into it (version, benchmark, headline_metric, "
-            "figure, document_unit, and plain_text, full and paper_values where it has them)",
+            "figure, document_unit, and plain_text, full, paper_values and ideal_values where it has them)",
             where,
         )
 
