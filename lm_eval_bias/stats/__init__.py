@@ -1,5 +1,6 @@
-"""Intervals, tests and corrections shared by every benchmark, on scipy: :mod:`.intervals` and
-:mod:`.significance`, whose public functions are all importable from here.
+"""Intervals, tests and corrections shared by every benchmark, on scipy: :mod:`.intervals`,
+:mod:`.significance` and :mod:`.paired` (two runs over the same documents), whose public functions
+are all importable from here.
 
 Pure functions: numbers in, numbers out. Most are lm-eval aggregations (``aggregation:
 !function ...`` in a task's ``metric_list``, or chosen by a metric's name in
@@ -49,6 +50,14 @@ from lm_eval_bias.stats.intervals import (
     wilson_lower_pct,
     wilson_upper_pct,
 )
+from lm_eval_bias.stats.paired import (
+    PairedDifference,
+    adjust_bh,
+    detectable_difference,
+    paired_means,
+    paired_proportions,
+    paired_statistic,
+)
 from lm_eval_bias.stats.significance import (
     PERMUTATIONS,
     benjamini_hochberg,
@@ -64,7 +73,9 @@ __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "CONFIDENCE",
     "PERMUTATIONS",
+    "PairedDifference",
     "SEED",
+    "adjust_bh",
     "benjamini_hochberg",
     "binary_difference_pvalue",
     "bootstrap_mean_interval",
@@ -75,8 +86,12 @@ __all__ = [
     "difference_interval",
     "difference_of_means",
     "difference_pvalue",
+    "detectable_difference",
     "difference_pvalue_bh",
     "mean_interval",
+    "paired_means",
+    "paired_proportions",
+    "paired_statistic",
     "pearson_interval",
     "range_ci_lower",
     "range_ci_upper",
