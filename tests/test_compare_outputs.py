@@ -8,8 +8,10 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from compare_fixtures import COMPARISON, TANGO, WINOQUEER
-from lm_eval_bias.report import compare_outputs
+from helpers import run_cli, write
+from lm_eval_bias.report import compare, compare_outputs
 from lm_eval_bias.report.outputs import CONTENT_SECURITY_POLICY
+from lm_eval_bias.report.values import ResultsError
 from test_report import CHROMIUM, chromium, console_problems
 
 EXPECTED_TEXT = """\
@@ -214,3 +216,92 @@ def test_the_page_renders_in_headless_chromium_without_console_errors(tmp_path):
     logged = chromium("--enable-logging=stderr", "--v=1", "--dump-dom", page.as_uri(), profile=tmp_path / "profile")
     assert "Skipped (in one run only)" in logged.stdout  # the page was loaded and parsed
     assert console_problems(logged.stderr, page) == []
+
+
+# --------------------------------------------------------------------------
+# lm-eval-bias compare
+
+
+@pytest.fixture
+def compared(monkeypatch):
+    """``compare_runs`` gives the fixed comparison, and records what it was asked."""
+    calls = []
+
+    def compare_runs(baseline, candidate, *, tasks=None):
+        calls.append((str(baseline), str(candidate), tasks))
+        return COMPARISON
+
+    monkeypatch.setattr(compare, "compare_runs", compare_runs, raising=False)
+    return calls
+
+
+def test_the_command_prints_the_table_and_writes_each_file_asked_for(compared, tmp_path, capsys):
+    markdown, page = tmp_path / "compare.md", tmp_path / "compare.html"
+    code, out, err = run_cli(
+        [
+            "compare",
+            "runs/base",
+            "runs/tuned",
+            "--tasks",
+            "winoqueer,tango_misgender",
+            "--markdown",
+            markdown,
+            "--html",
+            page,
+        ],
+        capsys,
+    )
+    assert (code, err) == (0, "")
+    assert out == f"wrote {markdown}\nwrote {page}\n" + EXPECTED_TEXT
+    assert markdown.read_text(encoding="utf-8") == EXPECTED_MARKDOWN
+    assert page.read_text(encoding="utf-8") == compare_outputs.to_html(COMPARISON)
+    assert compared == [("runs/base", "runs/tuned", ["winoqueer", "tango_misgender"])]
+
+
+def test_the_command_compares_every_task_by_default_and_takes_repeated_tasks(compared, capsys):
+    assert run_cli(["compare", "a", "b"], capsys)[0] == 0
+    assert run_cli(["compare", "a", "b", "--tasks", "winoqueer", "--tasks", "scm_score,"], capsys)[0] == 0
+    assert compared == [("a", "b", None), ("a", "b", ["winoqueer", "scm_score"])]
+
+
+def test_the_command_never_writes_over_a_file_it_reads(compared, tmp_path, capsys):
+    results = write(tmp_path / "base" / "results_1.json", "{}")
+    samples = write(tmp_path / "base" / "samples_winoqueer_1.jsonl", "")
+    for source in (results, tmp_path / "base"):
+        code, out, err = run_cli(["compare", source, tmp_path / "tuned", "--markdown", samples], capsys)
+        assert (code, out) == (2, "")
+        assert err == (
+            f"lm-eval-bias compare: cannot write {samples}: it is one of the files this command reads; give another "
+            "file name\n"
+        )
+    assert samples.read_text() == ""
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["a"], "the following arguments are required: candidate"),
+        (["a", "b", "--csv", "x"], "unrecognized arguments: --csv x"),
+    ],
+)
+def test_the_command_reports_bad_arguments_with_exit_2(compared, capsys, argv, message):
+    assert run_cli(["compare", *argv], capsys) == (
+        2,
+        "",
+        f"lm-eval-bias compare: {message}; see lm-eval-bias compare --help\n",
+    )
+    assert compared == []
+
+
+def test_a_comparison_refused_is_exit_2_with_its_message_and_nothing_written(monkeypatch, tmp_path, capsys):
+    def refuse(baseline, candidate, *, tasks=None):
+        raise ResultsError("task winoqueer: the baseline has version 1.0, the candidate 2.0; re-run one of them")
+
+    monkeypatch.setattr(compare, "compare_runs", refuse, raising=False)
+    page = tmp_path / "compare.html"
+    assert run_cli(["compare", "a", "b", "--html", page], capsys) == (
+        2,
+        "",
+        "lm-eval-bias compare: task winoqueer: the baseline has version 1.0, the candidate 2.0; re-run one of them\n",
+    )
+    assert not page.exists()
