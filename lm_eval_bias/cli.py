@@ -427,18 +427,32 @@ def _report(argv: list[str]) -> int:
     parser.add_argument("--html", metavar="FILE", help="write the HTML report here")
     parser.add_argument("--markdown", metavar="FILE", help="write the Markdown tables here")
     parser.add_argument("--title", default="lm-eval-bias report", help="the report's heading")
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="with two runs, BASELINE CANDIDATE (each a results file or output folder with its --log_samples "
+        "files): add a section comparing them document by document, as lm-eval-bias compare does",
+    )
     args = parser.parse_args(argv)
+    if args.compare and len(args.results) != 2:
+        parser.error(f"--compare needs two runs, BASELINE CANDIDATE; got {len(args.results)}")
     runs = results.load_runs(args.results)
+    comparison = None
+    if args.compare:
+        from lm_eval_bias.report import compare
+
+        comparison = compare.compare_runs(*args.results)
     # Render everything before writing anything, so that a bad input leaves no half report.
     rendered = [
-        (target, render(runs, args.title))
+        (target, render(runs, args.title, comparison))
         for target, render in ((args.html, report_html.to_html), (args.markdown, report_html.to_markdown))
         if target
     ]
+    inputs = [run.path for run in runs] + (_run_files(*args.results) if args.compare else [])
     if rendered:
-        _write(rendered, [run.path for run in runs])
+        _write(rendered, inputs)
     else:
-        print(report_html.to_markdown(runs, args.title), end="")
+        print(report_html.to_markdown(runs, args.title, comparison), end="")
     return EXIT_OK
 
 

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from compare_fixtures import COMPARISON, TANGO, WINOQUEER
-from helpers import run_cli, write
+from helpers import run_cli, winoqueer_results, write
 from lm_eval_bias.report import compare, compare_outputs
 from lm_eval_bias.report.outputs import CONTENT_SECURITY_POLICY
 from lm_eval_bias.report.values import ResultsError
@@ -305,3 +305,36 @@ def test_a_comparison_refused_is_exit_2_with_its_message_and_nothing_written(mon
         "lm-eval-bias compare: task winoqueer: the baseline has version 1.0, the candidate 2.0; re-run one of them\n",
     )
     assert not page.exists()
+
+
+# --------------------------------------------------------------------------
+# lm-eval-bias report BASELINE CANDIDATE --compare
+
+
+def test_the_report_adds_the_paired_section_last(compared, tmp_path, capsys):
+    baseline = write(tmp_path / "base" / "results_1.json", winoqueer_results("org/base"))
+    candidate = write(tmp_path / "tuned" / "results_1.json", winoqueer_results("org/tuned", 66.0, (64.0, 68.0)))
+    page, markdown = tmp_path / "report.html", tmp_path / "report.md"
+    code, _, err = run_cli(["report", baseline, candidate, "--compare", "--html", page, "--markdown", markdown], capsys)
+    assert (code, err) == (0, "")
+    assert compared == [(str(baseline), str(candidate), None)]
+    html = page.read_text(encoding="utf-8")
+    title = "Paired comparison: candidate against baseline, document by document"
+    assert f'<li><a href="#paired">{title}</a></li>' in html
+    paired = html[html.index(f'<section id="paired"><h2>{title}</h2>') :]
+    assert paired.endswith("</section></body></html>\n")
+    assert paired.count("<svg ") == 2 and '<section id="compare-winoqueer"><h3>winoqueer (version 1.0)</h3>' in paired
+    assert "<h3>Skipped (in one run only)</h3>" in paired
+    assert html.index("WinoQueer") < html.index('<section id="paired">')  # the runs' own sections come first
+    text = markdown.read_text(encoding="utf-8")
+    assert text.endswith(f"\n## {title}\n\n" + EXPECTED_MARKDOWN.split("\n\n", 1)[1].replace("\n## ", "\n### "))
+
+
+def test_the_report_compares_exactly_two_runs(compared, tmp_path, capsys):
+    one = write(tmp_path / "results_1.json", winoqueer_results())
+    assert run_cli(["report", one, "--compare"], capsys) == (
+        2,
+        "",
+        "lm-eval-bias report: --compare needs two runs, BASELINE CANDIDATE; got 1; see lm-eval-bias report --help\n",
+    )
+    assert compared == []

@@ -191,16 +191,33 @@ def to_markdown(comparison: Comparison, title: str = "lm-eval-bias comparison") 
     str
         The Markdown.
     """
+    return f"# {markdown_cell(title)}\n\n" + markdown_body(comparison)
+
+
+def markdown_body(comparison: Comparison, level: int = 2) -> str:
+    """The runs compared, the reading note, a part per task and the tasks skipped, as Markdown.
+
+    Parameters
+    ----------
+    comparison : Comparison
+        As :func:`lm_eval_bias.report.compare.compare_runs` returns it.
+    level : int
+        The heading level of each task's part (2: ``##``).
+
+    Returns
+    -------
+    str
+        Markdown to follow a heading (this document's, or the report's paired section).
+    """
+    heading = "#" * level
     lines = [
-        f"# {markdown_cell(title)}",
-        "",
         f"- baseline: {markdown_cell(comparison.baseline)} ({markdown_cell(comparison.baseline_path)})",
         f"- candidate: {markdown_cell(comparison.candidate)} ({markdown_cell(comparison.candidate_path)})",
         "",
         READING_NOTE,
     ]
     for task in comparison.tasks:
-        lines += ["", f"## {markdown_cell(task_heading(task))}", "", f"{documents_text(task).capitalize()}.", ""]
+        lines += ["", f"{heading} {markdown_cell(task_heading(task))}", "", f"{documents_text(task).capitalize()}.", ""]
         if task.setting_differences:
             lines += ["Settings that differ:", ""]
             lines += [f"- {markdown_cell(difference)}" for difference in task.setting_differences]
@@ -209,7 +226,8 @@ def to_markdown(comparison: Comparison, title: str = "lm-eval-bias comparison") 
         if _notes(task):
             lines += ["", "Notes:", ""] + [f"- {markdown_cell(note)}" for note in _notes(task)]
     if comparison.skipped:
-        lines += ["", "## Skipped (in one run only)", ""] + [f"- {markdown_cell(s)}" for s in comparison.skipped]
+        lines += ["", f"{heading} Skipped (in one run only)", ""]
+        lines += [f"- {markdown_cell(skipped)}" for skipped in comparison.skipped]
     return "\n".join(lines) + "\n"
 
 
@@ -414,13 +432,15 @@ def _html_table(rows: Sequence[Sequence[str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def html_section(task: TaskComparison) -> str:
+def html_section(task: TaskComparison, level: int = 2) -> str:
     """One task's part of the page: documents, settings that differ, forest plot, table and notes.
 
     Parameters
     ----------
     task : TaskComparison
         The task.
+    level : int
+        Its heading's level (2: ``<h2>``).
 
     Returns
     -------
@@ -428,7 +448,7 @@ def html_section(task: TaskComparison) -> str:
         A ``<section>`` element, every text escaped.
     """
     parts = [
-        f'<section id="compare-{html_text(task.task)}"><h2>{html_text(task_heading(task))}</h2>',
+        f'<section id="compare-{html_text(task.task)}"><h{level}>{html_text(task_heading(task))}</h{level}>',
         f"<p>{html_text(documents_text(task).capitalize())}.</p>",
     ]
     if task.setting_differences:
@@ -448,13 +468,15 @@ def html_section(task: TaskComparison) -> str:
     return "".join(parts)
 
 
-def html_body(comparison: Comparison) -> str:
+def html_body(comparison: Comparison, level: int = 2) -> str:
     """The runs compared, the reading note, one section per task and the tasks skipped, as HTML.
 
     Parameters
     ----------
     comparison : Comparison
         As :func:`lm_eval_bias.report.compare.compare_runs` returns it.
+    level : int
+        The level of each task's heading (2: ``<h2>``).
 
     Returns
     -------
@@ -473,10 +495,10 @@ def html_body(comparison: Comparison) -> str:
         + "</tbody></table>",
         f"<p>{html_text(READING_NOTE)} Hover over a point for its numbers.</p>",
     ]
-    parts += [html_section(task) for task in comparison.tasks]
+    parts += [html_section(task, level) for task in comparison.tasks]
     if comparison.skipped:
         parts.append(
-            "<h2>Skipped (in one run only)</h2><ul>"
+            f"<h{level}>Skipped (in one run only)</h{level}><ul>"
             + "".join(f"<li>{html_text(skipped)}</li>" for skipped in comparison.skipped)
             + "</ul>"
         )
