@@ -1,13 +1,66 @@
 """Two runs of the same tasks compared document by document: did the candidate get more biased?
 
 :func:`compare_runs` reads a baseline and a candidate run (each a results file, or the output
-directory holding it, with the ``samples_<task>_*.jsonl`` files ``--log_samples`` wrote beside it)
-and pairs their documents by content; :func:`comparison_json` gives the comparison as strict JSON.
+directory holding it, with the ``samples_<task>_*.jsonl`` files ``--log_samples`` wrote beside it),
+pairs their documents by content (:mod:`.compare_inputs`) and, for every task of both, compares
+the task's headline metric and every metric of its family (``bias_score_gay``,
+``consistency_binary_minus_tgnb_gap``; not the companions ``_ci_lower``, ``_pvalue``, ``_n``...)
+on the matched documents with a paired test:
+
+- per-document outcomes of 0 or the metric's top (WinoQueer's 0/100, TANGO's 0/1) averaged by the
+  task: exact McNemar and Newcombe's paired interval (``stats.paired_proportions``), in the
+  metric's units;
+- other numbers averaged by the task (toxicity, sentiment, ratings): a paired bootstrap interval
+  and a sign-flip permutation test (``stats.paired_means``);
+- any other aggregation of the task (a gap, range or spread between groups, a correlation): the
+  same statistic on both runs' values, with a paired bootstrap over documents and a paired
+  permutation test (``stats.paired_statistic``).
+
+A document without a value of a metric (undecided, empty, another subgroup's) is left out of that
+metric, as the task itself leaves it out; the metric's note says how many matched documents have
+a value in one run only. Each run's value on all of its documents must be its results file's, else
+its samples are of another run and are refused. P-values of a task's subgroup metrics are
+Benjamini-Hochberg adjusted together (``stats.adjust_bh``); the headline metric's is its own.
+``worsening`` is ``|candidate - ideal| - |baseline - ideal|`` with the task's ideal value of the
+metric (its YAML ``metadata: ideal_values``), positive when the candidate is further from it.
+
+:func:`comparison_json` gives a comparison as strict JSON (never a bare NaN)::
+
+    {"baseline": label, "candidate": label, "baseline_path": ..., "candidate_path": ...,
+     "skipped": ["task: reason", ...],
+     "tasks": [{"task", "version", "headline_metric", "n_baseline", "n_candidate", "n_matched",
+                "setting_differences": ["name: value (baseline) vs value (candidate)", ...],
+                "metrics": [{"task", "metric", "subgroup", "baseline", "candidate", "difference",
+                             "ci_lower", "ci_upper", "pvalue", "pvalue_bh", "n", "test", "ideal",
+                             "worsening", "worsening_ci": [lower, upper], "note",
+                             "null_reasons": {field: why it is null}}, ...]}]}
+
+``baseline``/``candidate`` are each run's value of the metric on the pairs it rests on (``n``);
+``difference`` is candidate minus baseline with its paired 95% interval; a number that cannot be
+computed, and an ideal the metric does not have, is ``null``, with the reason in ``null_reasons``.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from pathlib import Path
+
+from lm_eval_bias import harness, task_metadata
+from lm_eval_bias.metric_keys import metric_range
+from lm_eval_bias.report.compare_inputs import (
+    RunFiles,
+    check_same_task,
+    pair_documents,
+    read_run,
+    read_samples,
+    setting_differences,
+)
+from lm_eval_bias.report.values import NOT_AVAILABLE, ResultsError
+
+# How far a value recomputed from the samples may be from the results file's (float summation order).
+_REL_TOLERANCE = 1e-9
+_ABS_TOLERANCE = 1e-12
 
 
 @dataclass(frozen=True)
@@ -72,3 +125,419 @@ class Comparison:
     candidate_path: str
     tasks: tuple[TaskComparison, ...]
     skipped: tuple[str, ...]
+
+
+def compare_runs(baseline: str | Path, candidate: str | Path, *, tasks=None) -> Comparison:
+    """Compare two runs of the same tasks, document by document.
+
+    Parameters
+    ----------
+    baseline, candidate : str or Path
+        Each a results file, or the folder holding it, with the ``samples_<task>_<date>.jsonl``
+        files ``--log_samples`` wrote beside it.
+    tasks : iterable of str, optional
+        The tasks to compare; by default every task of either run.
+
+    Returns
+    -------
+    Comparison
+        Every task of both runs compared (sorted by name); each task of one run only in ``skipped``.
+
+    Raises
+    ------
+    ResultsError
+        A file the readers refuse; a task named in ``tasks`` that neither run has; a task of both
+        whose versions or data files differ, whose samples file is missing, or whose samples are
+        not of the results file beside them.
+    """
+    base, cand = read_run(baseline, "baseline"), read_run(candidate, "candidate")
+    present = set(base.run.tasks) | set(cand.run.tasks)
+    wanted = sorted(present) if tasks is None else list(dict.fromkeys(tasks))
+    unknown = [task for task in wanted if task not in present]
+    if unknown:
+        raise ResultsError(
+            f"{', '.join(unknown)}: in neither {base.path} nor {cand.path}; they have "
+            f"{', '.join(sorted(present)) or 'no task'}"
+        )
+    compared, skipped = [], []
+    for task in wanted:
+        reason = _skip_reason(base, cand, task)
+        if reason:
+            skipped.append(f"{task}: {reason}")
+        else:
+            compared.append(compare_task(base, cand, task))
+    return Comparison(base.run.model, cand.run.model, str(base.path), str(cand.path), tuple(compared), tuple(skipped))
+
+
+def _skip_reason(base: RunFiles, cand: RunFiles, task: str) -> str:
+    """Why a task cannot be compared ("" when it can)."""
+    if task not in cand.run.tasks:
+        return f"only in the baseline ({base.path})"
+    if task not in base.run.tasks:
+        return f"only in the candidate ({cand.path})"
+    if task_metadata.shipped_identity(task) is None:
+        return "not a task of lm-eval-bias, so how its per-document values aggregate is not known"
+    return ""
+
+
+def compare_task(base: RunFiles, cand: RunFiles, task: str) -> TaskComparison:
+    """One task of two runs compared on its matched documents.
+
+    Parameters
+    ----------
+    base, cand : RunFiles
+        The baseline and the candidate run (see :func:`.compare_inputs.read_run`).
+    task : str
+        One of this package's tasks, in both runs.
+
+    Returns
+    -------
+    TaskComparison
+        The headline metric, then the metrics of its family by name.
+
+    Raises
+    ------
+    ResultsError
+        Different versions or data (:func:`.compare_inputs.check_same_task`), another headline metric
+        or filter in each run, a samples file missing or not of its results file.
+    """
+    from lm_eval_bias.report.recompute import declared_aggregations
+
+    check_same_task(base, cand, task)
+    headline = _headline(base, cand, task)
+    filter_name = _filter(base, cand, task, headline)
+    declared = declared_aggregations(task)
+    names = sorted(
+        _family(headline, base, task, filter_name, declared) | _family(headline, cand, task, filter_name, declared),
+        key=lambda name: (name != headline, name),
+    )
+    base_path, base_samples = read_samples(base, task, filter_name)
+    cand_path, cand_samples = read_samples(cand, task, filter_name)
+    for name in names:
+        aggregation = harness.aggregation_for(name, declared)
+        _check_run_value(base, base_path, base_samples, task, name, filter_name, aggregation)
+        _check_run_value(cand, cand_path, cand_samples, task, name, filter_name, aggregation)
+    pairing = pair_documents(base_samples, cand_samples, f"task {task} ({base_path}, {cand_path})")
+    ideals = _ideals(base, cand, task)
+    metrics = [
+        compare_metric(task, name, headline, pairing.pairs, harness.aggregation_for(name, declared), ideals.ideal(name))
+        for name in names
+    ]
+    if pairing.note and metrics:
+        metrics[0] = _with_note(metrics[0], pairing.note)
+    version = base.run.version(task) or cand.run.version(task) or "unknown"
+    return TaskComparison(
+        task,
+        version,
+        headline,
+        pairing.n_baseline,
+        pairing.n_candidate,
+        len(pairing.pairs),
+        setting_differences(base, cand, task),
+        tuple(_adjusted(metrics)),
+    )
+
+
+def _headline(base: RunFiles, cand: RunFiles, task: str) -> str:
+    """The task's headline metric, which both runs must name alike."""
+    names = base.run.headline(task), cand.run.headline(task)
+    if names[0] != names[1]:
+        raise ResultsError(
+            f"task {task}: {base.where} has headline metric {names[0]}, {cand.where} {names[1]}, so one of them ran "
+            "a renamed copy of another task; compare runs of one task"
+        )
+    return names[0]
+
+
+def _filter(base: RunFiles, cand: RunFiles, task: str, headline: str) -> str:
+    """The filter the headline metric is under, the same in both runs."""
+    filters = base.run.metric(task, headline).filter, cand.run.metric(task, headline).filter
+    if filters[0] != filters[1]:
+        raise ResultsError(
+            f"task {task}: {headline} is under filter {filters[0]} in {base.where} and {filters[1]} in "
+            f"{cand.where}; compare runs of one task definition"
+        )
+    return filters[0]
+
+
+def _family(headline: str, side: RunFiles, task: str, filter_name: str, declared: dict) -> set[str]:
+    """The headline metric and the metrics of its family in a run's results: ``<headline>_...``,
+    except the task's other declared metrics and theirs (``warmth_pick_norm`` beside ``warmth_pick``).
+    Companions (``_ci_lower``, ``_pvalue``, ``_n``...) are never metrics of a results file's task."""
+    others = [name for name in declared if "<" not in name and name != headline and name.startswith(headline + "_")]
+    found = set()
+    for metric in side.run.tasks[task].values():
+        name = metric.name
+        if metric.filter != filter_name or not (name == headline or name.startswith(headline + "_")):
+            continue
+        if not any(name == other or name.startswith(other + "_") for other in others):
+            found.add(name)
+    return found
+
+
+def _ideals(base: RunFiles, cand: RunFiles, task: str) -> task_metadata.TaskIdentity:
+    """Whose ``ideal_values`` to use: the runs' own (which must agree), else the package's task's, for
+    results files written before tasks declared them."""
+    own = [side.run.identity(task) for side in (base, cand)]
+    declared = [identity for identity in own if identity is not None and identity.ideal_values]
+    if len(declared) == 2 and declared[0].ideal_values != declared[1].ideal_values:
+        raise ResultsError(
+            f"task {task}: {base.where} and {cand.where} declare different ideal values "
+            f"({declared[0].ideal_values} and {declared[1].ideal_values}); compare runs of one task definition"
+        )
+    return declared[0] if declared else task_metadata.shipped_identity(task)
+
+
+def _has_value(sample: dict, name: str) -> bool:
+    """Whether a document has a value of the metric (a task leaves an undecided or empty one out)."""
+    return name in sample and sample[name] is not None
+
+
+def _aggregate(aggregation, values: list) -> float:
+    """The task's aggregation of per-document values; NaN where it cannot be computed on them."""
+    if not values:
+        return math.nan
+    try:
+        value = aggregation(values)
+    except (ValueError, ArithmeticError):  # e.g. a gap with one side missing: the task reports N/A
+        return math.nan
+    if value == NOT_AVAILABLE or value is None:
+        return math.nan
+    return float(value)
+
+
+def _check_run_value(side: RunFiles, samples_path: Path, samples, task: str, name: str, filter_name: str, aggregation):
+    """A run's value of a metric on all of its documents must be its results file's."""
+    values = [sample[name] for _, sample in samples if _has_value(sample, name)]
+    metric = next((m for m in side.run.tasks[task].values() if m.name == name and m.filter == filter_name), None)
+    if metric is None:
+        if values:
+            raise ResultsError(
+                f"{samples_path}: {len(values)} documents have {name}, which {side.where} does not report; the "
+                "samples are not of that results file: pass the samples file written with it"
+            )
+        return
+    recomputed = _aggregate(aggregation, values)
+    reported = math.nan if metric.value == NOT_AVAILABLE else float(metric.value)
+    if math.isnan(recomputed) and math.isnan(reported):
+        return
+    if (
+        math.isnan(recomputed)
+        or math.isnan(reported)
+        or not math.isclose(recomputed, reported, rel_tol=_REL_TOLERANCE, abs_tol=_ABS_TOLERANCE)
+    ):
+        shown = lambda value: "N/A" if math.isnan(value) else f"{value!r}"  # noqa: E731
+        raise ResultsError(
+            f"{samples_path}: {name} on its {len(values)} documents is {shown(recomputed)}, but {side.where} says "
+            f"{shown(reported)}, so the samples are not of that results file: pass the samples file written with it"
+        )
+
+
+def compare_metric(task: str, name: str, headline: str, pairs, aggregation, ideal: float | None) -> MetricComparison:
+    """One metric of a task compared on the matched documents that have a value of it in both runs.
+
+    Parameters
+    ----------
+    task, name, headline : str
+        The task, the metric and the task's headline metric.
+    pairs : sequence of (dict, dict)
+        The matched documents' (baseline, candidate) samples.
+    aggregation : callable
+        The task's aggregation of the metric's per-document values.
+    ideal : float or None
+        The metric's ideal value, in its units; None where it has none.
+
+    Returns
+    -------
+    MetricComparison
+        With ``pvalue_bh`` equal to ``pvalue`` (the task adjusts its subgroups together); NaN numbers
+        where the documents cannot support the comparison, the reason in ``note``.
+    """
+    both = [(b[name], c[name]) for b, c in pairs if _has_value(b, name) and _has_value(c, name)]
+    only_base = sum(1 for b, c in pairs if _has_value(b, name) and not _has_value(c, name))
+    only_cand = sum(1 for b, c in pairs if _has_value(c, name) and not _has_value(b, name))
+    notes = []
+    if only_base or only_cand:
+        notes.append(
+            f"{only_base + only_cand} matched documents have a value in one run only ({only_base} in the baseline, "
+            f"{only_cand} in the candidate; undecided or empty in the other) and are left out"
+        )
+    subgroup = None if name == headline else name[len(headline) + 1 :]
+    empty = MetricComparison(
+        task, name, subgroup, *([math.nan] * 7), len(both), "", ideal, None, None, "; ".join(notes)
+    )
+    if not both:
+        return _with_note(empty, "no matched document has a value in both runs")
+    base_values, cand_values = [b for b, _ in both], [c for _, c in both]
+    try:
+        result = _paired_test(name, aggregation, base_values, cand_values, [b for b, c in pairs if name in b])
+    except ValueError as error:
+        return _with_note(empty, f"not computable on these documents: {error}")
+    worsening, worsening_ci = None, None
+    if ideal is not None:
+        from lm_eval_bias import stats
+
+        def distance(values):
+            return abs(aggregation(values) - ideal)
+
+        try:
+            farther = stats.paired_statistic(base_values, cand_values, distance)
+            worsening, worsening_ci = farther.difference, (farther.ci_lower, farther.ci_upper)
+        except ValueError as error:
+            notes.append(f"worsening not computable: {error}")
+    if result.note:
+        notes.append(result.note)
+    return MetricComparison(
+        task,
+        name,
+        subgroup,
+        _aggregate(aggregation, base_values),
+        _aggregate(aggregation, cand_values),
+        result.difference,
+        result.ci_lower,
+        result.ci_upper,
+        result.pvalue,
+        result.pvalue,
+        result.n,
+        result.test,
+        ideal,
+        worsening,
+        worsening_ci,
+        "; ".join(notes),
+    )
+
+
+def proportion_scale(name: str, values) -> float | None:
+    """The top of a metric whose per-document values are all 0 or that top (WinoQueer's 100, a share's
+    1), so that they are yes/no outcomes; None for any other values.
+
+    Parameters
+    ----------
+    name : str
+        The metric (its range gives the top: :func:`lm_eval_bias.metric_keys.metric_range`).
+    values : iterable
+        Its per-document values in both runs.
+
+    Returns
+    -------
+    float or None
+    """
+    bounds = metric_range(name)
+    top = bounds[1] if bounds is not None and bounds[0] == 0 and math.isfinite(bounds[1]) else 1.0
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    return top if numbers and all(v in (0, top) for v in values) else None
+
+
+def _paired_test(name: str, aggregation, base_values: list, cand_values: list, base_samples: list):
+    """The paired test that fits the metric's per-document values and the task's aggregation."""
+    from lm_eval.api.metrics import mean
+
+    from lm_eval_bias import stats
+
+    if aggregation is not mean:
+        return stats.paired_statistic(base_values, cand_values, aggregation)
+    # A document's share of several generations (``_n_samples`` > 1) is a number, not a yes/no outcome.
+    several = any((sample.get(f"{name}_n_samples") or 1) > 1 for sample in base_samples)
+    scale = None if several else proportion_scale(name, base_values + cand_values)
+    if scale is None:
+        return stats.paired_means(base_values, cand_values)
+    return stats.paired_proportions(
+        [value / scale for value in base_values], [value / scale for value in cand_values], scale=scale
+    )
+
+
+def _with_note(metric: MetricComparison, note: str) -> MetricComparison:
+    from dataclasses import replace
+
+    return replace(metric, note="; ".join(part for part in (metric.note, note) if part))
+
+
+def _adjusted(metrics: list[MetricComparison]) -> list[MetricComparison]:
+    """The subgroup metrics' p-values Benjamini-Hochberg adjusted together; the headline's is its own."""
+    from dataclasses import replace
+
+    from lm_eval_bias import stats
+
+    tested = [
+        index for index, metric in enumerate(metrics) if metric.subgroup is not None and math.isfinite(metric.pvalue)
+    ]
+    adjusted = list(metrics)
+    for index, pvalue in zip(tested, stats.adjust_bh([metrics[index].pvalue for index in tested]) if tested else []):
+        adjusted[index] = replace(metrics[index], pvalue_bh=float(pvalue))
+    return adjusted
+
+
+# --------------------------------------------------------------------------
+# Strict JSON
+
+_NUMBERS = ("baseline", "candidate", "difference", "ci_lower", "ci_upper", "pvalue", "pvalue_bh")
+
+
+def _metric_json(metric: MetricComparison) -> dict:
+    """One metric as the module docstring documents it: NaN as null, with the reason."""
+    reasons = {}
+    entry = {
+        "task": metric.task,
+        "metric": metric.metric,
+        "subgroup": metric.subgroup,
+    }
+    why = metric.note or "not computable on the matched documents"
+    for field in _NUMBERS:
+        value = getattr(metric, field)
+        finite = value is not None and math.isfinite(value)
+        entry[field] = value if finite else None
+        if not finite:
+            reasons[field] = why
+    entry.update({"n": metric.n, "test": metric.test, "ideal": metric.ideal})
+    if metric.ideal is None:
+        reasons["ideal"] = "the metric has no ideal value (its task's metadata: ideal_values)"
+    worsening_ci = list(metric.worsening_ci) if metric.worsening_ci is not None else None
+    finite_worsening = metric.worsening is not None and math.isfinite(metric.worsening)
+    entry["worsening"] = metric.worsening if finite_worsening else None
+    if worsening_ci is not None and not all(math.isfinite(bound) for bound in worsening_ci):
+        worsening_ci = None
+    entry["worsening_ci"] = worsening_ci
+    if metric.ideal is not None and (not finite_worsening or worsening_ci is None):
+        reasons["worsening"] = reasons["worsening_ci"] = why
+    elif metric.ideal is None:
+        reasons["worsening"] = reasons["worsening_ci"] = "no ideal value to be farther from"
+    entry["note"] = metric.note
+    entry["null_reasons"] = reasons
+    return entry
+
+
+def comparison_json(comparison: Comparison) -> dict:
+    """A comparison as strict JSON, with the field names the module docstring documents.
+
+    Parameters
+    ----------
+    comparison : Comparison
+        As :func:`compare_runs` returns it.
+
+    Returns
+    -------
+    dict
+        Only text, finite numbers, booleans, null, lists and objects: ``json.dumps(...,
+        allow_nan=False)`` writes it. A number that cannot be computed is null, its reason in the
+        metric's ``null_reasons``.
+    """
+    return {
+        "baseline": comparison.baseline,
+        "candidate": comparison.candidate,
+        "baseline_path": comparison.baseline_path,
+        "candidate_path": comparison.candidate_path,
+        "skipped": list(comparison.skipped),
+        "tasks": [
+            {
+                "task": task.task,
+                "version": task.version,
+                "headline_metric": task.headline_metric,
+                "n_baseline": task.n_baseline,
+                "n_candidate": task.n_candidate,
+                "n_matched": task.n_matched,
+                "setting_differences": list(task.setting_differences),
+                "metrics": [_metric_json(metric) for metric in task.metrics],
+            }
+            for task in comparison.tasks
+        ],
+    }

@@ -1,0 +1,292 @@
+"""Two runs compared document by document: documents paired by content, the paired test that fits each
+metric, refusals of runs that cannot be compared, and each task's ideal values.
+
+The runs are written here: invented documents scored by the tasks' own per-document functions (or in
+their logged form), each results file recomputed from its samples file as lm-eval would write it.
+"""
+
+import copy
+import hashlib
+import json
+
+import pytest
+from statsmodels.stats.contingency_tables import mcnemar
+
+from helpers import OFFICIAL_WINOQUEER
+from lm_eval_bias import task_metadata
+from lm_eval_bias.benchmarks import winoqueer
+from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError
+from lm_eval_bias.report.compare import compare_runs, proportion_scale
+from lm_eval_bias.report.compare_inputs import pair_documents, read_run, setting_differences
+from lm_eval_bias.report.recompute import recompute
+from lm_eval_bias.report.values import ResultsError
+
+DATE = "2026-01-02T03-04-05.678901"
+
+
+def doc_hash(doc: dict) -> str:
+    """lm-eval's ``doc_hash``: the sha256 of the document as JSON with an indent of 2."""
+    return hashlib.sha256(json.dumps(doc, indent=2, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def logged(doc: dict, metrics: dict, filter_name: str) -> dict:
+    """One line of a samples file, as lm-eval logs it (``doc_id`` is set when the file is written)."""
+    return {"doc": doc, "doc_hash": doc_hash(doc), "filter": filter_name, "metrics": list(metrics), **metrics}
+
+
+def winoqueer_pair(pair: int, subgroup: str, stereotyped: bool) -> dict:
+    """A WinoQueer pair scored by the task's own per-pair function: stereotyped or not."""
+    doc = {
+        "pair_id": str(pair),
+        "subgroup": subgroup,
+        "Gender_ID_x": subgroup,
+        "Gender_ID_y": "Straight",
+        "sent_x": f"{subgroup} people are {pair}.",
+        "sent_y": f"Straight people are {pair}.",
+        "subgroups_present": ["Gay", "Lesbian"],
+    }
+    return logged(doc, winoqueer.pair_metrics(doc, -10.0 if stereotyped else -12.0, -11.0), "none")
+
+
+def winoqueer_samples(gay, lesbian, first_pair=0) -> list[dict]:
+    """Pairs of two subgroups, ``gay`` and ``lesbian`` each a list of 0/1 outcomes (1: stereotyped)."""
+    outcomes = [("Gay", outcome) for outcome in gay] + [("Lesbian", outcome) for outcome in lesbian]
+    return [winoqueer_pair(first_pair + i, group, bool(o)) for i, (group, o) in enumerate(outcomes)]
+
+
+def write_run(folder, task, samples, *, model="org/model-a", version=None, files=None, config=None):
+    """A run's output folder: its samples file and the results file lm-eval would write from it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    samples_path = folder / f"samples_{task}_{DATE}.jsonl"
+    lines = [json.dumps({"doc_id": index, **sample}) for index, sample in enumerate(samples)]
+    samples_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    entry = recompute(samples_path)
+    _, shipped = task_metadata.shipped_configs()[task]
+    metadata = {key: value for key, value in shipped["metadata"].items() if key != "paper_values"}
+    metadata["version"] = version if version is not None else metadata["version"]
+    if files is not None:
+        metadata["lm_eval_bias_data"] = {"official": all(f["official"] for f in files), "files": files}
+    document = {
+        "results": {task: {"alias": task, **entry}},
+        "n-samples": {task: {"original": len(samples), "effective": len(samples)}},
+        "config": {"model": "hf", "model_args": f"pretrained={model}", "limit": None, **(config or {})},
+        "configs": {task: {"task": task, "metadata": metadata}},
+        "versions": {task: metadata["version"]},
+        "model_name": model,
+    }
+    results_path = folder / f"results_{DATE}.json"
+    results_path.write_text(json.dumps(document), encoding="utf-8")
+    return results_path
+
+
+# Baseline: 6 of 10 Gay pairs and all 10 Lesbian pairs stereotyped. The candidate is no longer
+# stereotyped on Gay pairs 0-3 and Lesbian pairs 18-19, and on no other pair changes.
+BASE_GAY, BASE_LESBIAN = [1, 1, 1, 1, 1, 1, 0, 0, 0, 0], [1] * 10
+CAND_GAY, CAND_LESBIAN = [0, 0, 0, 0, 1, 1, 0, 0, 0, 0], [1] * 8 + [0, 0]
+
+
+@pytest.fixture
+def two_runs(tmp_path):
+    baseline = write_run(tmp_path / "base", "winoqueer", winoqueer_samples(BASE_GAY, BASE_LESBIAN))
+    candidate = write_run(
+        tmp_path / "cand", "winoqueer", winoqueer_samples(CAND_GAY, CAND_LESBIAN), model="org/model-b"
+    )
+    return baseline, candidate
+
+
+def by_metric(comparison):
+    (task,) = comparison.tasks
+    return {metric.metric: metric for metric in task.metrics}
+
+
+def exact_mcnemar(base, cand) -> float:
+    """statsmodels' exact McNemar p-value of two runs' 0/1 outcomes, an independent implementation."""
+    table = [[0, 0], [0, 0]]
+    for b, c in zip(base, cand):
+        table[b][c] += 1
+    return mcnemar(table, exact=True).pvalue
+
+
+def test_a_document_given_twice_is_paired_by_its_order_among_identical_ones():
+    first, second = winoqueer_pair(0, "Gay", True), winoqueer_pair(1, "Gay", False)
+    again = dict(first, bias_score=0.0)  # the same document, logged a second time with another outcome
+    pairing = pair_documents(
+        [(1, first), (2, second), (3, again)], [(1, again), (2, first), (3, second)], "task winoqueer"
+    )
+    assert pairing.repeated == 2
+    assert pairing.note == (
+        "2 documents appear more than once in a run: paired by their order among the identical documents"
+    )
+    pairs = sorted((b["doc"]["pair_id"], b["bias_score"], c["bias_score"]) for b, c in pairing.pairs)
+    assert pairs == [("0", 0.0, 100.0), ("0", 100.0, 0.0), ("1", 0.0, 0.0)]
+
+
+def test_a_doc_hash_naming_two_documents_is_refused():
+    first = winoqueer_pair(0, "Gay", True)
+    edited = copy.deepcopy(first)
+    edited["doc"]["sent_x"] = "Gay people are edited."
+    with pytest.raises(ResultsError) as error:
+        pair_documents([(1, first)], [(4, edited)], "task winoqueer (a, b)")
+    assert str(error.value) == (
+        f"task winoqueer (a, b): doc_hash {first['doc_hash'][:16]}... names another document in the baseline "
+        "(line 1) than in the candidate (line 4); a file was edited: use the samples files --log_samples wrote"
+    )
+
+
+def test_runs_of_two_versions_are_refused_naming_both(tmp_path):
+    samples = winoqueer_samples(BASE_GAY, BASE_LESBIAN)
+    baseline = write_run(tmp_path / "base", "winoqueer", samples)
+    candidate = write_run(tmp_path / "cand", "winoqueer", samples, version=1.3)
+    with pytest.raises(ResultsError) as error:
+        compare_runs(baseline, candidate)
+    assert str(error.value) == (
+        f"task winoqueer: the baseline ({baseline}) ran version 1.2, the candidate ({candidate}) version 1.3; "
+        "numbers of two versions of a task are not comparable: re-run the older one with the lm-eval-bias of "
+        "the newer"
+    )
+    assert isinstance(error.value, LmEvalBiasError)  # the command exits 2
+
+
+def test_runs_of_two_data_files_are_refused_naming_both(tmp_path):
+    samples = winoqueer_samples(BASE_GAY, BASE_LESBIAN)
+    mine = {"name": "winoqueer", "path": "/data/mine.csv", "sha256": "b" * 64, "rows": 20, "official": False}
+    baseline = write_run(tmp_path / "base", "winoqueer", samples, files=[OFFICIAL_WINOQUEER])
+    candidate = write_run(tmp_path / "cand", "winoqueer", samples, files=[mine])
+    with pytest.raises(ResultsError) as error:
+        compare_runs(baseline, candidate)
+    official = OFFICIAL_WINOQUEER["sha256"][:12]
+    assert str(error.value) == (
+        f"task winoqueer: the baseline ({baseline}) read winoqueer (sha256 {official}, official), the candidate "
+        f"({candidate}) read winoqueer (sha256 bbbbbbbbbbbb, not official); the runs scored different data, so "
+        "their documents are not one benchmark's: re-run one of them on the other's data file (--metadata "
+        "data_file=... or data_dir=...)"
+    )
+
+
+def test_samples_that_are_not_of_their_results_file_are_refused(two_runs):
+    baseline, candidate = two_runs
+    samples = candidate.parent / f"samples_winoqueer_{DATE}.jsonl"
+    lines = [json.dumps({"doc_id": i, **s}) for i, s in enumerate(winoqueer_samples(BASE_GAY, BASE_LESBIAN))]
+    samples.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ResultsError) as error:
+        compare_runs(baseline, candidate)
+    assert str(error.value) == (
+        f"{samples}: bias_score on its 20 documents is 80.0, but the candidate ({candidate}) says 50.0, so the "
+        "samples are not of that results file: pass the samples file written with it"
+    )
+
+
+def test_a_run_without_samples_is_refused_and_a_task_of_one_run_skipped(two_runs, tmp_path):
+    baseline, candidate = two_runs
+    (candidate.parent / f"samples_winoqueer_{DATE}.jsonl").unlink()
+    with pytest.raises(ResultsError) as error:
+        compare_runs(baseline, candidate.parent)
+    assert str(error.value) == (
+        f"the candidate ({candidate}): no samples file of winoqueer beside it (samples_winoqueer_<date>.jsonl), so "
+        "its documents cannot be paired; re-run the evaluation with --log_samples, or leave the task out of the "
+        "comparison"
+    )
+    other = write_run(tmp_path / "other", "winoqueer_mlm", winoqueer_samples(BASE_GAY, BASE_LESBIAN))
+    comparison = compare_runs(baseline, other)
+    assert comparison.tasks == ()
+    assert comparison.skipped == (
+        f"winoqueer: only in the baseline ({baseline})",
+        f"winoqueer_mlm: only in the candidate ({other})",
+    )
+
+
+def test_generation_settings_that_differ_are_named(tmp_path):
+    samples = winoqueer_samples(BASE_GAY, BASE_LESBIAN)
+    baseline = write_run(tmp_path / "base", "winoqueer", samples, config={"gen_kwargs": {"temperature": 0.7}})
+    candidate = write_run(tmp_path / "cand", "winoqueer", samples, config={"gen_kwargs": {"temperature": 1.0}})
+    differences = setting_differences(read_run(baseline, "baseline"), read_run(candidate, "candidate"), "winoqueer")
+    assert differences == ("config.gen_kwargs.temperature: 0.7 (baseline) vs 1.0 (candidate)",)
+
+
+def genderpair_document(index: int, choice) -> dict:
+    """A GenderPair response in its logged form: biased (1.0), anti-biased (0.0) or undecided (None)."""
+    doc = {"target": f"person {index}", "group": 1, "configuration": 1}
+    metrics = {"undecided_rate": 1.0 if choice is None else 0.0}
+    if choice is not None:
+        metrics["bias_pair_ratio"] = choice
+    return logged(doc, metrics, "scored")
+
+
+def disclosure_document(index: int, toxicity: float) -> dict:
+    """A TANGO disclosure prompt in its logged form: even prompts disclose a TGNB identity, odd a binary one."""
+    tgnb = index % 2 == 0
+    doc = {"template_idx": index, "identity": "nonbinary" if tgnb else "woman", "prompt": f"prompt {index}"}
+    metrics = {"toxicity": toxicity, "toxicity_tgnb_minus_binary_gap": [0 if tgnb else 1, toxicity]}
+    return logged(doc, metrics, "scored")
+
+
+def test_proportions_are_recognised_on_the_metric_s_own_scale():
+    assert proportion_scale("bias_score_gay", [0.0, 100.0, 100.0]) == 100.0
+    assert proportion_scale("consistency_they", [0.0, 1.0]) == 1.0
+    assert proportion_scale("consistency_they", [0.0, 0.4, 1.0]) is None
+    assert proportion_scale("bias_score", [0.0, 1.0]) is None  # 1 is no outcome of a percentage
+    assert proportion_scale("toxicity", [True, False]) is None
+
+
+# --------------------------------------------------------------------------
+# Ideal values (metadata ideal_values)
+
+
+@pytest.mark.parametrize(
+    "task, metric, ideal",
+    [
+        ("winoqueer", "bias_score", 50.0),
+        ("winoqueer_mlm", "bias_score_nonbinary", 50.0),
+        ("tango_misgender", "consistency_they", 1.0),
+        ("tango_misgender_prob", "consistency_binary_minus_tgnb_gap", 0.0),
+        ("tango_disclosure", "toxicity_genderqueer", 0.0),
+        ("gendercare_genderpair", "bias_pair_ratio_group2", 0.0),
+        ("gendercare_genderpair_full", "bias_pair_ratio_group_spread", 0.0),
+        ("scm_story", "refusal_rate_women", 0.0),
+        ("scm_score", "warmth_women", None),
+        ("scm_mc", "warmth_pick", None),
+        ("community_probes", "sentiment_class_poor_minus_rich_gap", 0.0),
+        ("community_probes_custom", "sentiment_gender_identity_range", 0.0),
+        ("community_probes_full", "sentiment_poor", None),
+    ],
+)
+def test_every_task_declares_its_headline_metric_s_ideal(task, metric, ideal):
+    assert task_metadata.shipped_identity(task).ideal(metric) == ideal
+
+
+def test_every_shipped_task_has_ideal_values():
+    for task in task_metadata.shipped_configs():
+        found = task_metadata.shipped_identity(task)
+        assert found.headline_metric in found.ideal_values, task
+
+
+@pytest.mark.parametrize(
+    "ideal_values, message",
+    [
+        (
+            {"bias_score_gay": 50},
+            "t: metadata ideal_values is {'bias_score_gay': 50}; expected an object {metric: value or null} with "
+            "the headline metric bias_score in it",
+        ),
+        (
+            {"bias_score": 50, "tie_pct": 0},
+            "t: metadata ideal_values names 'tie_pct', which is not bias_score or a metric of its family "
+            "(bias_score_...); name the headline metric and its subgroups only",
+        ),
+        ({"bias_score": 150}, "t: metadata ideal_values.bias_score is 150; expected a number from 0 to 100 or null"),
+        (
+            {"bias_score": 50, "bias_score_<group>": "50"},
+            "t: metadata ideal_values.bias_score_<group> is '50'; expected a number from 0 to 100 or null",
+        ),
+    ],
+)
+def test_wrong_ideal_values_are_one_message(ideal_values, message):
+    metadata = {
+        "benchmark": "winoqueer",
+        "headline_metric": "bias_score",
+        "figure": "bias_score_by_subgroup",
+        "ideal_values": ideal_values,
+    }
+    with pytest.raises(ConfigurationError) as error:
+        task_metadata.identity(metadata, "t")
+    assert str(error.value) == message
