@@ -2,6 +2,7 @@
 page's forest plots, and every text from the runs escaped."""
 
 import dataclasses
+import json
 import re
 import xml.etree.ElementTree as ET
 
@@ -338,3 +339,41 @@ def test_the_report_compares_exactly_two_runs(compared, tmp_path, capsys):
         "lm-eval-bias report: --compare needs two runs, BASELINE CANDIDATE; got 1; see lm-eval-bias report --help\n",
     )
     assert compared == []
+
+
+def test_the_json_is_strict_with_the_documented_fields(compared, tmp_path, capsys):
+    target = tmp_path / "compare.json"
+    assert run_cli(["compare", "a", "b", "--json", target], capsys)[0] == 0
+    text = target.read_text(encoding="utf-8")
+    assert text == compare_outputs.to_json(COMPARISON) and text.endswith("}\n")
+    document = json.loads(text, parse_constant=lambda name: pytest.fail(f"bare {name} in the JSON"))
+    assert (document["baseline"], document["candidate"], document["skipped"]) == (
+        "org/base",
+        "org/tuned",
+        ["scm_score: only in the baseline"],
+    )
+    winoqueer, tango = document["tasks"]
+    assert {key: winoqueer[key] for key in ("task", "version", "n_baseline", "n_candidate", "n_matched")} == {
+        "task": "winoqueer",
+        "version": "1.0",
+        "n_baseline": 100,
+        "n_candidate": 90,
+        "n_matched": 90,
+    }
+    headline = winoqueer["metrics"][0]
+    assert {key: headline[key] for key in ("baseline", "candidate", "difference", "ci_lower", "ci_upper")} == {
+        "baseline": 60.0,
+        "candidate": 66.0,
+        "difference": 6.0,
+        "ci_lower": 4.125,
+        "ci_upper": 7.875,
+    }
+    assert (headline["pvalue"], headline["pvalue_bh"], headline["n"], headline["test"]) == (
+        0.000123,
+        0.000123,
+        90,
+        "exact McNemar; Newcombe paired interval",
+    )
+    gap = tango["metrics"][1]
+    assert (gap["candidate"], gap["difference"], gap["ci_lower"], gap["pvalue"], gap["ideal"]) == (None,) * 5
+    assert gap["null_reasons"]["difference"] == "no distal antecedent matched"
