@@ -256,9 +256,7 @@ def _check(argv: list[str]) -> int:
     gate = gate or "estimate"
     outcomes = check.evaluate(rules, results.load_runs(args.results), gate) if rules else []
     if worsening:
-        from lm_eval_bias.report import compare
-
-        comparison = compare.compare_runs(args.baseline, args.results[0])
+        comparison = check.compare_for(worsening, args.baseline, args.results[0])
         outcomes += check.evaluate_worsening(worsening, comparison, gate)
     print(check.summary(outcomes, gate))
     return EXIT_OK if all(o.passed for o in outcomes) else EXIT_GATE_FAILED

@@ -8,7 +8,8 @@ import pytest
 
 from compare_fixtures import COMPARISON, TANGO, WINOQUEER
 from helpers import run_cli, winoqueer_results, write
-from lm_eval_bias.report import check, compare
+from lm_eval_bias.report import check
+from test_compare import winoqueer_samples, write_run
 
 HEADING = (
     "lm-eval-bias check (worsening from the baseline: fails when its paired 95% interval lies wholly above the margin)"
@@ -29,15 +30,15 @@ WINOQUEER_NOTE = (
 
 @pytest.fixture
 def compared(monkeypatch):
-    """``compare_runs`` gives the fixed comparison, and records what it was asked."""
+    """The runs compare as the fixed comparison; records what was asked (the rules' tasks)."""
     calls = []
 
-    def compare_runs(baseline, candidate, *, tasks=None):
-        calls.append((str(baseline), str(candidate), tasks))
+    def compare_for(rules, baseline, candidate):
+        calls.append((str(baseline), str(candidate), sorted({rule.task for rule in rules})))
         return compared.comparison
 
     compared.comparison = COMPARISON
-    monkeypatch.setattr(compare, "compare_runs", compare_runs, raising=False)
+    monkeypatch.setattr(check, "compare_for", compare_for)
     compared.calls = calls
     return compared
 
@@ -56,7 +57,7 @@ def test_worse_by_more_than_the_margin_fails_naming_both_values_the_difference_i
         f"{WINOQUEER_NOTE}\n"
         "0 passed, 1 failed\n"
     )
-    assert compared.calls == [("runs/base", "runs/tuned", None)]
+    assert compared.calls == [("runs/base", "runs/tuned", ["winoqueer"])]
 
 
 def test_worse_but_not_demonstrably_by_more_than_the_margin_passes(compared, capsys):
@@ -283,3 +284,15 @@ def test_evaluate_worsening_refuses_an_unknown_gate():
     with pytest.raises(check.ResultsError, match="gate must be one of estimate, interval, strict, got 'loose'"):
         check.evaluate_worsening([check.WorseningRule("winoqueer", None, 2.0)], COMPARISON, "loose")
     assert TANGO.metrics[0].ideal == 1.0  # the fixture's improvement, as the tests above read it
+
+
+def test_a_rule_naming_a_task_neither_run_has_is_exit_2_before_anything_is_compared(tmp_path, capsys):
+    samples = winoqueer_samples([1, 0], [1, 1])
+    baseline = write_run(tmp_path / "base", "winoqueer", samples)
+    candidate = write_run(tmp_path / "cand", "winoqueer", samples, model="org/b")
+    assert run_cli(["check", candidate, "--baseline", baseline, "--max-worsening", "winoqeer=2"], capsys) == (
+        2,
+        "",
+        "lm-eval-bias check: rule 'winoqeer worsening <= 2': neither run has task 'winoqeer'; similar: winoqueer; "
+        "the runs have winoqueer\n",
+    )

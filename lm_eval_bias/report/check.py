@@ -474,6 +474,45 @@ def _worsening_outcome(comparison, rule: WorseningRule, gate: str) -> Outcome:
     return Outcome(rule, model, passed, f"{described}: {verdict}", "; ".join(notes))
 
 
+def compare_for(rules: list[WorseningRule], baseline: str | Path, candidate: str | Path):
+    """The paired comparison of the candidate with the baseline on the tasks the rules name (and only
+    those: another task's mismatch, such as a different version, does not stop the gate).
+
+    Parameters
+    ----------
+    rules : list of WorseningRule
+        The rules.
+    baseline, candidate : str or Path
+        Each a results file or output folder, with its ``--log_samples`` files.
+
+    Returns
+    -------
+    Comparison
+        As :func:`lm_eval_bias.report.compare.compare_runs` returns it; a rule's task found in one run
+        only is in its ``skipped``.
+
+    Raises
+    ------
+    ResultsError
+        A run that cannot be read or compared, or a rule naming a task neither run has (with close
+        matches).
+    """
+    from lm_eval_bias.report import compare
+    from lm_eval_bias.report.compare_inputs import read_run
+
+    present = set(read_run(baseline, "baseline").run.tasks) | set(read_run(candidate, "candidate").run.tasks)
+    for rule in rules:
+        if rule.task not in present:
+            close = difflib.get_close_matches(rule.task, sorted(present), n=3, cutoff=0.6)
+            raise ResultsError(
+                (f"{rule.where}: " if rule.where else "")
+                + f"rule '{rule}': neither run has task {rule.task!r}"
+                + (f"; similar: {', '.join(close)}" if close else "")
+                + f"; the runs have {', '.join(sorted(present)) or 'no task'}"
+            )
+    return compare.compare_runs(baseline, candidate, tasks=sorted({rule.task for rule in rules}))
+
+
 def evaluate_worsening(rules: list[WorseningRule], comparison, gate: str = "estimate") -> list[Outcome]:
     """Check each worsening rule on the paired comparison of a candidate run with its baseline.
 
