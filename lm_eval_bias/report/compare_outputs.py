@@ -484,7 +484,8 @@ def html_body(comparison: Comparison, level: int = 2) -> str:
         HTML to place inside a page's ``<body>`` (this page's, or the report's paired section).
     """
     parts = [
-        '<table class="runs"><thead><tr><th>run</th><th>model</th><th>results</th></tr></thead><tbody>'
+        '<table class="runs"><thead><tr><th class=name>run</th><th class=name>model</th><th class=name>results</th>'
+        "</tr></thead><tbody>"
         + "".join(
             f"<tr><td>{side}</td><td>{html_text(model)}</td><td>{html_text(path)}</td></tr>"
             for side, model, path in (
