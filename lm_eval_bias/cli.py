@@ -183,7 +183,7 @@ def _check(argv: list[str]) -> int:
         "With --baseline, --max-worsening TASK[:METRIC]=MARGIN compares the candidate with the baseline "
         "document by document (as lm-eval-bias compare does) and fails when the candidate is further from "
         "the metric's ideal value than the baseline by more than MARGIN (in the metric's units) with "
-        "significance: the paired 95%% interval of the worsening lies wholly above MARGIN.",
+        "significance: the paired 95% interval of the worsening lies wholly above MARGIN.",
     )
     parser.add_argument(
         "results",
@@ -270,7 +270,7 @@ def _compare(argv: list[str]) -> int:
         prog="lm-eval-bias compare",
         description="Compare two runs of the same tasks document by document: for each task in both, its "
         "headline and subgroup metrics in each run, the paired difference (candidate minus baseline) with its "
-        "95%% interval, the paired test's p-value (Benjamini-Hochberg adjusted across a task's subgroups), the "
+        "95% interval, the paired test's p-value (Benjamini-Hochberg adjusted across a task's subgroups), the "
         "matched documents and the test. Documents are paired by content, so reordered or partly overlapping "
         "runs pair correctly; runs of different task versions or data files are refused. Prints the table; "
         "--markdown, --json and --html also write it to files.",
@@ -331,7 +331,7 @@ def _leaderboard(argv: list[str]) -> int:
     parser = _ArgumentParser(
         prog="lm-eval-bias leaderboard",
         description="Models side by side: one row per model, per task its headline metric and "
-        "per-subgroup metrics, with 95%% intervals and the documents each rests on (N). Where a model "
+        "per-subgroup metrics, with 95% intervals and the documents each rests on (N). Where a model "
         "has a task in several results files, a complete run is used before a partial one, then the "
         "one with more documents, then the newest; every run used and skipped is listed (Runs). "
         "Prints markdown unless told to write files.",
@@ -415,7 +415,7 @@ def _report(argv: list[str]) -> int:
 
     parser = _ArgumentParser(
         prog="lm-eval-bias report",
-        description="A report of one or more runs: per benchmark, the figure its paper uses (with 95%% "
+        description="A report of one or more runs: per benchmark, the figure its paper uses (with 95% "
         "intervals and a caption saying what the reference line means) and tables of every metric with "
         "the documents it rests on (N); partial runs are marked with the reason. "
         "--html writes one self-contained file (inline SVG, no script, nothing fetched); --markdown "
