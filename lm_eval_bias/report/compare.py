@@ -358,9 +358,11 @@ def compare_metric(task: str, name: str, headline: str, pairs, aggregation, idea
     only_cand = sum(1 for b, c in pairs if _has_value(c, name) and not _has_value(b, name))
     notes = []
     if only_base or only_cand:
+        count = only_base + only_cand
         notes.append(
-            f"{only_base + only_cand} matched documents have a value in one run only ({only_base} in the baseline, "
-            f"{only_cand} in the candidate; undecided or empty in the other) and are left out"
+            f"{count} matched document{'s have' if count > 1 else ' has'} a value in one run only ({only_base} in "
+            f"the baseline, {only_cand} in the candidate; undecided or empty in the other) and "
+            f"{'are' if count > 1 else 'is'} left out"
         )
     subgroup = None if name == headline else name[len(headline) + 1 :]
     empty = MetricComparison(
@@ -382,7 +384,7 @@ def compare_metric(task: str, name: str, headline: str, pairs, aggregation, idea
 
         try:
             farther = stats.paired_statistic(base_values, cand_values, distance)
-            worsening, worsening_ci = farther.difference, (farther.ci_lower, farther.ci_upper)
+            worsening, worsening_ci = float(farther.difference), (float(farther.ci_lower), float(farther.ci_upper))
         except ValueError as error:
             notes.append(f"worsening not computable: {error}")
     if result.note:
@@ -393,12 +395,12 @@ def compare_metric(task: str, name: str, headline: str, pairs, aggregation, idea
         subgroup,
         _aggregate(aggregation, base_values),
         _aggregate(aggregation, cand_values),
-        result.difference,
-        result.ci_lower,
-        result.ci_upper,
-        result.pvalue,
-        result.pvalue,
-        result.n,
+        float(result.difference),
+        float(result.ci_lower),
+        float(result.ci_upper),
+        float(result.pvalue),
+        float(result.pvalue),
+        int(result.n),
         result.test,
         ideal,
         worsening,
