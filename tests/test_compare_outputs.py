@@ -172,7 +172,7 @@ def test_the_page_has_one_forest_plot_per_task_with_a_point_per_finite_differenc
     assert ">overall (bias_score)</text>" in svgs[0] and ">gay</text>" in svgs[0] and ">0: no change</text>" in svgs[0]
     assert (
         "<title>bias_score: baseline 60, candidate 66, difference +6 [4.125, 7.875], p = 0.000123, "
-        "p BH = 0.000123, n = 90</title>"
+        "p BH = 0.000123, n = 90; worsening +6 [4.125, 7.875] (distance from the ideal 50)</title>"
     ) in svgs[0]
     assert "the metric&#x27;s ideal value (50, from the task&#x27;s metadata)" in page
     assert "<h2>Skipped (in one run only)</h2><ul><li>scm_score: only in the baseline</li></ul>" in page
