@@ -16,7 +16,8 @@ legacy flag-only form, a user's own ``--include_path``), plus:
 - ``lm-eval-bias leaderboard RESULTS...``: models side by side (markdown, CSV, HTML);
 - ``lm-eval-bias recompute SAMPLES.jsonl``: a task's results again from its
   ``--log_samples`` file, without the model;
-- ``lm-eval-bias report RESULTS...``: an HTML (and Markdown) report with figures.
+- ``lm-eval-bias report RESULTS...``: an HTML (and Markdown) report with figures; with
+  ``BASELINE CANDIDATE --compare``, their paired comparison as its last section.
 
 ``lm-eval-bias --help`` lists these (with one line each) before lm-eval's own help; each
 has its own ``--help``.
@@ -290,6 +291,10 @@ def _compare(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     tasks = [task for given in args.tasks for task in given.split(",") if task] or None
     comparison = compare.compare_runs(args.baseline, args.candidate, tasks=tasks)
+    if not comparison.tasks:
+        from lm_eval_bias.report.values import ResultsError
+
+        raise ResultsError(f"no task can be compared: {'; '.join(comparison.skipped)}; give two runs of the same tasks")
     renderers = {
         "markdown": compare_outputs.to_markdown,
         "json": compare_outputs.to_json,

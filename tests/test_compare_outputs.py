@@ -432,3 +432,16 @@ def test_the_json_text_is_exact():
         COMPARISON, tasks=(dataclasses.replace(WINOQUEER, metrics=WINOQUEER.metrics[:1]),), skipped=()
     )
     assert compare_outputs.to_json(one) == EXPECTED_JSON
+
+
+def test_runs_without_a_task_in_common_are_exit_2_with_the_reasons(monkeypatch, capsys):
+    nothing = dataclasses.replace(
+        COMPARISON, tasks=(), skipped=("scm_score: only in the baseline", "winoqueer: only in the candidate")
+    )
+    monkeypatch.setattr(compare, "compare_runs", lambda baseline, candidate, *, tasks=None: nothing, raising=False)
+    assert run_cli(["compare", "a", "b"], capsys) == (
+        2,
+        "",
+        "lm-eval-bias compare: no task can be compared: scm_score: only in the baseline; winoqueer: only in the "
+        "candidate; give two runs of the same tasks\n",
+    )
