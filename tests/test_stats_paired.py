@@ -97,6 +97,18 @@ def test_newcombe_interval_equals_the_formula_written_out(table):
     assert result.ci_upper == pytest.approx(upper, abs=1e-12)
 
 
+def test_published_example_complete_response_before_and_after_consolidation():
+    # Fagerland, Lydersen & Laake (2017), Statistical Analysis of Contingency Tables, ch. 8: the
+    # paired table [[59, 6], [16, 80]] of Cavo et al. (2012), as printed by the book's R package
+    # (ocbe-uio/contingencytables, tests/testthat, chapter 8): Newcombe square-and-add
+    # "estimate = -0.0621 (95% CI -0.1186 to -0.0046)", McNemar exact conditional P = 0.052479.
+    result = paired_proportions(*runs_from_table(59, 6, 16, 80))
+    assert result.difference == pytest.approx(-10 / 161, abs=1e-15)
+    assert round(result.ci_lower, 4) == -0.1186
+    assert round(result.ci_upper, 4) == -0.0046
+    assert round(result.pvalue, 6) == 0.052479
+
+
 def test_newcombe_interval_on_fixed_tables():
     # One document, yes in the baseline and no in the candidate: phi = 0 (empty margins), the
     # Wilson intervals are [0, z^2 / (1 + z^2)] and [1 / (1 + z^2), 1].
@@ -156,6 +168,8 @@ def test_refusals(compare):
         compare([0, 1, 0], [0, 1])
     with pytest.raises(ValueError, match="the candidate's value of document 1 is not a finite number: nan"):
         compare([0, 1, 0], [0, float("nan"), 1])
+    with pytest.raises(ValueError, match="the baseline's value of document 2 is not a finite number: inf"):
+        compare([0, 1, float("inf")], [0, 1, 1])
     with pytest.raises(ValueError, match=r"confidence must be in \(0, 1\)"):
         compare([0, 1], [1, 1], confidence=1.0)
 
@@ -265,6 +279,19 @@ def test_paired_means_exact_permutation_on_few_documents():
     reference = permutation_test((baseline, candidate), _mean_difference, permutation_type="samples")
     assert result.pvalue == pytest.approx(reference.pvalue, abs=1e-12)
     assert result.test == "exact sign-flip permutation test (all 256 swaps); paired BCa bootstrap interval"
+
+
+def test_paired_means_seeded_numbers_on_a_fixed_input():
+    # The numbers that the default seed gives, so that a change of the resampling shows here;
+    # the checks above tie them to scipy and to plain numpy.
+    baseline = [(i * 37 % 11) / 10 for i in range(24)]
+    candidate = [value + ((i * 5) % 7 - 2) / 10 for i, value in enumerate(baseline)]
+    result = paired_means(baseline, candidate)
+    assert result.difference == pytest.approx(0.23 / 2.4, abs=1e-15)
+    assert result.ci_lower == pytest.approx(0.0125, abs=1e-12)
+    assert result.ci_upper == pytest.approx(0.17083333333333336, abs=1e-12)
+    assert result.pvalue == pytest.approx(0.0394, abs=1e-12)
+    assert result.test == "sign-flip permutation test (9999 random swaps); paired BCa bootstrap interval"
 
 
 def test_equal_differences_fall_back_to_the_percentile_interval():

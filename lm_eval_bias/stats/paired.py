@@ -289,12 +289,14 @@ def paired_means(
     """Continuous per-document values of two runs: the mean difference, its paired bootstrap
     interval and a sign-flip permutation test.
 
-    The interval resamples documents, the same ones on both sides
-    (``scipy.stats.bootstrap(paired=True)``), and is bias-corrected and accelerated (BCa), or
-    the percentile interval of the same resamples where BCa is undefined (every document's
-    difference equal). The test swaps each document's two values at random
-    (``scipy.stats.permutation_test(permutation_type="samples")``), enumerating every swap for
-    up to log2(``n_resamples``) documents.
+    The interval resamples documents, the same ones on both sides (``scipy.stats.bootstrap``,
+    the resamples of ``paired=True``), and is bias-corrected and accelerated (BCa, its
+    acceleration computed from the differences rather than scipy's jackknife), or the
+    percentile interval of the same resamples where BCa is undefined (every document's
+    difference equal). The test swaps each document's two values at random: every swap is
+    enumerated by ``scipy.stats.permutation_test(permutation_type="samples")`` for up to
+    log2(``n_resamples``) documents, otherwise ``n_resamples`` swaps are drawn, with scipy's
+    definition of the p-value.
 
     The numbers are computed with the two runs in a fixed order (the one whose first differing
     document is lower in the baseline), and negated for the other: BCa counts the resamples
