@@ -60,6 +60,7 @@ OUR_COMMAND_LINES = [
     "  download         fetch the benchmarks' public data once, for offline use",
     "  tango-agreement  how often TANGO's generation and probability methods agree",
     "  check            gate on results files (exit 0 when every rule holds, 1 when one fails)",
+    "  compare          did it get more biased? two runs compared document by document, with paired tests",
     "  leaderboard      models side by side, as Markdown, CSV or HTML",
     "  recompute        a task's results again from its --log_samples file, without the model",
     "  report           an HTML (and Markdown) report of one or more runs, with figures",
@@ -90,3 +91,4 @@ def test_each_of_our_commands_has_its_own_help(command, capsys):
     out = capsys.readouterr().out
     assert out.startswith(f"usage: lm-eval-bias {command} ")
     assert "-h, --help" in out
+    assert "%%" not in out  # argparse formats help strings, not descriptions: a doubled % shows as typed
