@@ -164,7 +164,11 @@ def test_identical_runs_give_no_difference_and_p_one(tmp_path):
             (-half_widths[metric.metric], half_widths[metric.metric]), rel=1e-12
         )
         assert metric.note == "no discordant pairs: p = 1"
-        assert (metric.worsening, metric.worsening_ci) == (0.0, (0.0, 0.0))
+        # Every value lies at or above the ideal 50: the worsening's interval is the difference's, its lower end
+        # cut where the candidate would reach 50 (no improvement beyond the ideal).
+        assert metric.worsening == 0.0
+        expected = (max(metric.ci_lower, 50 - metric.baseline), metric.ci_upper)
+        assert metric.worsening_ci == pytest.approx(expected, abs=1e-12)
 
 
 def test_swapping_the_runs_negates_every_difference_and_keeps_every_p(two_runs):
@@ -179,8 +183,19 @@ def test_swapping_the_runs_negates_every_difference_and_keeps_every_p(two_runs):
             -ahead.ci_lower,
         ), name
         assert (behind.pvalue, behind.pvalue_bh, behind.n) == (ahead.pvalue, ahead.pvalue_bh, ahead.n), name
-        assert behind.worsening == -ahead.worsening
-        assert behind.worsening_ci == (-ahead.worsening_ci[1], -ahead.worsening_ci[0])
+        assert behind.worsening == pytest.approx(-ahead.worsening, abs=1e-12)
+    # The worsening's interval takes each run's own value as the reference: 80 -> 50 is an improvement of
+    # 30 whichever side of 50 the candidate lies (at least 6.67, the difference's interval end), 50 -> 80 a
+    # worsening of 6.67 to 49.12; 60 -> 20 crosses the ideal, so its interval reaches an improvement of 10
+    # (the candidate at the ideal).
+    expected = {
+        "bias_score": ((-30.0, -6.670089185284231), (6.670089185284231, 49.12059083664401)),
+        "bias_score_gay": ((-10.0, 45.319491714264416), (-30.0, 5.319491714264416)),
+        "bias_score_lesbian": ((-50.0, 11.235310261222175), (-11.235310261222175, 50.983752846335825)),
+    }
+    for name, (ahead_ci, behind_ci) in expected.items():
+        assert forward[name].worsening_ci == pytest.approx(ahead_ci, abs=1e-9), name
+        assert backward[name].worsening_ci == pytest.approx(behind_ci, abs=1e-9), name
 
 
 def test_reordered_and_partly_overlapping_runs_pair_by_content(tmp_path):

@@ -54,12 +54,10 @@ def test_compare_gives_the_paired_difference_and_swapping_the_runs_negates_it(ru
 def test_identical_runs_give_zero_differences_and_pass_the_gate(runs, tmp_path, capsys):
     _, metrics = compared(capsys, tmp_path, runs[0], runs[0])
     for metric in metrics.values():
-        assert (metric["difference"], metric["pvalue"], metric["worsening"], metric["worsening_ci"]) == (
-            0,
-            1,
-            0,
-            [0, 0],
-        )
+        assert (metric["difference"], metric["pvalue"], metric["worsening"]) == (0, 1, 0)
+        # values at or above the ideal 50: the difference's interval, cut where the candidate would reach 50
+        expected = [max(metric["ci_lower"], 50 - metric["baseline"]), metric["ci_upper"]]
+        assert metric["worsening_ci"] == pytest.approx(expected, abs=1e-12)
         # Newcombe's interval keeps the uncertainty of n pairs even when none changed
         assert metric["ci_lower"] == -metric["ci_upper"] < 0
         assert metric["note"] == "no discordant pairs: p = 1"

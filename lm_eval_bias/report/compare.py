@@ -22,7 +22,9 @@ a value in one run only. Each run's value on all of its documents must be its re
 its samples are of another run and are refused. P-values of a task's subgroup metrics are
 Benjamini-Hochberg adjusted together (``stats.adjust_bh``); the headline metric's is its own.
 ``worsening`` is ``|candidate - ideal| - |baseline - ideal|`` with the task's ideal value of the
-metric (its YAML ``metadata: ideal_values``), positive when the candidate is further from it.
+metric (its YAML ``metadata: ideal_values``), positive when the candidate is further from it;
+its interval ``worsening_ci`` is the image of the difference's paired interval, the baseline's
+value taken as the reference (:func:`_worsening`).
 
 :func:`comparison_json` gives a comparison as strict JSON (never a bare NaN)::
 
@@ -391,16 +393,7 @@ def compare_metric(task: str, name: str, headline: str, pairs, aggregation, idea
         return _with_note(stands, f"not computable on these documents: {error}")
     worsening, worsening_ci = None, None
     if ideal is not None:
-        from lm_eval_bias import stats
-
-        def distance(values):
-            return abs(aggregation(values) - ideal)
-
-        try:
-            farther = stats.paired_statistic(base_values, cand_values, distance)
-            worsening, worsening_ci = float(farther.difference), (float(farther.ci_lower), float(farther.ci_upper))
-        except ValueError as error:
-            notes.append(f"worsening not computable: {error}")
+        worsening, worsening_ci = _worsening(result, base_value, ideal)
     if result.note:
         notes.append(result.note)
     return MetricComparison(
@@ -421,6 +414,30 @@ def compare_metric(task: str, name: str, headline: str, pairs, aggregation, idea
         worsening_ci,
         "; ".join(notes),
     )
+
+
+def _worsening(result, base_value: float, ideal: float) -> tuple[float, tuple[float, float] | None]:
+    """How much farther from ``ideal`` the candidate is than the baseline, with its interval.
+
+    The worsening is ``w(d) = |baseline + d - ideal| - |baseline - ideal|`` of the paired difference
+    ``d``, the baseline's value taken as the reference. ``w`` is a function of ``d`` alone, so the
+    values it takes over the difference's paired interval are an interval of the worsening with at
+    least the same coverage: where that interval lies on one side of the ideal it is the difference's
+    own (negated below the ideal); where the candidate may lie on either side, its lower end is the
+    largest improvement the interval allows. (A bootstrap of the distance from the ideal would be
+    biased at the ideal, where the distance has its kink.)
+    """
+
+    def farther(difference: float) -> float:
+        return abs(base_value + difference - ideal) - abs(base_value - ideal)
+
+    point = farther(float(result.difference))
+    lower, upper = float(result.ci_lower), float(result.ci_upper)
+    if not (math.isfinite(lower) and math.isfinite(upper)):
+        return point, None
+    ends = (farther(lower), farther(upper))
+    closest = farther(ideal - base_value) if lower <= ideal - base_value <= upper else min(ends)
+    return point, (min(closest, *ends), max(ends))
 
 
 def proportion_scale(name: str, values) -> float | None:
