@@ -23,6 +23,7 @@ from lm_eval_bias.report import svg
 from lm_eval_bias.report.compare import Comparison, MetricComparison, TaskComparison
 from lm_eval_bias.report.outputs import (
     CONTENT_SECURITY_POLICY,
+    STYLE,
     html_text,
     markdown_cell,
     strict_json,
@@ -546,7 +547,6 @@ def to_html(comparison: Comparison, title: str = "lm-eval-bias comparison") -> s
     str
         The page: inline CSS and SVG, no script, nothing fetched (:data:`CONTENT_SECURITY_POLICY`).
     """
-    from lm_eval_bias.report.html import STYLE
 
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

@@ -42,7 +42,7 @@ from collections.abc import Sequence
 
 from lm_eval_bias.benchmark_records import RECORDS
 from lm_eval_bias.report import figures
-from lm_eval_bias.report.outputs import CONTENT_SECURITY_POLICY, html_text, markdown_cell
+from lm_eval_bias.report.outputs import CONTENT_SECURITY_POLICY, STYLE, html_text, markdown_cell
 from lm_eval_bias.report.results import require_task_results
 from lm_eval_bias.report.run import Run, date_text
 from lm_eval_bias.report.sections import DRAWERS, Entry, Section
@@ -264,19 +264,6 @@ def _partial_note(section: Section) -> str:
 
 # --------------------------------------------------------------------------
 # HTML
-
-STYLE = """
-body{font-family:sans-serif;max-width:1000px;margin:24px auto;padding:0 16px;color:#222;line-height:1.4}
-h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc;padding-bottom:4px}
-table{border-collapse:collapse;margin:8px 0 16px;font-size:0.9em}
-th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f3f3f3}
-.name,table.runs td{text-align:left}
-figure{margin:16px 0 24px}figcaption{font-size:0.9em;color:#333;max-width:900px;margin-top:4px}
-svg{max-width:100%;height:auto;display:block}
-.swatch{display:inline-block;width:12px;height:12px;margin-right:6px;vertical-align:-1px}
-.note{color:#555;font-style:italic}details{margin:8px 0 16px}summary{cursor:pointer}
-.partial{color:#a40000;font-weight:bold}
-"""
 
 
 def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -39,6 +39,19 @@ from lm_eval_bias.text import visible
 # Nothing may be fetched: inline styles only, no script, font or image; the pages are safe to open from
 # a CI artefact, and a violation would surface as a console error.
 CONTENT_SECURITY_POLICY = "default-src 'none'; style-src 'unsafe-inline'"
+# The report's and the comparison page's style sheet.
+STYLE = """
+body{font-family:sans-serif;max-width:1000px;margin:24px auto;padding:0 16px;color:#222;line-height:1.4}
+h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc;padding-bottom:4px}
+table{border-collapse:collapse;margin:8px 0 16px;font-size:0.9em}
+th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f3f3f3}
+.name,table.runs td{text-align:left}
+figure{margin:16px 0 24px}figcaption{font-size:0.9em;color:#333;max-width:900px;margin-top:4px}
+svg{max-width:100%;height:auto;display:block}
+.swatch{display:inline-block;width:12px;height:12px;margin-right:6px;vertical-align:-1px}
+.note{color:#555;font-style:italic}details{margin:8px 0 16px}summary{cursor:pointer}
+.partial{color:#a40000;font-weight:bold}
+"""
 # What a spreadsheet reads as the start of a formula (OWASP, "CSV injection").
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
