@@ -320,6 +320,25 @@ def genderpair_document(index: int, choice) -> dict:
     return logged(doc, metrics, "scored")
 
 
+def test_a_headline_metric_no_document_has_is_compared_as_not_available(tmp_path):
+    # Every response undecided: the task leaves bias_pair_ratio out of the run's results altogether.
+    undecided = [genderpair_document(index, None) for index in range(3)]
+    decided = [genderpair_document(index, choice) for index, choice in enumerate([1.0, 0.0, 1.0])]
+    for base, cand in ((undecided, undecided), (undecided, decided), (decided, undecided)):
+        baseline, candidate = (
+            write_run(tmp_path / "b", "gendercare_genderpair", base),
+            write_run(tmp_path / "c", "gendercare_genderpair", cand),
+        )
+        (task,) = compare_runs(baseline, candidate).tasks
+        (ratio,) = task.metrics
+        assert (ratio.metric, task.n_matched, ratio.n) == ("bias_pair_ratio", 3, 0)
+        assert math.isnan(ratio.difference) and math.isnan(ratio.pvalue) and ratio.worsening is None
+        assert ratio.note.endswith("no matched document has a value in both runs")
+        entry = comparison_json(compare_runs(baseline, candidate))["tasks"][0]["metrics"][0]
+        assert (entry["difference"], entry["pvalue"]) == (None, None)
+        assert entry["null_reasons"]["difference"].endswith("no matched document has a value in both runs")
+
+
 def test_undecided_documents_are_left_out_and_said(tmp_path):
     base = [1.0, 1.0, 1.0, 0.0, None, 1.0, None]
     cand = [0.0, 0.0, 1.0, 0.0, 1.0, None, None]

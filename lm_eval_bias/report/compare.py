@@ -209,8 +209,11 @@ def compare_task(base: RunFiles, cand: RunFiles, task: str) -> TaskComparison:
     headline = _headline(base, cand, task)
     filter_name = _filter(base, cand, task, headline)
     declared = declared_aggregations(task)
+    # The headline metric is compared even where neither run has a value of it: N/A, with the reason.
     names = sorted(
-        _family(headline, base, task, filter_name, declared) | _family(headline, cand, task, filter_name, declared),
+        {headline}
+        | _family(headline, base, task, filter_name, declared)
+        | _family(headline, cand, task, filter_name, declared),
         key=lambda name: (name != headline, name),
     )
     base_path, base_samples = read_samples(base, task, filter_name)
@@ -252,14 +255,29 @@ def _headline(base: RunFiles, cand: RunFiles, task: str) -> str:
 
 
 def _filter(base: RunFiles, cand: RunFiles, task: str, headline: str) -> str:
-    """The filter the headline metric is under, the same in both runs."""
-    filters = base.run.metric(task, headline).filter, cand.run.metric(task, headline).filter
-    if filters[0] != filters[1]:
+    """The filter the headline metric is under, the same in both runs. A run in which no document has
+    a value of the headline metric (the task then leaves it out of its results) takes the other
+    run's, or the one filter all of the task's metrics are under."""
+    filters = [_headline_filter(side, task, headline) for side in (base, cand)]
+    if None not in filters and filters[0] != filters[1]:
         raise ResultsError(
             f"task {task}: {headline} is under filter {filters[0]} in {base.where} and {filters[1]} in "
             f"{cand.where}; compare runs of one task definition"
         )
-    return filters[0]
+    known = next((name for name in filters if name is not None), None)
+    if known is not None:
+        return known
+    every = {metric.filter for side in (base, cand) for metric in side.run.tasks[task].values()}
+    if len(every) != 1:
+        base.run.metric(task, headline)  # raises: names the metric and what the run has
+    return every.pop()
+
+
+def _headline_filter(side: RunFiles, task: str, headline: str) -> str | None:
+    """The filter of the headline metric in one run; None where the run reports no value of it."""
+    if not any(metric.name == headline for metric in side.run.tasks[task].values()):
+        return None
+    return side.run.metric(task, headline).filter
 
 
 def _family(headline: str, side: RunFiles, task: str, filter_name: str, declared: dict) -> set[str]:
