@@ -9,7 +9,10 @@ legacy flag-only form, a user's own ``--include_path``), plus:
   once, for air-gapped clusters;
 - ``lm-eval-bias tango-agreement GEN.jsonl PROB.jsonl``: how often TANGO's
   generation and probability methods agree, from their ``--log_samples`` files;
-- ``lm-eval-bias check RESULTS... --max winoqueer=65 ...``: exit 0/1 gate for CI;
+- ``lm-eval-bias check RESULTS... --max winoqueer=65 ...``: exit 0/1 gate for CI; with
+  ``--baseline BASELINE --max-worsening winoqueer=2``, a gate on the paired comparison of two runs;
+- ``lm-eval-bias compare BASELINE CANDIDATE``: two runs compared document by document, with paired
+  tests (a table, Markdown, JSON, HTML with forest plots);
 - ``lm-eval-bias leaderboard RESULTS...``: models side by side (markdown, CSV, HTML);
 - ``lm-eval-bias recompute SAMPLES.jsonl``: a task's results again from its
   ``--log_samples`` file, without the model;
@@ -176,9 +179,18 @@ def _check(argv: list[str]) -> int:
         + ", ".join(f"{task}: {metric}" for task, metric in task_metadata.headline_metrics().items())
         + "). "
         "Each checked number is shown with the documents it rests on (N); a partial run "
-        "(--limit, a non-official data file, a subgroup selection) gets a note.",
+        "(--limit, a non-official data file, a subgroup selection) gets a note. "
+        "With --baseline, --max-worsening TASK[:METRIC]=MARGIN compares the candidate with the baseline "
+        "document by document (as lm-eval-bias compare does) and fails when the candidate is further from "
+        "the metric's ideal value than the baseline by more than MARGIN (in the metric's units) with "
+        "significance: the paired 95%% interval of the worsening lies wholly above MARGIN.",
     )
-    parser.add_argument("results", nargs="+", help="results_*.json files or folders holding them")
+    parser.add_argument(
+        "results",
+        nargs="+",
+        help="results_*.json files or folders holding them (with --baseline: the candidate run, one results "
+        "file or output folder with its --log_samples files)",
+    )
     parser.add_argument(
         "--max",
         action="append",
@@ -200,28 +212,104 @@ def _check(argv: list[str]) -> int:
         metavar="RULE",
         help="a rule such as 'tango_misgender:consistency_neo>=0.5' (repeatable)",
     )
-    parser.add_argument("--policy", metavar="FILE", help="a YAML file with 'rules:' (and optionally 'gate:')")
+    parser.add_argument(
+        "--baseline",
+        metavar="BASELINE",
+        help="the run the candidate is compared with: a results file or output folder with its --log_samples files",
+    )
+    parser.add_argument(
+        "--max-worsening",
+        action="append",
+        default=[],
+        metavar="TASK[:METRIC]=MARGIN",
+        help="with --baseline: fail if the candidate is worse than the baseline by more than MARGIN (repeatable)",
+    )
+    parser.add_argument(
+        "--policy", metavar="FILE", help="a YAML file with 'rules:' and/or 'max_worsening:' (and optionally 'gate:')"
+    )
     parser.add_argument(
         "--gate",
         choices=check.GATES,
         default=None,
         help="estimate (default): check point estimates; interval: a rule must hold "
-        "for the whole 95%% interval (upper bound for <=, lower bound for >=)",
+        "for the whole 95%% interval (upper bound for <=, lower bound for >=); strict: as interval, and a "
+        "worsening rule fails unless the paired interval of the worsening lies wholly below its margin",
     )
     args = parser.parse_args(argv)
     rules = [check.parse_rule(r, "<=") for r in args.max] + [check.parse_rule(r, ">=") for r in args.min]
     rules += [check.parse_rule(r) for r in args.require]
+    worsening = [check.parse_worsening_rule(r) for r in args.max_worsening]
     gate = args.gate
     if args.policy:
-        policy_rules, policy_gate = check.load_policy(args.policy)
-        rules += policy_rules
-        gate = gate or policy_gate
-    if not rules:
-        parser.error("no rule given: use --max, --min, --require or --policy")
+        policy = check.read_policy(args.policy)
+        rules += policy.rules
+        worsening += policy.worsening
+        gate = gate or policy.gate
+    if not rules and not worsening:
+        parser.error("no rule given: use --max, --min, --require, --max-worsening or --policy")
+    if worsening and not args.baseline:
+        parser.error(f"worsening rule '{worsening[0]}' needs the run to compare with: give --baseline BASELINE")
+    if args.baseline and not worsening:
+        parser.error("--baseline is used by worsening rules only: add --max-worsening TASK[:METRIC]=MARGIN")
+    if args.baseline and len(args.results) != 1:
+        parser.error("with --baseline, give one candidate run (a results file or its output folder)")
     gate = gate or "estimate"
-    outcomes = check.evaluate(rules, results.load_runs(args.results), gate)
+    outcomes = check.evaluate(rules, results.load_runs(args.results), gate) if rules else []
+    if worsening:
+        comparison = check.compare_for(worsening, args.baseline, args.results[0])
+        outcomes += check.evaluate_worsening(worsening, comparison, gate)
     print(check.summary(outcomes, gate))
     return EXIT_OK if all(o.passed for o in outcomes) else EXIT_GATE_FAILED
+
+
+@_subcommand("compare", "did it get more biased? two runs compared document by document, with paired tests")
+def _compare(argv: list[str]) -> int:
+    from lm_eval_bias.report import compare, compare_outputs
+
+    parser = _ArgumentParser(
+        prog="lm-eval-bias compare",
+        description="Compare two runs of the same tasks document by document: for each task in both, its "
+        "headline and subgroup metrics in each run, the paired difference (candidate minus baseline) with its "
+        "95%% interval, the paired test's p-value (Benjamini-Hochberg adjusted across a task's subgroups), the "
+        "matched documents and the test. Documents are paired by content, so reordered or partly overlapping "
+        "runs pair correctly; runs of different task versions or data files are refused. Prints the table; "
+        "--markdown, --json and --html also write it to files.",
+    )
+    parser.add_argument("baseline", help="results file or output folder, with the --log_samples files beside it")
+    parser.add_argument("candidate", help="results file or output folder, with the --log_samples files beside it")
+    parser.add_argument(
+        "--tasks",
+        action="append",
+        default=[],
+        metavar="TASK[,TASK...]",
+        help="compare only these tasks (default: every task in both runs)",
+    )
+    parser.add_argument("--markdown", metavar="FILE")
+    parser.add_argument("--json", metavar="FILE", help="strict JSON (no NaN), the fields documented in the README")
+    parser.add_argument("--html", metavar="FILE", help="one self-contained page with a forest plot per task")
+    args = parser.parse_args(argv)
+    tasks = [task for given in args.tasks for task in given.split(",") if task] or None
+    comparison = compare.compare_runs(args.baseline, args.candidate, tasks=tasks)
+    renderers = {
+        "markdown": compare_outputs.to_markdown,
+        "json": compare_outputs.to_json,
+        "html": compare_outputs.to_html,
+    }
+    # Render everything before writing anything, so that a bad input leaves no half output.
+    rendered = [(getattr(args, kind), render(comparison)) for kind, render in renderers.items() if getattr(args, kind)]
+    if rendered:
+        _write(rendered, _run_files(args.baseline, args.candidate))
+    print(compare_outputs.to_text(comparison), end="")
+    return EXIT_OK
+
+
+def _run_files(*sources: str) -> list[Path]:
+    """The files a comparison reads (results and samples files), which no output may replace."""
+    files = []
+    for source in map(Path, sources):
+        # A results file's samples files lie beside it; an output folder holds them in a folder per model.
+        files += sorted(source.rglob("*.json*")) if source.is_dir() else [source, *source.parent.glob("*.json*")]
+    return files
 
 
 def _metric_columns(given: list[str]) -> list[tuple[str, str]] | None:
@@ -337,18 +425,32 @@ def _report(argv: list[str]) -> int:
     parser.add_argument("--html", metavar="FILE", help="write the HTML report here")
     parser.add_argument("--markdown", metavar="FILE", help="write the Markdown tables here")
     parser.add_argument("--title", default="lm-eval-bias report", help="the report's heading")
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="with two runs, BASELINE CANDIDATE (each a results file or output folder with its --log_samples "
+        "files): add a section comparing them document by document, as lm-eval-bias compare does",
+    )
     args = parser.parse_args(argv)
+    if args.compare and len(args.results) != 2:
+        parser.error(f"--compare needs two runs, BASELINE CANDIDATE; got {len(args.results)}")
     runs = results.load_runs(args.results)
+    comparison = None
+    if args.compare:
+        from lm_eval_bias.report import compare
+
+        comparison = compare.compare_runs(*args.results)
     # Render everything before writing anything, so that a bad input leaves no half report.
     rendered = [
-        (target, render(runs, args.title))
+        (target, render(runs, args.title, comparison))
         for target, render in ((args.html, report_html.to_html), (args.markdown, report_html.to_markdown))
         if target
     ]
+    inputs = [run.path for run in runs] + (_run_files(*args.results) if args.compare else [])
     if rendered:
-        _write(rendered, [run.path for run in runs])
+        _write(rendered, inputs)
     else:
-        print(report_html.to_markdown(runs, args.title), end="")
+        print(report_html.to_markdown(runs, args.title, comparison), end="")
     return EXIT_OK
 
 

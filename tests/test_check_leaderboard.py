@@ -165,7 +165,9 @@ def test_check_command_exit_codes_and_summary(two_models, tmp_path, capsys):
     assert "95% interval bounds" in capsys.readouterr().out
     policy.write_text("rules: []\n")
     assert cli._check([str(two_models[0]), "--policy", str(policy)]) == 2
-    assert capsys.readouterr().err == f"lm-eval-bias check: {policy}: a policy needs a non-empty 'rules' list\n"
+    assert capsys.readouterr().err == (
+        f"lm-eval-bias check: {policy}: a policy needs a non-empty 'rules' list or 'max_worsening' mapping\n"
+    )
     policy.write_text("rules: [a\n")
     assert cli._check([str(two_models[0]), "--policy", str(policy)]) == 2
     assert capsys.readouterr().err.startswith(f"lm-eval-bias check: {policy}: cannot read the policy: while parsing")

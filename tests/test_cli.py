@@ -60,6 +60,7 @@ OUR_COMMAND_LINES = [
     "  download         fetch the benchmarks' public data once, for offline use",
     "  tango-agreement  how often TANGO's generation and probability methods agree",
     "  check            gate on results files (exit 0 when every rule holds, 1 when one fails)",
+    "  compare          did it get more biased? two runs compared document by document, with paired tests",
     "  leaderboard      models side by side, as Markdown, CSV or HTML",
     "  recompute        a task's results again from its --log_samples file, without the model",
     "  report           an HTML (and Markdown) report of one or more runs, with figures",

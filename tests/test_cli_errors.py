@@ -31,7 +31,7 @@ USAGE = "lm-eval-bias tango-agreement samples_tango_misgender_<date>.jsonl sampl
         (
             ["check", "x.json", "--gate", "loose"],
             "lm-eval-bias check: argument --gate: invalid choice: 'loose' (choose "
-            "from 'estimate', 'interval'); see lm-eval-bias check --help",
+            "from 'estimate', 'interval', 'strict'); see lm-eval-bias check --help",
         ),
         (
             ["leaderboard", "--csv"],
@@ -69,7 +69,8 @@ def test_check_without_rules_is_a_usage_error(tmp_path, capsys):
     assert (code, out, err) == (
         2,
         "",
-        "lm-eval-bias check: no rule given: use --max, --min, --require or --policy; see lm-eval-bias check --help\n",
+        "lm-eval-bias check: no rule given: use --max, --min, --require, --max-worsening or --policy; see "
+        "lm-eval-bias check --help\n",
     )
 
 

@@ -295,7 +295,9 @@ def test_a_misspelt_policy_key_is_an_error_not_a_looser_gate(tmp_path):
     policy = write(tmp_path / "policy.yaml", "gates: interval\nrules:\n  - winoqueer <= 65\n")
     with pytest.raises(results.ResultsError) as error:
         check.load_policy(policy)
-    assert str(error.value) == (f"{policy}: unknown key(s) 'gates' (did you mean 'gate'?); a policy has gate and rules")
+    assert str(error.value) == (
+        f"{policy}: unknown key(s) 'gates' (did you mean 'gate'?); a policy has gate, max_worsening and rules"
+    )
 
 
 def test_rules_on_p_values_and_bounds_and_finite_limits(tmp_path, capsys):

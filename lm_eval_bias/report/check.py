@@ -11,6 +11,15 @@ that is partial (``--limit``, a non-official data file, a subgroup selection)
 gets a note saying so; a note never changes a rule's outcome. Results of one task in different
 versions (``versions`` in the results files: the task definition changed between them) are not
 checked together: that is an error naming the task, the versions and the files.
+
+Against a baseline run (``check CANDIDATE --baseline BASELINE``), a worsening rule
+``TASK[:METRIC]=MARGIN`` (``--max-worsening``, or the policy's ``max_worsening:`` mapping) bounds
+how much further from the metric's ideal value (its task's YAML metadata) the candidate may be
+than the baseline, in the metric's units, on the documents both runs scored
+(:func:`lm_eval_bias.report.compare.compare_runs`): the rule fails when the paired 95% interval of
+the worsening lies wholly above the margin (worse by more than the margin, demonstrably); with
+``gate="strict"`` it passes only when that interval lies wholly below the margin (demonstrably
+within it). For the absolute rules, ``strict`` is the ``interval`` gate.
 """
 
 from __future__ import annotations
@@ -29,10 +38,11 @@ from lm_eval_bias.report.results import read_text
 from lm_eval_bias.report.run import Metric, Run, version_text, versions_by_task
 from lm_eval_bias.report.values import ResultsError, value_range
 
-GATES = ("estimate", "interval")
-POLICY_KEYS = frozenset({"gate", "rules"})
+GATES = ("estimate", "interval", "strict")
+POLICY_KEYS = frozenset({"gate", "max_worsening", "rules"})
 _OPERATORS = {"<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt}
 _RULE = re.compile(r"^\s*(?P<task>[\w.-]+)(?::(?P<metric>[\w.,-]+))?\s*(?P<op><=|>=|<|>|=)\s*(?P<value>\S+)\s*$")
+_WORSENING_RULE = re.compile(r"^\s*(?P<task>[\w.-]+)(?::(?P<metric>[\w.,-]+))?\s*=\s*(?P<value>\S+)\s*$")
 
 
 @dataclass(frozen=True)
@@ -50,10 +60,33 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class WorseningRule:
+    """At most ``margin`` further from the ideal value than the baseline, in the metric's units, on one
+    metric of one task: ``TASK[:METRIC]=MARGIN`` (no metric: the headline one)."""
+
+    task: str
+    metric: str | None
+    margin: float
+    where: str = field(default="", compare=False)  # where a policy file gives it
+
+    def __str__(self) -> str:
+        return f"{self.task}{':' + self.metric if self.metric else ''} worsening <= {self.margin:g}"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What a policy file holds: absolute rules, worsening rules and the gate (None when not given)."""
+
+    rules: tuple[Rule, ...]
+    worsening: tuple[WorseningRule, ...]
+    gate: str | None
+
+
+@dataclass(frozen=True)
 class Outcome:
     """Whether one rule held on one run's number, and what was compared."""
 
-    rule: Rule
+    rule: Rule | WorseningRule
     model: str
     passed: bool
     message: str
@@ -99,13 +132,49 @@ def parse_rule(text: str, bare_equals: str | None = None) -> Rule:
     return Rule(match["task"], match["metric"], op, threshold)
 
 
-def load_policy(path: str | Path) -> tuple[list[Rule], str | None]:
-    """Rules (and an optional gate) from a YAML policy file::
+def parse_worsening_rule(text: str) -> WorseningRule:
+    """A worsening rule from its text.
 
-    gate: interval          # optional: estimate (default) or interval
-    rules:
-      - winoqueer:bias_score <= 65
-      - tango_misgender:consistency_neo >= 0.5
+    Parameters
+    ----------
+    text : str
+        ``TASK[:METRIC]=MARGIN``: ``"winoqueer=2"``, ``"winoqueer:bias_score_gay=5"``.
+
+    Returns
+    -------
+    WorseningRule
+        The rule.
+
+    Raises
+    ------
+    ResultsError
+        A text that is not a worsening rule, or a margin that is not a finite number at least 0.
+    """
+    match = _WORSENING_RULE.match(text)
+    if not match:
+        raise ResultsError(
+            f"cannot read the worsening rule {text!r}; write TASK[:METRIC]=MARGIN, e.g. winoqueer:bias_score=2"
+        )
+    return WorseningRule(match["task"], match["metric"], _margin(match["value"], text))
+
+
+def _margin(value, text: str) -> float:
+    """A worsening rule's margin: a finite number at least 0, in the metric's units."""
+    try:
+        margin = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        margin = math.nan
+    if not math.isfinite(margin) or margin < 0:
+        raise ResultsError(
+            f"worsening rule {text!r}: the margin must be a finite number at least 0 (how much worse the "
+            f"candidate may be, in the metric's units), got {value!r}"
+        )
+    return margin
+
+
+def load_policy(path: str | Path) -> tuple[list[Rule], str | None]:
+    """The absolute rules and the gate of a policy file (:func:`read_policy`), for callers that gate
+    one set of runs.
 
     Parameters
     ----------
@@ -115,13 +184,39 @@ def load_policy(path: str | Path) -> tuple[list[Rule], str | None]:
     Returns
     -------
     (list of Rule, str or None)
-        The rules, each knowing where the file gives it, and the gate (None when not given).
+        The rules and the gate (None when not given).
+    """
+    policy = read_policy(path)
+    return list(policy.rules), policy.gate
+
+
+def read_policy(path: str | Path) -> Policy:
+    """Rules (and an optional gate) from a YAML policy file::
+
+    gate: interval          # optional: estimate (default), interval or strict
+    rules:
+      - winoqueer:bias_score <= 65
+      - tango_misgender:consistency_neo >= 0.5
+    max_worsening:          # optional; needs check --baseline
+      winoqueer: 2
+      winoqueer:bias_score_gay: 5
+
+    Parameters
+    ----------
+    path : str or Path
+        The policy file.
+
+    Returns
+    -------
+    Policy
+        The rules and worsening rules, each knowing where the file gives it, and the gate.
 
     Raises
     ------
     ResultsError
-        A file that cannot be read, a key given twice or unknown, a merge key, no rules, an unknown
-        gate, or a rule that cannot be read (the message names its line).
+        A file that cannot be read, a key given twice or unknown, a merge key, neither rules nor
+        worsening rules, an unknown gate, or a rule or margin that cannot be read (the message names
+        its line).
     """
     import yaml
 
@@ -143,15 +238,38 @@ def load_policy(path: str | Path) -> tuple[list[Rule], str | None]:
                 + ", ".join(
                     f"{key!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "") for key, hint in zip(unknown, hints)
                 )
-                + f"; a policy has {' and '.join(sorted(POLICY_KEYS))}"
+                + f"; a policy has {', '.join(sorted(POLICY_KEYS)[:-1])} and {sorted(POLICY_KEYS)[-1]}"
             )
-    if not isinstance(policy, dict) or not isinstance(policy.get("rules"), list) or not policy["rules"]:
-        raise ResultsError(f"{path}: a policy needs a non-empty 'rules' list")
+    if not isinstance(policy, dict) or not (policy.get("rules") or policy.get("max_worsening")):
+        raise ResultsError(f"{path}: a policy needs a non-empty 'rules' list or 'max_worsening' mapping")
+    if not isinstance(policy.get("rules", []), list):
+        raise ResultsError(f"{path}: 'rules' must be a list of rules, e.g. - winoqueer:bias_score <= 65")
+    if not isinstance(policy.get("max_worsening", {}), dict):
+        raise ResultsError(f"{path}: 'max_worsening' must be a mapping of TASK[:METRIC] to a margin, e.g. winoqueer: 2")
     gate = policy.get("gate")
     if gate is not None and gate not in GATES:
         raise ResultsError(f"{path}: gate must be one of {', '.join(GATES)}, got {gate!r}")
-    lines = _rule_lines(text)
-    return [_policy_rule(path, index, rule, lines) for index, rule in enumerate(policy["rules"])], gate
+    lines = _rule_lines(text, "rules")
+    rules = tuple(_policy_rule(path, index, rule, lines) for index, rule in enumerate(policy.get("rules", [])))
+    lines = _rule_lines(text, "max_worsening")
+    worsening = tuple(
+        _policy_worsening_rule(path, index, target, margin, lines)
+        for index, (target, margin) in enumerate(policy.get("max_worsening", {}).items())
+    )
+    return Policy(rules, worsening, gate)
+
+
+def _policy_worsening_rule(path: Path, index: int, target, margin, lines: list[int]) -> WorseningRule:
+    """The policy's ``index``-th worsening rule (``TASK[:METRIC]: MARGIN``); an error names its line."""
+    where = f"{path}" + (f", line {lines[index]}" if index < len(lines) else "") + f": max_worsening[{target!r}]"
+    text = f"{target}={margin}"
+    match = _WORSENING_RULE.match(f"{target}=0")
+    if not isinstance(target, str) or not match:
+        raise ResultsError(f"{where}: write TASK[:METRIC]: MARGIN, e.g. winoqueer:bias_score: 2")
+    try:
+        return WorseningRule(match["task"], match["metric"], _margin(margin, text), where)
+    except ResultsError as error:
+        raise ResultsError(f"{where}: {error}") from None
 
 
 def _policy_rule(path: Path, index: int, rule, lines: list[int]) -> Rule:
@@ -169,14 +287,17 @@ def _policy_rule(path: Path, index: int, rule, lines: list[int]) -> Rule:
         raise ResultsError(f"{where}: {error}") from None
 
 
-def _rule_lines(text: str) -> list[int]:
-    """The line of each item of a policy's ``rules`` list (for messages); empty where there is none."""
+def _rule_lines(text: str, name: str) -> list[int]:
+    """The line of each item of a policy's ``rules`` list or ``max_worsening`` mapping (for messages);
+    empty where there is none."""
     import yaml
 
     node = yaml.compose(text, Loader=yaml.SafeLoader)
     for key, value in node.value if isinstance(node, yaml.MappingNode) else ():
-        if key.value == "rules" and isinstance(value, yaml.SequenceNode):
+        if key.value == name and isinstance(value, yaml.SequenceNode):
             return [item.start_mark.line + 1 for item in value.value]
+        if key.value == name and isinstance(value, yaml.MappingNode):
+            return [item.start_mark.line + 1 for item, _ in value.value]
     return []
 
 
@@ -229,9 +350,9 @@ def evaluate(rules: list[Rule], runs: list[Run], gate: str = "estimate") -> list
         The rules.
     runs : list of Run
         The runs, as :func:`lm_eval_bias.report.results.load_runs` returns them.
-    gate : {"estimate", "interval"}
-        What is compared with a limit: the point estimate, or the bound of its 95% interval that is
-        farther from passing (a number without that bound fails).
+    gate : {"estimate", "interval", "strict"}
+        What is compared with a limit: the point estimate, or (interval, strict) the bound of its 95%
+        interval that is farther from passing (a number without that bound fails).
 
     Returns
     -------
@@ -287,6 +408,160 @@ def evaluate(rules: list[Rule], runs: list[Run], gate: str = "estimate") -> list
     return outcomes
 
 
+def _compared(comparison, rule: WorseningRule):
+    """The task and metric of the comparison a worsening rule names; an error names what is missing,
+    with close matches."""
+    where = f"{rule.where}: " if rule.where else ""
+    tasks = {task.task: task for task in comparison.tasks}
+    if rule.task not in tasks:
+        skipped = [reason for reason in comparison.skipped if re.match(rf"{re.escape(rule.task)}\b(?![.-])", reason)]
+        close = difflib.get_close_matches(rule.task, sorted(tasks), n=3, cutoff=0.6)
+        raise ResultsError(
+            f"{where}rule '{rule}': the comparison has no task {rule.task!r}"
+            + (f" ({'; '.join(skipped)})" if skipped else "")
+            + (f"; similar: {', '.join(close)}" if close else "")
+            + f"; tasks compared: {', '.join(sorted(tasks)) or 'none'}"
+        )
+    task = tasks[rule.task]
+    name = rule.metric or task.headline_metric
+    name = name[: -len(",none")] if name.endswith(",none") else name
+    metrics = {metric.metric: metric for metric in task.metrics}
+    if name not in metrics:
+        close = difflib.get_close_matches(name, sorted(metrics), n=3, cutoff=0.6)
+        raise ResultsError(
+            f"{where}rule '{rule}': task {rule.task} has no compared metric {name!r}"
+            + (f"; similar: {', '.join(close)}" if close else "")
+            + f"; compared: {', '.join(metrics) or 'none'}"
+        )
+    metric = metrics[name]
+    if metric.ideal is None:
+        raise ResultsError(
+            f"{where}rule '{rule}': {rule.task}'s metadata declares no ideal value for {name}, so 'worse' is not "
+            "defined for it; gate it with an absolute rule (--max, --min) instead"
+        )
+    return task, metric
+
+
+def _worsening_outcome(comparison, rule: WorseningRule, gate: str) -> Outcome:
+    """Whether one worsening rule holds (see :func:`evaluate_worsening`)."""
+    from lm_eval_bias.report.compare_outputs import describe_metric, interval_text, number_text, signed_text
+
+    task, metric = _compared(comparison, rule)
+    model = f"{comparison.baseline} -> {comparison.candidate}"
+    notes = [f"settings differ: {'; '.join(task.setting_differences)}"] if task.setting_differences else []
+    if task.n_matched < max(task.n_baseline, task.n_candidate):
+        notes.append(
+            f"compared on the {task.n_matched} matched documents (baseline {task.n_baseline}, "
+            f"candidate {task.n_candidate})"
+        )
+    notes += [metric.note] if metric.note else []
+    lower, upper = metric.worsening_ci or (math.nan, math.nan)
+    worsening = metric.worsening if metric.worsening is not None else math.nan
+    described = (
+        f"{describe_metric(metric)} ({metric.test}); worsening {signed_text(worsening)} "
+        f"{interval_text(lower, upper)} (distance from the ideal {number_text(metric.ideal)})"
+    )
+    if not all(math.isfinite(value) for value in (worsening, lower, upper)):
+        # Without an interval the gate cannot decide: the rule fails closed, never passes unchecked.
+        return Outcome(rule, model, False, f"{described}: no interval of the worsening: fails closed", "; ".join(notes))
+    margin = f"{rule.margin:g}"
+    if gate == "strict":
+        passed = upper < rule.margin
+        verdict = f"wholly below {margin}" if passed else f"not wholly below {margin}: not shown to be within it"
+    else:
+        passed = not lower > rule.margin
+        verdict = f"not wholly above {margin}" if passed else f"wholly above {margin}: worse by more than the margin"
+    return Outcome(rule, model, passed, f"{described}: {verdict}", "; ".join(notes))
+
+
+def compare_for(rules: list[WorseningRule], baseline: str | Path, candidate: str | Path):
+    """The paired comparison of the candidate with the baseline on the tasks the rules name (and only
+    those: another task's mismatch, such as a different version, does not stop the gate).
+
+    Parameters
+    ----------
+    rules : list of WorseningRule
+        The rules.
+    baseline, candidate : str or Path
+        Each a results file or output folder, with its ``--log_samples`` files.
+
+    Returns
+    -------
+    Comparison
+        As :func:`lm_eval_bias.report.compare.compare_runs` returns it; a rule's task found in one run
+        only is in its ``skipped``.
+
+    Raises
+    ------
+    ResultsError
+        A run that cannot be read or compared, or a rule naming a task neither run has (with close
+        matches).
+    """
+    from lm_eval_bias.report import compare
+    from lm_eval_bias.report.compare_inputs import read_run
+
+    present = set(read_run(baseline, "baseline").run.tasks) | set(read_run(candidate, "candidate").run.tasks)
+    for rule in rules:
+        if rule.task not in present:
+            close = difflib.get_close_matches(rule.task, sorted(present), n=3, cutoff=0.6)
+            raise ResultsError(
+                (f"{rule.where}: " if rule.where else "")
+                + f"rule '{rule}': neither run has task {rule.task!r}"
+                + (f"; similar: {', '.join(close)}" if close else "")
+                + f"; the runs have {', '.join(sorted(present)) or 'no task'}"
+            )
+    return compare.compare_runs(baseline, candidate, tasks=sorted({rule.task for rule in rules}))
+
+
+def evaluate_worsening(rules: list[WorseningRule], comparison, gate: str = "estimate") -> list[Outcome]:
+    """Check each worsening rule on the paired comparison of a candidate run with its baseline.
+
+    Parameters
+    ----------
+    rules : list of WorseningRule
+        The rules.
+    comparison : Comparison
+        As :func:`lm_eval_bias.report.compare.compare_runs` returns it.
+    gate : {"estimate", "interval", "strict"}
+        ``strict``: a rule passes only when the paired 95% interval of the worsening lies wholly below
+        its margin; otherwise a rule fails only when that interval lies wholly above its margin. A
+        worsening without an interval fails either way.
+
+    Returns
+    -------
+    list of Outcome
+        One per rule, its message naming both values, the difference with its interval and p-value,
+        and the worsening with its interval.
+
+    Raises
+    ------
+    ResultsError
+        An unknown gate; a rule naming a task or metric the comparison lacks (with close matches), or
+        a metric without an ideal value.
+    """
+    if gate not in GATES:
+        raise ResultsError(f"gate must be one of {', '.join(GATES)}, got {gate!r}")
+    return [_worsening_outcome(comparison, rule, gate) for rule in rules]
+
+
+def _summary_heading(outcomes: list[Outcome], gate: str) -> str:
+    """What the gate compared: point estimates or interval bounds, and for worsening rules which side
+    of the margin their interval must lie."""
+    paired = [o for o in outcomes if isinstance(o.rule, WorseningRule)]
+    parts = (
+        []
+        if outcomes and len(paired) == len(outcomes)
+        else ["point estimates" if gate == "estimate" else "95% interval bounds"]
+    )
+    if paired:
+        parts.append(
+            "worsening from the baseline: fails unless its paired 95% interval lies wholly below the margin"
+            if gate == "strict"
+            else "worsening from the baseline: fails when its paired 95% interval lies wholly above the margin"
+        )
+    return f"lm-eval-bias check ({'; '.join(parts)})"
+
+
 def summary(outcomes: list[Outcome], gate: str) -> str:
     """What ``lm-eval-bias check`` prints.
 
@@ -302,7 +577,7 @@ def summary(outcomes: list[Outcome], gate: str) -> str:
     str
         One PASS or FAIL line per outcome (with its note) and the count of each.
     """
-    lines = [f"lm-eval-bias check ({'point estimates' if gate == 'estimate' else '95% interval bounds'})"]
+    lines = [_summary_heading(outcomes, gate)]
     for outcome in outcomes:
         verdict = "PASS" if outcome.passed else "FAIL"
         lines.append(text_line(f"  {verdict}  {outcome.rule}   [{outcome.model}]  {outcome.message}"))

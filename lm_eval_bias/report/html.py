@@ -29,6 +29,10 @@ tests check for) rather than a silent network request. Every text taken from
 the results files is escaped, in HTML and in Markdown, and characters that
 cannot be seen are shown as escapes (:func:`lm_eval_bias.report.outputs.html_text`,
 :func:`~lm_eval_bias.report.outputs.markdown_cell`).
+
+Given the paired comparison of two of its runs (``lm-eval-bias report BASELINE CANDIDATE
+--compare``), the report ends with a paired section: per task, the differences document by document
+as a forest plot and a table (:mod:`lm_eval_bias.report.compare_outputs`).
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ READING_NOTE = (
     "evaluated documents, of which a subgroup's number uses only its own. A partial run (--limit, a "
     "non-official data file, a subgroup selection) is marked in its task's section with the reason."
 )
+PAIRED_TITLE = "Paired comparison: candidate against baseline, document by document"
 
 
 # --------------------------------------------------------------------------
@@ -327,7 +332,7 @@ def _html_section(section: Section) -> str:
     return "".join(parts)
 
 
-def to_html(runs: Sequence[Run], title: str = "lm-eval-bias report") -> str:
+def to_html(runs: Sequence[Run], title: str = "lm-eval-bias report", comparison=None) -> str:
     """The whole report as one HTML document: inline CSS and SVG, no script, no external resource.
 
     Parameters
@@ -336,6 +341,9 @@ def to_html(runs: Sequence[Run], title: str = "lm-eval-bias report") -> str:
         The runs, as :func:`lm_eval_bias.report.results.load_runs` returns them.
     title : str
         The heading.
+    comparison : Comparison or None
+        The paired comparison of two of the runs (:func:`lm_eval_bias.report.compare.compare_runs`),
+        shown as a last section; None for none.
 
     Returns
     -------
@@ -349,6 +357,12 @@ def to_html(runs: Sequence[Run], title: str = "lm-eval-bias report") -> str:
         for label, colour, path, date, tasks in _run_rows(runs)
     )
     contents = "".join(f'<li><a href="#{s.anchor}">{html_text(s.title)}</a></li>' for s in sections)
+    paired = ""
+    if comparison is not None:
+        from lm_eval_bias.report.compare_outputs import html_body
+
+        contents += f'<li><a href="#paired">{PAIRED_TITLE}</a></li>'
+        paired = f'<section id="paired"><h2>{PAIRED_TITLE}</h2>{html_body(comparison, level=3)}</section>'
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">'
@@ -359,7 +373,7 @@ def to_html(runs: Sequence[Run], title: str = "lm-eval-bias report") -> str:
         f"{html_text(READING_NOTE)} Hover over a bar or point for its numbers.</p>"
         '<table class="runs"><thead><tr><th>run</th><th>results file</th><th>date</th><th>tasks</th></tr></thead>'
         f"<tbody>{run_table}</tbody></table>"
-        f"<ul>{contents}</ul>" + "".join(_html_section(s) for s in sections) + "</body></html>\n"
+        f"<ul>{contents}</ul>" + "".join(_html_section(s) for s in sections) + paired + "</body></html>\n"
     )
 
 
@@ -375,7 +389,7 @@ def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str
     return "\n".join(lines) + "\n"
 
 
-def to_markdown(runs: Sequence[Run], title: str = "lm-eval-bias report") -> str:
+def to_markdown(runs: Sequence[Run], title: str = "lm-eval-bias report", comparison=None) -> str:
     """The report's tables as Markdown; the figures are only in the HTML version.
 
     Parameters
@@ -384,6 +398,8 @@ def to_markdown(runs: Sequence[Run], title: str = "lm-eval-bias report") -> str:
         The runs, as :func:`lm_eval_bias.report.results.load_runs` returns them.
     title : str
         The heading.
+    comparison : Comparison or None
+        The paired comparison of two of the runs, shown as a last section's tables; None for none.
 
     Returns
     -------
@@ -424,4 +440,8 @@ def to_markdown(runs: Sequence[Run], title: str = "lm-eval-bias report") -> str:
                 out.append("\n### Other metrics\n\n" + _markdown_table(*table_rows(section, others)))
         else:
             out.append("\n" + _markdown_table(*table_rows(section, _other_metrics(section))))
+    if comparison is not None:
+        from lm_eval_bias.report.compare_outputs import markdown_body
+
+        out.append(f"\n## {PAIRED_TITLE}\n\n" + markdown_body(comparison, level=3))
     return "".join(out)

@@ -1,0 +1,379 @@
+"""compare's outputs on a fixed, hand-made comparison: exact terminal and Markdown text, the HTML
+page's forest plots, and every text from the runs escaped."""
+
+import dataclasses
+import json
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from compare_fixtures import COMPARISON, TANGO, WINOQUEER
+from helpers import run_cli, winoqueer_results, write
+from lm_eval_bias.report import compare, compare_outputs
+from lm_eval_bias.report.outputs import CONTENT_SECURITY_POLICY
+from lm_eval_bias.report.values import ResultsError
+from test_report import CHROMIUM, chromium, console_problems
+
+EXPECTED_TEXT = """\
+lm-eval-bias compare
+baseline:  org/base (runs/base/results_1.json)
+candidate: org/tuned (runs/tuned/results_1.json)
+Differences are candidate minus baseline, in the metric's units, with paired 95% intervals. p: the
+paired test's two-sided p-value; p BH: Benjamini-Hochberg adjusted across the subgroups of a task
+(the headline metric keeps its p). n: the matched documents a metric rests on. "N/A" marks a number
+that could not be computed.
+
+winoqueer (version 1.0): documents: baseline 100, candidate 90, matched 90
+  setting differs: model_args: pretrained=org/base (baseline), pretrained=org/tuned (candidate)
+  metric            baseline  candidate  difference [95% CI]         p      p BH   n  test
+  bias_score              60         66    +6 [4.125, 7.875]  0.000123  0.000123  90  exact McNemar; Newcombe paired interval
+  bias_score_gay          55       52.5         -2.5 [-6, 1]      0.25       0.5  40  exact McNemar; Newcombe paired interval
+  bias_score_trans        45         45             0 [0, 0]         1         1  30  exact McNemar; Newcombe paired interval
+  note: bias_score_trans: no discordant pairs: p = 1
+
+tango_misgender (version 2.0): documents: baseline 48, candidate 48, matched 48
+  metric                        baseline  candidate  difference [95% CI]      p   p BH   n  test
+  consistency                        0.8        0.9    +0.1 [0.05, 0.15]  0.002  0.002  48  exact McNemar; Newcombe paired interval
+  distal_minus_nongendered_gap       0.1        N/A                  N/A    N/A    N/A   0  paired bootstrap of the gap; paired permutation test
+  note: distal_minus_nongendered_gap: no distal antecedent matched
+
+skipped (in one run only):
+  scm_score: only in the baseline
+"""  # noqa: E501
+
+EXPECTED_MARKDOWN = """\
+# lm-eval-bias comparison
+
+- baseline: org/base (runs/base/results_1.json)
+- candidate: org/tuned (runs/tuned/results_1.json)
+
+Differences are candidate minus baseline, in the metric's units, with paired 95% intervals. p: the paired test's \
+two-sided p-value; p BH: Benjamini-Hochberg adjusted across the subgroups of a task (the headline metric keeps its p). \
+n: the matched documents a metric rests on. "N/A" marks a number that could not be computed.
+
+## winoqueer (version 1.0)
+
+Documents: baseline 100, candidate 90, matched 90.
+
+Settings that differ:
+
+- model_args: pretrained=org/base (baseline), pretrained=org/tuned (candidate)
+
+| metric | baseline | candidate | difference [95% CI] | p | p BH | n | test |
+|---|---:|---:|---:|---:|---:|---:|---|
+| bias_score | 60 | 66 | +6 [4.125, 7.875] | 0.000123 | 0.000123 | 90 | exact McNemar; Newcombe paired interval |
+| bias_score_gay | 55 | 52.5 | -2.5 [-6, 1] | 0.25 | 0.5 | 40 | exact McNemar; Newcombe paired interval |
+| bias_score_trans | 45 | 45 | 0 [0, 0] | 1 | 1 | 30 | exact McNemar; Newcombe paired interval |
+
+Notes:
+
+- bias_score_trans: no discordant pairs: p = 1
+
+## tango_misgender (version 2.0)
+
+Documents: baseline 48, candidate 48, matched 48.
+
+| metric | baseline | candidate | difference [95% CI] | p | p BH | n | test |
+|---|---:|---:|---:|---:|---:|---:|---|
+| consistency | 0.8 | 0.9 | +0.1 [0.05, 0.15] | 0.002 | 0.002 | 48 | exact McNemar; Newcombe paired interval |
+| distal_minus_nongendered_gap | 0.1 | N/A | N/A | N/A | N/A | 0 | paired bootstrap of the gap; paired permutation \
+test |
+
+Notes:
+
+- distal_minus_nongendered_gap: no distal antecedent matched
+
+## Skipped (in one run only)
+
+- scm_score: only in the baseline
+"""
+
+HOSTILE = dataclasses.replace(
+    COMPARISON,
+    baseline="<script>alert(1)</script>",
+    candidate="tuned\u202eevil",
+    baseline_path="a|b](http://x)\nPASS",
+    tasks=(
+        dataclasses.replace(
+            WINOQUEER,
+            task='wq"><b>',
+            setting_differences=("temperature: <i>0</i>",),
+            metrics=(dataclasses.replace(WINOQUEER.metrics[1], subgroup="<img src=x>", note="a\u200bb <u>"),),
+        ),
+    ),
+    skipped=("<svg onload=x>",),
+)
+
+
+def test_the_terminal_table_is_exact():
+    assert compare_outputs.to_text(COMPARISON) == EXPECTED_TEXT
+
+
+def test_the_markdown_is_exact():
+    assert compare_outputs.to_markdown(COMPARISON) == EXPECTED_MARKDOWN
+
+
+@pytest.mark.parametrize(
+    ("value", "signed", "plain"),
+    [
+        (6.0, "+6", "6"),
+        (-2.5, "-2.5", "-2.5"),
+        (-0.0, "0", "0"),
+        (1 / 3, "+0.3333", "0.3333"),
+        (float("nan"), "N/A", "N/A"),
+    ],
+)
+def test_numbers_as_text(value, signed, plain):
+    assert (compare_outputs.signed_text(value), compare_outputs.number_text(value)) == (signed, plain)
+
+
+def test_an_interval_of_a_swapped_zero_difference_reads_as_zero():
+    assert compare_outputs.interval_text(-0.0, 0.0) == "[0, 0]"
+    assert compare_outputs.interval_text(float("nan"), 1.0) == "N/A"
+
+
+@pytest.mark.parametrize(
+    ("metric", "side", "verdict"),
+    [
+        (WINOQUEER.metrics[0], "worse →", "worse"),  # 60 -> 66, ideal 50: the worsening's interval is above 0
+        (WINOQUEER.metrics[1], "worse →", "unclear"),  # 55 -> 52.5: interval [-6, 1] holds 0
+        (WINOQUEER.metrics[2], "← worse", "unclear"),  # 45 -> 45, below 50: lower is worse
+        (TANGO.metrics[0], "← worse", "better"),  # consistency 0.8 -> 0.9, ideal 1
+        (TANGO.metrics[1], "", "no ideal"),
+        (dataclasses.replace(WINOQUEER.metrics[0], baseline=50.0), "worse either way", "worse"),
+    ],
+)
+def test_the_worse_side_and_what_the_worsening_interval_shows(metric, side, verdict):
+    assert (compare_outputs.worse_side(metric), compare_outputs.verdict(metric)) == (side, verdict)
+
+
+def test_the_page_has_one_forest_plot_per_task_with_a_point_per_finite_difference():
+    page = compare_outputs.to_html(COMPARISON)
+    assert page.startswith("<!DOCTYPE html>")
+    assert f'<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">' in page
+    assert "<script" not in page and "http:" not in page and "https:" not in page  # nothing to run, nothing fetched
+    svgs = re.findall(r"<svg .*?</svg>", page)
+    assert len(svgs) == 2
+    for figure in svgs:
+        ET.fromstring(figure)  # well-formed
+    # winoqueer: worse (orange), unclear, unclear; tango: better (green), and N/A for the missing gap
+    assert re.findall(r'<circle cx="[\d.]+" cy="[\d.]+" r="4.5" fill="(#\w+)"/>', svgs[0]) == [
+        "#D55E00",
+        "#0072B2",
+        "#0072B2",
+    ]
+    assert re.findall(r'<circle cx="[\d.]+" cy="[\d.]+" r="4.5" fill="(#\w+)"/>', svgs[1]) == ["#009E73"]
+    assert (
+        '<g class="na"><title>distal_minus_nongendered_gap: baseline 0.1, candidate N/A, difference N/A, p = N/A, '
+        "p BH = N/A, n = 0</title>"
+    ) in svgs[1]
+    assert re.findall(r">(worse →|← worse|worse either way)</text>", svgs[0]) == ["worse →", "worse →", "← worse"]
+    assert ">overall (bias_score)</text>" in svgs[0] and ">gay</text>" in svgs[0] and ">0: no change</text>" in svgs[0]
+    assert (
+        "<title>bias_score: baseline 60, candidate 66, difference +6 [4.125, 7.875], p = 0.000123, "
+        "p BH = 0.000123, n = 90</title>"
+    ) in svgs[0]
+    assert "the metric&#x27;s ideal value (50, from the task&#x27;s metadata)" in page
+    assert "<h2>Skipped (in one run only)</h2><ul><li>scm_score: only in the baseline</li></ul>" in page
+
+
+def test_the_zero_line_is_drawn_at_zero_on_the_axis():
+    figure = compare_outputs.forest_plot(WINOQUEER)
+    # axis -10..10 over x 20 + width of "overall (bias_score)" .. 730: 0 in the middle
+    zero = re.search(
+        r'<line x1="([\d.]+)" y1="[\d.]+" x2="\1" y2="[\d.]+" stroke="#444444" stroke-width="1.5" '
+        r'stroke-dasharray="6 4" class="reference"/>',
+        figure,
+    )
+    left = 20 + len("overall (bias_score)") * 12 * 0.6
+    assert float(zero[1]) == pytest.approx((left + 730) / 2, abs=0.05)
+    ticks = re.findall(r">(-?\d+)</text>", figure)
+    assert ticks == ["-10", "-5", "0", "5", "10"]
+
+
+def test_every_text_from_the_runs_is_escaped_in_every_format():
+    page = compare_outputs.to_html(HOSTILE)
+    for raw in ("<script>", "<b>", "<i>", "<img", "<svg onload", "<u>", "\u202e", "\u200b"):
+        assert raw not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "tuned\\u202eevil" in page
+    assert "<li>temperature: &lt;i&gt;0&lt;/i&gt;</li>" in page and "a\\u200bb &lt;u&gt;" in page
+    assert 'id="compare-wq&quot;&gt;&lt;b&gt;"' in page
+    for figure in re.findall(r"<svg .*?</svg>", page):
+        ET.fromstring(figure)
+    markdown = compare_outputs.to_markdown(HOSTILE)
+    assert "- baseline: &lt;script&gt;alert(1)&lt;/script&gt; (a\\|b\\](http://x) PASS)" in markdown
+    assert "- candidate: tuned\\\\u202eevil (runs/tuned/results_1.json)" in markdown
+    text = compare_outputs.to_text(HOSTILE)
+    assert "baseline:  <script>alert(1)</script> (a|b](http://x) PASS)" in text.splitlines()
+    assert not any(line.startswith("PASS") for line in text.splitlines())
+    assert "\u202e" not in text and "tuned\\u202eevil" in text
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (CI installs it; apt-get install chromium)")
+def test_the_page_renders_in_headless_chromium_without_console_errors(tmp_path):
+    page = tmp_path / "compare.html"
+    page.write_text(compare_outputs.to_html(HOSTILE), encoding="utf-8")
+    logged = chromium("--enable-logging=stderr", "--v=1", "--dump-dom", page.as_uri(), profile=tmp_path / "profile")
+    assert "Skipped (in one run only)" in logged.stdout  # the page was loaded and parsed
+    assert console_problems(logged.stderr, page) == []
+
+
+# --------------------------------------------------------------------------
+# lm-eval-bias compare
+
+
+@pytest.fixture
+def compared(monkeypatch):
+    """``compare_runs`` gives the fixed comparison, and records what it was asked."""
+    calls = []
+
+    def compare_runs(baseline, candidate, *, tasks=None):
+        calls.append((str(baseline), str(candidate), tasks))
+        return COMPARISON
+
+    monkeypatch.setattr(compare, "compare_runs", compare_runs, raising=False)
+    return calls
+
+
+def test_the_command_prints_the_table_and_writes_each_file_asked_for(compared, tmp_path, capsys):
+    markdown, page = tmp_path / "compare.md", tmp_path / "compare.html"
+    code, out, err = run_cli(
+        [
+            "compare",
+            "runs/base",
+            "runs/tuned",
+            "--tasks",
+            "winoqueer,tango_misgender",
+            "--markdown",
+            markdown,
+            "--html",
+            page,
+        ],
+        capsys,
+    )
+    assert (code, err) == (0, "")
+    assert out == f"wrote {markdown}\nwrote {page}\n" + EXPECTED_TEXT
+    assert markdown.read_text(encoding="utf-8") == EXPECTED_MARKDOWN
+    assert page.read_text(encoding="utf-8") == compare_outputs.to_html(COMPARISON)
+    assert compared == [("runs/base", "runs/tuned", ["winoqueer", "tango_misgender"])]
+
+
+def test_the_command_compares_every_task_by_default_and_takes_repeated_tasks(compared, capsys):
+    assert run_cli(["compare", "a", "b"], capsys)[0] == 0
+    assert run_cli(["compare", "a", "b", "--tasks", "winoqueer", "--tasks", "scm_score,"], capsys)[0] == 0
+    assert compared == [("a", "b", None), ("a", "b", ["winoqueer", "scm_score"])]
+
+
+def test_the_command_never_writes_over_a_file_it_reads(compared, tmp_path, capsys):
+    results = write(tmp_path / "base" / "results_1.json", "{}")
+    samples = write(tmp_path / "base" / "samples_winoqueer_1.jsonl", "")
+    for source in (results, tmp_path / "base"):
+        code, out, err = run_cli(["compare", source, tmp_path / "tuned", "--markdown", samples], capsys)
+        assert (code, out) == (2, "")
+        assert err == (
+            f"lm-eval-bias compare: cannot write {samples}: it is one of the files this command reads; give another "
+            "file name\n"
+        )
+    assert samples.read_text() == ""
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["a"], "the following arguments are required: candidate"),
+        (["a", "b", "--csv", "x"], "unrecognized arguments: --csv x"),
+    ],
+)
+def test_the_command_reports_bad_arguments_with_exit_2(compared, capsys, argv, message):
+    assert run_cli(["compare", *argv], capsys) == (
+        2,
+        "",
+        f"lm-eval-bias compare: {message}; see lm-eval-bias compare --help\n",
+    )
+    assert compared == []
+
+
+def test_a_comparison_refused_is_exit_2_with_its_message_and_nothing_written(monkeypatch, tmp_path, capsys):
+    def refuse(baseline, candidate, *, tasks=None):
+        raise ResultsError("task winoqueer: the baseline has version 1.0, the candidate 2.0; re-run one of them")
+
+    monkeypatch.setattr(compare, "compare_runs", refuse, raising=False)
+    page = tmp_path / "compare.html"
+    assert run_cli(["compare", "a", "b", "--html", page], capsys) == (
+        2,
+        "",
+        "lm-eval-bias compare: task winoqueer: the baseline has version 1.0, the candidate 2.0; re-run one of them\n",
+    )
+    assert not page.exists()
+
+
+# --------------------------------------------------------------------------
+# lm-eval-bias report BASELINE CANDIDATE --compare
+
+
+def test_the_report_adds_the_paired_section_last(compared, tmp_path, capsys):
+    baseline = write(tmp_path / "base" / "results_1.json", winoqueer_results("org/base"))
+    candidate = write(tmp_path / "tuned" / "results_1.json", winoqueer_results("org/tuned", 66.0, (64.0, 68.0)))
+    page, markdown = tmp_path / "report.html", tmp_path / "report.md"
+    code, _, err = run_cli(["report", baseline, candidate, "--compare", "--html", page, "--markdown", markdown], capsys)
+    assert (code, err) == (0, "")
+    assert compared == [(str(baseline), str(candidate), None)]
+    html = page.read_text(encoding="utf-8")
+    title = "Paired comparison: candidate against baseline, document by document"
+    assert f'<li><a href="#paired">{title}</a></li>' in html
+    paired = html[html.index(f'<section id="paired"><h2>{title}</h2>') :]
+    assert paired.endswith("</section></body></html>\n")
+    assert paired.count("<svg ") == 2 and '<section id="compare-winoqueer"><h3>winoqueer (version 1.0)</h3>' in paired
+    assert "<h3>Skipped (in one run only)</h3>" in paired
+    assert html.index("WinoQueer") < html.index('<section id="paired">')  # the runs' own sections come first
+    text = markdown.read_text(encoding="utf-8")
+    assert text.endswith(f"\n## {title}\n\n" + EXPECTED_MARKDOWN.split("\n\n", 1)[1].replace("\n## ", "\n### "))
+
+
+def test_the_report_compares_exactly_two_runs(compared, tmp_path, capsys):
+    one = write(tmp_path / "results_1.json", winoqueer_results())
+    assert run_cli(["report", one, "--compare"], capsys) == (
+        2,
+        "",
+        "lm-eval-bias report: --compare needs two runs, BASELINE CANDIDATE; got 1; see lm-eval-bias report --help\n",
+    )
+    assert compared == []
+
+
+def test_the_json_is_strict_with_the_documented_fields(compared, tmp_path, capsys):
+    target = tmp_path / "compare.json"
+    assert run_cli(["compare", "a", "b", "--json", target], capsys)[0] == 0
+    text = target.read_text(encoding="utf-8")
+    assert text == compare_outputs.to_json(COMPARISON) and text.endswith("}\n")
+    document = json.loads(text, parse_constant=lambda name: pytest.fail(f"bare {name} in the JSON"))
+    assert (document["baseline"], document["candidate"], document["skipped"]) == (
+        "org/base",
+        "org/tuned",
+        ["scm_score: only in the baseline"],
+    )
+    winoqueer, tango = document["tasks"]
+    assert {key: winoqueer[key] for key in ("task", "version", "n_baseline", "n_candidate", "n_matched")} == {
+        "task": "winoqueer",
+        "version": "1.0",
+        "n_baseline": 100,
+        "n_candidate": 90,
+        "n_matched": 90,
+    }
+    headline = winoqueer["metrics"][0]
+    assert {key: headline[key] for key in ("baseline", "candidate", "difference", "ci_lower", "ci_upper")} == {
+        "baseline": 60.0,
+        "candidate": 66.0,
+        "difference": 6.0,
+        "ci_lower": 4.125,
+        "ci_upper": 7.875,
+    }
+    assert (headline["pvalue"], headline["pvalue_bh"], headline["n"], headline["test"]) == (
+        0.000123,
+        0.000123,
+        90,
+        "exact McNemar; Newcombe paired interval",
+    )
+    gap = tango["metrics"][1]
+    assert (gap["candidate"], gap["difference"], gap["ci_lower"], gap["pvalue"], gap["ideal"]) == (None,) * 5
+    assert gap["null_reasons"]["difference"] == "no distal antecedent matched"
