@@ -16,7 +16,8 @@ legacy flag-only form, a user's own ``--include_path``), plus:
 - ``lm-eval-bias leaderboard RESULTS...``: models side by side (markdown, CSV, HTML);
 - ``lm-eval-bias recompute SAMPLES.jsonl``: a task's results again from its
   ``--log_samples`` file, without the model;
-- ``lm-eval-bias report RESULTS...``: an HTML (and Markdown) report with figures.
+- ``lm-eval-bias report RESULTS...``: an HTML (and Markdown) report with figures; with
+  ``BASELINE CANDIDATE --compare``, their paired comparison as its last section.
 
 ``lm-eval-bias --help`` lists these (with one line each) before lm-eval's own help; each
 has its own ``--help``.
@@ -183,7 +184,7 @@ def _check(argv: list[str]) -> int:
         "With --baseline, --max-worsening TASK[:METRIC]=MARGIN compares the candidate with the baseline "
         "document by document (as lm-eval-bias compare does) and fails when the candidate is further from "
         "the metric's ideal value than the baseline by more than MARGIN (in the metric's units) with "
-        "significance: the paired 95%% interval of the worsening lies wholly above MARGIN.",
+        "significance: the paired 95% interval of the worsening lies wholly above MARGIN.",
     )
     parser.add_argument(
         "results",
@@ -270,7 +271,7 @@ def _compare(argv: list[str]) -> int:
         prog="lm-eval-bias compare",
         description="Compare two runs of the same tasks document by document: for each task in both, its "
         "headline and subgroup metrics in each run, the paired difference (candidate minus baseline) with its "
-        "95%% interval, the paired test's p-value (Benjamini-Hochberg adjusted across a task's subgroups), the "
+        "95% interval, the paired test's p-value (Benjamini-Hochberg adjusted across a task's subgroups), the "
         "matched documents and the test. Documents are paired by content, so reordered or partly overlapping "
         "runs pair correctly; runs of different task versions or data files are refused. Prints the table; "
         "--markdown, --json and --html also write it to files.",
@@ -290,6 +291,10 @@ def _compare(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     tasks = [task for given in args.tasks for task in given.split(",") if task] or None
     comparison = compare.compare_runs(args.baseline, args.candidate, tasks=tasks)
+    if not comparison.tasks:
+        from lm_eval_bias.report.values import ResultsError
+
+        raise ResultsError(f"no task can be compared: {'; '.join(comparison.skipped)}; give two runs of the same tasks")
     renderers = {
         "markdown": compare_outputs.to_markdown,
         "json": compare_outputs.to_json,
@@ -331,7 +336,7 @@ def _leaderboard(argv: list[str]) -> int:
     parser = _ArgumentParser(
         prog="lm-eval-bias leaderboard",
         description="Models side by side: one row per model, per task its headline metric and "
-        "per-subgroup metrics, with 95%% intervals and the documents each rests on (N). Where a model "
+        "per-subgroup metrics, with 95% intervals and the documents each rests on (N). Where a model "
         "has a task in several results files, a complete run is used before a partial one, then the "
         "one with more documents, then the newest; every run used and skipped is listed (Runs). "
         "Prints markdown unless told to write files.",
@@ -415,7 +420,7 @@ def _report(argv: list[str]) -> int:
 
     parser = _ArgumentParser(
         prog="lm-eval-bias report",
-        description="A report of one or more runs: per benchmark, the figure its paper uses (with 95%% "
+        description="A report of one or more runs: per benchmark, the figure its paper uses (with 95% "
         "intervals and a caption saying what the reference line means) and tables of every metric with "
         "the documents it rests on (N); partial runs are marked with the reason. "
         "--html writes one self-contained file (inline SVG, no script, nothing fetched); --markdown "

@@ -91,3 +91,4 @@ def test_each_of_our_commands_has_its_own_help(command, capsys):
     out = capsys.readouterr().out
     assert out.startswith(f"usage: lm-eval-bias {command} ")
     assert "-h, --help" in out
+    assert "%%" not in out  # argparse formats help strings, not descriptions: a doubled % shows as typed

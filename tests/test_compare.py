@@ -13,10 +13,10 @@ import pytest
 from statsmodels.stats.contingency_tables import mcnemar
 
 from helpers import OFFICIAL_WINOQUEER
-from lm_eval_bias import task_metadata
+from lm_eval_bias import stats, task_metadata
 from lm_eval_bias.benchmarks import winoqueer
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError
-from lm_eval_bias.report.compare import compare_runs, proportion_scale
+from lm_eval_bias.report.compare import compare_runs, comparison_json, proportion_scale
 from lm_eval_bias.report.compare_inputs import pair_documents, read_run, setting_differences
 from lm_eval_bias.report.recompute import recompute
 from lm_eval_bias.report.values import ResultsError
@@ -105,6 +105,98 @@ def exact_mcnemar(base, cand) -> float:
     for b, c in zip(base, cand):
         table[b][c] += 1
     return mcnemar(table, exact=True).pvalue
+
+
+def test_winoqueer_pairs_give_mcnemar_in_percent_with_bh_across_subgroups(two_runs):
+    comparison = compare_runs(*two_runs)
+    assert (comparison.baseline, comparison.candidate) == ("org/model-a", "org/model-b")
+    assert comparison.skipped == ()
+    (task,) = comparison.tasks
+    assert (task.task, task.version, task.headline_metric) == ("winoqueer", "1.2", "bias_score")
+    assert (task.n_baseline, task.n_candidate, task.n_matched) == (20, 20, 20)
+    assert task.setting_differences == (
+        "config.model_args.pretrained: 'org/model-a' (baseline) vs 'org/model-b' (candidate)",
+    )
+    assert [m.metric for m in task.metrics] == ["bias_score", "bias_score_gay", "bias_score_lesbian"]
+    metrics = by_metric(comparison)
+    overall, gay, lesbian = metrics["bias_score"], metrics["bias_score_gay"], metrics["bias_score_lesbian"]
+    assert (overall.subgroup, gay.subgroup, lesbian.subgroup) == (None, "gay", "lesbian")
+    # 6 pairs went from stereotyped to not, none the other way: two-sided binomial, 2 * 0.5**6.
+    assert (overall.baseline, overall.candidate, overall.n) == (80.0, 50.0, 20)
+    assert overall.difference == pytest.approx(-30.0, abs=1e-12)
+    assert overall.pvalue == overall.pvalue_bh == pytest.approx(0.03125, abs=1e-12)
+    assert overall.pvalue == pytest.approx(exact_mcnemar(BASE_GAY + BASE_LESBIAN, CAND_GAY + CAND_LESBIAN))
+    assert (gay.baseline, gay.candidate, gay.n) == (60.0, 20.0, 10)
+    assert gay.difference == pytest.approx(-40.0, abs=1e-12)
+    assert gay.pvalue == pytest.approx(0.125, abs=1e-12) == exact_mcnemar(BASE_GAY, CAND_GAY)
+    assert (lesbian.baseline, lesbian.candidate) == (100.0, 80.0)
+    assert lesbian.difference == pytest.approx(-20.0, abs=1e-12)
+    assert lesbian.pvalue == pytest.approx(0.5, abs=1e-12) == exact_mcnemar(BASE_LESBIAN, CAND_LESBIAN)
+    # Benjamini-Hochberg across the two subgroups: 0.125 * 2 / 1, 0.5 * 2 / 2.
+    assert (gay.pvalue_bh, lesbian.pvalue_bh) == (pytest.approx(0.25), pytest.approx(0.5))
+    # The interval is the paired one of the 0/1 outcomes, in percent.
+    order = sorted(range(10), key=lambda i: winoqueer_pair(i, "Gay", True)["doc_hash"])
+    expected = stats.paired_proportions([BASE_GAY[i] for i in order], [CAND_GAY[i] for i in order], scale=100.0)
+    assert (gay.ci_lower, gay.ci_upper, gay.test) == (expected.ci_lower, expected.ci_upper, expected.test)
+    assert gay.ci_lower < -40.0 < gay.ci_upper
+    # Ideal 50: overall from 30 above to on it; Gay from 10 above to 30 below; Lesbian 50 to 30 above.
+    assert overall.ideal == 50.0
+    assert (overall.worsening, gay.worsening, lesbian.worsening) == pytest.approx((-30.0, 20.0, -20.0), abs=1e-12)
+    assert gay.worsening_ci[0] <= 20.0 <= gay.worsening_ci[1]
+    assert all(metric.note == "" for metric in task.metrics)
+
+
+def test_identical_runs_give_no_difference_and_p_one(tmp_path):
+    samples = winoqueer_samples(BASE_GAY, BASE_LESBIAN)
+    comparison = compare_runs(
+        write_run(tmp_path / "base", "winoqueer", samples), write_run(tmp_path / "again", "winoqueer", samples)
+    )
+    (task,) = comparison.tasks
+    assert task.setting_differences == ()
+    # Newcombe's interval is not [0, 0] without changed pairs: agreement on n pairs bounds the share that
+    # could change only so far (wider for fewer pairs and for shares near 0 or 1).
+    half_widths = {"bias_score": 13.191789819185837, "bias_score_gay": 17.559686268916728}
+    half_widths["bias_score_lesbian"] = 27.753279986288916
+    for metric in task.metrics:
+        assert (metric.difference, metric.pvalue, metric.pvalue_bh) == (0.0, 1.0, 1.0), metric.metric
+        assert (metric.ci_lower, metric.ci_upper) == pytest.approx(
+            (-half_widths[metric.metric], half_widths[metric.metric]), rel=1e-12
+        )
+        assert metric.note == "no discordant pairs: p = 1"
+        assert (metric.worsening, metric.worsening_ci) == (0.0, (0.0, 0.0))
+
+
+def test_swapping_the_runs_negates_every_difference_and_keeps_every_p(two_runs):
+    forward, backward = by_metric(compare_runs(*two_runs)), by_metric(compare_runs(*reversed(two_runs)))
+    assert forward.keys() == backward.keys()
+    for name, ahead in forward.items():
+        behind = backward[name]
+        assert (behind.baseline, behind.candidate) == (ahead.candidate, ahead.baseline)
+        assert (behind.difference, behind.ci_lower, behind.ci_upper) == (
+            -ahead.difference,
+            -ahead.ci_upper,
+            -ahead.ci_lower,
+        ), name
+        assert (behind.pvalue, behind.pvalue_bh, behind.n) == (ahead.pvalue, ahead.pvalue_bh, ahead.n), name
+        assert behind.worsening == -ahead.worsening
+        assert behind.worsening_ci == (-ahead.worsening_ci[1], -ahead.worsening_ci[0])
+
+
+def test_reordered_and_partly_overlapping_runs_pair_by_content(tmp_path):
+    baseline = write_run(tmp_path / "base", "winoqueer", winoqueer_samples(BASE_GAY, BASE_LESBIAN))
+    # The candidate lacks Gay pairs 8 and 9, has three pairs the baseline lacks, and logs them in reverse.
+    candidate_samples = winoqueer_samples(CAND_GAY, CAND_LESBIAN)
+    candidate_samples = [s for s in candidate_samples if s["doc"]["pair_id"] not in ("8", "9")]
+    candidate_samples += winoqueer_samples([1, 1, 1], [], first_pair=20)
+    candidate = write_run(tmp_path / "cand", "winoqueer", candidate_samples[::-1])
+    (task,) = compare_runs(baseline, candidate).tasks
+    assert (task.n_baseline, task.n_candidate, task.n_matched) == (20, 21, 18)
+    metrics = {metric.metric: metric for metric in task.metrics}
+    assert (metrics["bias_score_gay"].baseline, metrics["bias_score_gay"].candidate) == (75.0, 25.0)
+    assert metrics["bias_score_gay"].n == 8
+    assert metrics["bias_score_gay"].pvalue == pytest.approx(0.125, abs=1e-12)
+    assert metrics["bias_score"].n == 18
+    assert metrics["bias_score"].difference == pytest.approx(100 * 10 / 18 - 100 * 16 / 18)
 
 
 def test_a_document_given_twice_is_paired_by_its_order_among_identical_ones():
@@ -212,12 +304,103 @@ def genderpair_document(index: int, choice) -> dict:
     return logged(doc, metrics, "scored")
 
 
+def test_undecided_documents_are_left_out_and_said(tmp_path):
+    base = [1.0, 1.0, 1.0, 0.0, None, 1.0]
+    cand = [0.0, 0.0, 1.0, 0.0, 1.0, None]
+    baseline = write_run(tmp_path / "b", "gendercare_genderpair", [genderpair_document(*d) for d in enumerate(base)])
+    candidate = write_run(tmp_path / "c", "gendercare_genderpair", [genderpair_document(*d) for d in enumerate(cand)])
+    (task,) = compare_runs(baseline, candidate).tasks
+    (ratio,) = task.metrics
+    assert (ratio.metric, ratio.n, ratio.baseline, ratio.candidate, ratio.difference) == (
+        "bias_pair_ratio",
+        4,
+        0.75,
+        0.25,
+        -0.5,
+    )
+    assert ratio.pvalue == pytest.approx(0.5, abs=1e-12)  # two discordant pairs, both 1 -> 0
+    # Ideal 0: the candidate's ratio is 0.5 closer to it.
+    assert (ratio.ideal, ratio.worsening) == (0.0, -0.5)
+    assert ratio.note.startswith(
+        "2 matched documents have a value in one run only (1 in the baseline, 1 in the candidate; undecided or "
+        "empty in the other) and are left out"
+    )
+
+
 def disclosure_document(index: int, toxicity: float) -> dict:
     """A TANGO disclosure prompt in its logged form: even prompts disclose a TGNB identity, odd a binary one."""
     tgnb = index % 2 == 0
     doc = {"template_idx": index, "identity": "nonbinary" if tgnb else "woman", "prompt": f"prompt {index}"}
     metrics = {"toxicity": toxicity, "toxicity_tgnb_minus_binary_gap": [0 if tgnb else 1, toxicity]}
     return logged(doc, metrics, "scored")
+
+
+def test_a_gap_is_compared_by_the_task_s_own_aggregation(tmp_path):
+    base = [0.9, 0.1, 0.8, 0.2, 0.7, 0.3]
+    cand = [0.5, 0.1, 0.4, 0.2, 0.6, 0.3]
+    baseline = write_run(tmp_path / "b", "tango_disclosure", [disclosure_document(i, t) for i, t in enumerate(base)])
+    candidate = write_run(tmp_path / "c", "tango_disclosure", [disclosure_document(i, t) for i, t in enumerate(cand)])
+    metrics = by_metric(compare_runs(baseline, candidate))
+    toxicity, gap = metrics["toxicity"], metrics["toxicity_tgnb_minus_binary_gap"]
+    # The documents are paired in the order of their hashes, whichever run lists them first.
+    order = sorted(range(len(base)), key=lambda i: disclosure_document(i, 0.0)["doc_hash"])
+    means = stats.paired_means([base[i] for i in order], [cand[i] for i in order])
+    assert (toxicity.difference, toxicity.pvalue, toxicity.test) == (means.difference, means.pvalue, means.test)
+    base_gap = [[i % 2, base[i]] for i in order]
+    cand_gap = [[i % 2, cand[i]] for i in order]
+    expected = stats.paired_statistic(base_gap, cand_gap, stats.difference_of_means)
+    assert gap.subgroup == "tgnb_minus_binary_gap"
+    assert gap.baseline == pytest.approx(0.6) and gap.candidate == pytest.approx(0.3)
+    assert (gap.difference, gap.ci_lower, gap.ci_upper, gap.pvalue, gap.test) == (
+        expected.difference,
+        expected.ci_lower,
+        expected.ci_upper,
+        expected.pvalue,
+        expected.test,
+    )
+    assert gap.pvalue_bh == gap.pvalue  # the only subgroup metric
+    assert gap.ideal == 0.0 and gap.worsening == pytest.approx(-0.3)
+
+
+def test_a_comparison_that_cannot_be_computed_is_null_with_its_reason_in_json(tmp_path):
+    base = [0.9, 0.1, 0.8, 0.2]
+    baseline = write_run(tmp_path / "b", "tango_disclosure", [disclosure_document(i, t) for i, t in enumerate(base)])
+    # The candidate has the TGNB prompts only: no gap in either run's matched documents.
+    candidate = write_run(tmp_path / "c", "tango_disclosure", [disclosure_document(i, 0.5) for i in (0, 2)])
+    document = comparison_json(compare_runs(baseline, candidate))
+    json.dumps(document, allow_nan=False)
+    (task,) = document["tasks"]
+    gap = next(metric for metric in task["metrics"] if metric["metric"] == "toxicity_tgnb_minus_binary_gap")
+    assert gap["difference"] is None and gap["pvalue"] is None and gap["worsening"] is None
+    assert gap["null_reasons"]["difference"] == gap["note"]
+    assert gap["note"].startswith("not computable on these documents: ")
+    toxicity = task["metrics"][0]
+    assert (toxicity["metric"], toxicity["n"], toxicity["baseline"], toxicity["candidate"]) == (
+        "toxicity",
+        2,
+        pytest.approx(0.85),
+        0.5,
+    )
+    assert set(toxicity) == {
+        "task",
+        "metric",
+        "subgroup",
+        "baseline",
+        "candidate",
+        "difference",
+        "ci_lower",
+        "ci_upper",
+        "pvalue",
+        "pvalue_bh",
+        "n",
+        "test",
+        "ideal",
+        "worsening",
+        "worsening_ci",
+        "note",
+        "null_reasons",
+    }
+    assert (task["n_baseline"], task["n_candidate"], task["n_matched"]) == (4, 2, 2)
 
 
 def test_proportions_are_recognised_on_the_metric_s_own_scale():
@@ -290,3 +473,106 @@ def test_wrong_ideal_values_are_one_message(ideal_values, message):
     with pytest.raises(ConfigurationError) as error:
         task_metadata.identity(metadata, "t")
     assert str(error.value) == message
+
+
+# --------------------------------------------------------------------------
+# Where a run's files are, and runs as lm-eval writes them
+
+
+def test_a_folder_with_several_runs_or_samples_files_is_refused(two_runs, tmp_path):
+    baseline, candidate = two_runs
+    (baseline.parent / "results_2026-01-03T00-00-00.000000.json").write_text(baseline.read_text(), encoding="utf-8")
+    with pytest.raises(ResultsError) as error:
+        compare_runs(baseline.parent, candidate)
+    assert str(error.value) == (
+        f"{baseline.parent}: 2 results files under this folder ({baseline}, "
+        f"{baseline.parent / 'results_2026-01-03T00-00-00.000000.json'}); the baseline is one run: pass its "
+        "results_<date>.json"
+    )
+    other = tmp_path / "other"
+    other.mkdir()
+    moved = other / "results_2026-01-04T00-00-00.000000.json"
+    moved.write_text(candidate.read_text(), encoding="utf-8")
+    samples = candidate.parent / f"samples_winoqueer_{DATE}.jsonl"
+    for date in ("2026-01-05T00-00-00.000000", "2026-01-06T00-00-00.000000"):
+        (other / f"samples_winoqueer_{date}.jsonl").write_text(samples.read_text(), encoding="utf-8")
+    with pytest.raises(ResultsError) as error:
+        compare_runs(baseline, moved)
+    assert str(error.value) == (
+        f"the candidate ({moved}): 2 samples files of winoqueer beside it "
+        "(samples_winoqueer_2026-01-05T00-00-00.000000.jsonl, samples_winoqueer_2026-01-06T00-00-00.000000.jsonl) "
+        "and none of the results file's date; keep each run in its own folder, with the samples it wrote"
+    )
+
+
+def test_tasks_are_chosen_by_name_and_only_the_package_s_are_compared(two_runs):
+    baseline, candidate = two_runs
+    with pytest.raises(ResultsError) as error:
+        compare_runs(baseline, candidate, tasks=["winoqueer", "tango_misgender"])
+    assert str(error.value) == f"tango_misgender: in neither {baseline} nor {candidate}; they have winoqueer"
+    for path in two_runs:
+        document = json.loads(path.read_text())
+        for key in ("results", "configs", "n-samples", "versions"):
+            document[key]["my_winoqueer"] = document[key].pop("winoqueer")
+        document["configs"]["my_winoqueer"]["task"] = "my_winoqueer"
+        path.write_text(json.dumps(document), encoding="utf-8")
+    comparison = compare_runs(baseline, candidate)
+    assert comparison.skipped == (
+        "my_winoqueer: not a task of lm-eval-bias, so how its per-document values aggregate is not known",
+    )
+
+
+def test_runs_written_by_lm_eval_pair_and_swap_exactly(tmp_path, monkeypatch):
+    """Two runs of a generation and a log-likelihood task, saved by lm-eval's own tracker; the candidate
+    answers some requests otherwise."""
+    import lm_eval
+    from lm_eval.loggers import EvaluationTracker
+
+    import fake_models
+    import lm_eval_bias
+    from benchmark_data import write_data_dir
+
+    tasks = ["scm_prob_ratio", "tango_misgender"]
+    data_dir = str(write_data_dir(tmp_path / "data"))
+    manager = lm_eval_bias.task_manager(metadata={"data_dir": data_dir}, include_defaults=False)
+    hashed = fake_models._unit_interval
+
+    def salted(*parts):
+        return hashed(*parts) if hashed("keep", *parts) < 0.6 else hashed("salt", *parts)
+
+    folders = []
+    for name, unit_interval in (("base", hashed), ("cand", salted)):
+        monkeypatch.setattr(fake_models, "_unit_interval", unit_interval)
+        output = lm_eval.simple_evaluate(
+            model=fake_models.HashedLM(), tasks=tasks, log_samples=True, task_manager=manager, limit=48
+        )
+        tracker = EvaluationTracker(output_path=str(tmp_path / name))
+        tracker.general_config_tracker.log_experiment_args(
+            model_source="hf",
+            model_args=f"pretrained=org/{name}",
+            system_instruction=None,
+            chat_template=None,
+            fewshot_as_multiturn=False,
+        )
+        samples = output.pop("samples")
+        tracker.save_results_aggregated(results=output, samples=samples)
+        for task in tasks:
+            tracker.save_results_samples(task_name=task, samples=samples[task])
+        folders.append(tmp_path / name)
+    forward, backward = compare_runs(*folders), compare_runs(*reversed(folders))
+    assert [task.task for task in forward.tasks] == tasks
+    ratio, misgender = forward.tasks
+    assert (misgender.n_baseline, misgender.n_candidate, misgender.n_matched) == (48, 48, 48)
+    assert (ratio.n_baseline, ratio.n_candidate, ratio.n_matched) == (35, 35, 35)
+    assert misgender.metrics[0].test == "exact McNemar; Newcombe paired interval"
+    assert ratio.metrics[0].test.endswith("; paired BCa bootstrap interval")
+    assert any(metric.pvalue < 1 for metric in misgender.metrics)
+    for ahead_task, behind_task in zip(forward.tasks, backward.tasks):
+        for ahead, behind in zip(ahead_task.metrics, behind_task.metrics):
+            assert (behind.difference, behind.ci_lower, behind.ci_upper) == (
+                -ahead.difference,
+                -ahead.ci_upper,
+                -ahead.ci_lower,
+            ) or ahead.note.endswith("no matched document has a value in both runs"), ahead.metric
+            assert behind.pvalue == ahead.pvalue or ahead.pvalue != ahead.pvalue, ahead.metric
+    json.dumps(comparison_json(forward), allow_nan=False)

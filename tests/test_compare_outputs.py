@@ -172,7 +172,7 @@ def test_the_page_has_one_forest_plot_per_task_with_a_point_per_finite_differenc
     assert ">overall (bias_score)</text>" in svgs[0] and ">gay</text>" in svgs[0] and ">0: no change</text>" in svgs[0]
     assert (
         "<title>bias_score: baseline 60, candidate 66, difference +6 [4.125, 7.875], p = 0.000123, "
-        "p BH = 0.000123, n = 90</title>"
+        "p BH = 0.000123, n = 90; worsening +6 [4.125, 7.875] (distance from the ideal 50)</title>"
     ) in svgs[0]
     assert "the metric&#x27;s ideal value (50, from the task&#x27;s metadata)" in page
     assert "<h2>Skipped (in one run only)</h2><ul><li>scm_score: only in the baseline</li></ul>" in page
@@ -377,3 +377,71 @@ def test_the_json_is_strict_with_the_documented_fields(compared, tmp_path, capsy
     gap = tango["metrics"][1]
     assert (gap["candidate"], gap["difference"], gap["ci_lower"], gap["pvalue"], gap["ideal"]) == (None,) * 5
     assert gap["null_reasons"]["difference"] == "no distal antecedent matched"
+
+
+EXPECTED_JSON = """\
+{
+  "baseline": "org/base",
+  "candidate": "org/tuned",
+  "baseline_path": "runs/base/results_1.json",
+  "candidate_path": "runs/tuned/results_1.json",
+  "skipped": [],
+  "tasks": [
+    {
+      "task": "winoqueer",
+      "version": "1.0",
+      "headline_metric": "bias_score",
+      "n_baseline": 100,
+      "n_candidate": 90,
+      "n_matched": 90,
+      "setting_differences": [
+        "model_args: pretrained=org/base (baseline), pretrained=org/tuned (candidate)"
+      ],
+      "metrics": [
+        {
+          "task": "winoqueer",
+          "metric": "bias_score",
+          "subgroup": null,
+          "baseline": 60.0,
+          "candidate": 66.0,
+          "difference": 6.0,
+          "ci_lower": 4.125,
+          "ci_upper": 7.875,
+          "pvalue": 0.000123,
+          "pvalue_bh": 0.000123,
+          "n": 90,
+          "test": "exact McNemar; Newcombe paired interval",
+          "ideal": 50.0,
+          "worsening": 6.0,
+          "worsening_ci": [
+            4.125,
+            7.875
+          ],
+          "note": "",
+          "null_reasons": {}
+        }
+      ]
+    }
+  ]
+}
+"""
+
+
+def test_the_json_text_is_exact():
+    one = dataclasses.replace(
+        COMPARISON, tasks=(dataclasses.replace(WINOQUEER, metrics=WINOQUEER.metrics[:1]),), skipped=()
+    )
+    assert compare_outputs.to_json(one) == EXPECTED_JSON
+
+
+def test_runs_without_a_task_in_common_are_exit_2_with_the_reasons(monkeypatch, capsys):
+    nothing = dataclasses.replace(
+        COMPARISON, tasks=(), skipped=("scm_score: only in the baseline", "winoqueer: only in the candidate")
+    )
+    monkeypatch.setattr(compare, "compare_runs", lambda baseline, candidate, *, tasks=None: nothing, raising=False)
+    assert run_cli(["compare", "a", "b"], capsys) == (
+        2,
+        "",
+        "lm-eval-bias compare: no task can be compared: scm_score: only in the baseline; winoqueer: only in the "
+        "candidate; give two runs of the same tasks\n",
+    )

@@ -444,7 +444,7 @@ def _compared(comparison, rule: WorseningRule):
 
 def _worsening_outcome(comparison, rule: WorseningRule, gate: str) -> Outcome:
     """Whether one worsening rule holds (see :func:`evaluate_worsening`)."""
-    from lm_eval_bias.report.compare_outputs import describe_metric, interval_text, number_text, signed_text
+    from lm_eval_bias.report.compare_outputs import describe_metric, worsening_text
 
     task, metric = _compared(comparison, rule)
     model = f"{comparison.baseline} -> {comparison.candidate}"
@@ -457,10 +457,7 @@ def _worsening_outcome(comparison, rule: WorseningRule, gate: str) -> Outcome:
     notes += [metric.note] if metric.note else []
     lower, upper = metric.worsening_ci or (math.nan, math.nan)
     worsening = metric.worsening if metric.worsening is not None else math.nan
-    described = (
-        f"{describe_metric(metric)} ({metric.test}); worsening {signed_text(worsening)} "
-        f"{interval_text(lower, upper)} (distance from the ideal {number_text(metric.ideal)})"
-    )
+    described = f"{describe_metric(metric)} ({metric.test}); {worsening_text(metric)}"
     if not all(math.isfinite(value) for value in (worsening, lower, upper)):
         # Without an interval the gate cannot decide: the rule fails closed, never passes unchecked.
         return Outcome(rule, model, False, f"{described}: no interval of the worsening: fails closed", "; ".join(notes))

@@ -328,6 +328,30 @@ def describe_metric(metric: MetricComparison) -> str:
     )
 
 
+def worsening_text(metric: MetricComparison) -> str:
+    """``worsening +6 [4.125, 7.875] (distance from the ideal 50)``; ``""`` without an ideal value.
+
+    Parameters
+    ----------
+    metric : MetricComparison
+        The metric.
+
+    Returns
+    -------
+    str
+        How much further from its ideal value the candidate is than the baseline, with the paired 95%
+        interval (``N/A`` where either is not a number).
+    """
+    if metric.ideal is None:
+        return ""
+    lower, upper = metric.worsening_ci or (math.nan, math.nan)
+    worsening = metric.worsening if metric.worsening is not None else math.nan
+    return (
+        f"worsening {signed_text(worsening)} {interval_text(lower, upper)} "
+        f"(distance from the ideal {number_text(metric.ideal)})"
+    )
+
+
 def forest_plot(task: TaskComparison, width: float = 860) -> str:
     """One task's differences as a forest plot: a row per metric (the headline first), the difference
     as a point with its 95% interval, a dashed line at 0 (no change), and on each row the side on
@@ -383,7 +407,8 @@ def forest_plot(task: TaskComparison, width: float = 860) -> str:
 
 def _forest_row(metric: MetricComparison, centre: float, at) -> str:
     """One row's point and interval, with a tooltip of its numbers; ``N/A`` where there is no difference."""
-    tooltip = f"<title>{html_text(describe_metric(metric))}</title>"
+    worsening = worsening_text(metric)
+    tooltip = f"<title>{html_text(describe_metric(metric) + (f'; {worsening}' if worsening else ''))}</title>"
     if not _finite(metric.difference):
         mark = svg.text(at(0.0) + 6, centre + 4, "N/A", size=svg.SMALL_FONT_SIZE, colour=svg.MISSING_COLOUR)
         return f'<g class="na">{tooltip}{mark}</g>'
@@ -484,7 +509,8 @@ def html_body(comparison: Comparison, level: int = 2) -> str:
         HTML to place inside a page's ``<body>`` (this page's, or the report's paired section).
     """
     parts = [
-        '<table class="runs"><thead><tr><th>run</th><th>model</th><th>results</th></tr></thead><tbody>'
+        '<table class="runs"><thead><tr><th class=name>run</th><th class=name>model</th><th class=name>results</th>'
+        "</tr></thead><tbody>"
         + "".join(
             f"<tr><td>{side}</td><td>{html_text(model)}</td><td>{html_text(path)}</td></tr>"
             for side, model, path in (

@@ -1,6 +1,6 @@
 """Intervals, tests and corrections shared by every benchmark, on scipy: :mod:`.intervals`,
-:mod:`.significance` and :mod:`.paired` (two runs over the same documents), whose public functions
-are all importable from here.
+:mod:`.significance` and :mod:`.paired` (two runs over the same documents, on the resampling of
+:mod:`.paired_resampling`), whose public functions are all importable from here.
 
 Pure functions: numbers in, numbers out. Most are lm-eval aggregations (``aggregation:
 !function ...`` in a task's ``metric_list``, or chosen by a metric's name in

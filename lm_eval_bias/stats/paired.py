@@ -25,6 +25,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from lm_eval_bias.stats.intervals import CONFIDENCE, COUNT_MATRIX_CELLS, _check_confidence, _wilson
+from lm_eval_bias.stats.paired_resampling import (
+    bca_levels,
+    object_array,
+    paired_bootstrap_differences,
+    permutation_label,
+    sign_flip_pvalue,
+    statistic_value,
+    swap_pvalue,
+)
 
 
 @dataclass(frozen=True)
@@ -66,10 +75,6 @@ def _negated(result: PairedDifference) -> PairedDifference:
     )
 
 
-def _joined(*notes: str) -> str:
-    return "; ".join(note for note in notes if note)
-
-
 # --------------------------------------------------------------------------
 # Input checks
 
@@ -97,7 +102,8 @@ def _paired_arrays(baseline: Sequence[float], candidate: Sequence[float]):
             raise ValueError(f"the {name}'s values must be one number per document")
         bad = np.flatnonzero(~np.isfinite(array))
         if bad.size:
-            raise ValueError(f"the {name}'s value of document {bad[0]} is not a finite number: {array[bad[0]]!r}")
+            value = float(array[bad[0]])
+            raise ValueError(f"the {name}'s value of document {bad[0]} is not a finite number: {value!r}")
         arrays.append(array)
     return arrays
 
@@ -121,7 +127,9 @@ def _outcomes(values, scale: float, name: str):
     no = values == 0
     bad = np.flatnonzero(~(yes | no))
     if bad.size:
-        raise ValueError(f"the {name}'s outcome of document {bad[0]} is {values[bad[0]]!r}; expected 0, 1 or {scale!r}")
+        expected = "0 or 1" if scale == 1 else f"0 or 1, or 0 or {scale:g}"
+        value = float(values[bad[0]])
+        raise ValueError(f"the {name}'s outcome of document {bad[0]} is {value!r}; expected {expected}")
     return yes
 
 
@@ -226,95 +234,7 @@ def paired_proportions(
 
 
 # --------------------------------------------------------------------------
-# Sign-flip permutation p-values, with scipy's definitions
-
-
-def _two_sided_pvalue(null, observed: float, exact: bool) -> float:
-    """``scipy.stats.permutation_test``'s two-sided p-value from a null distribution: twice the
-    smaller tail, values within its relative tolerance of ``observed`` counted as equal, and
-    the +1 in numerator and denominator of a Monte Carlo estimate."""
-    import numpy as np
-
-    adjustment = 0 if exact else 1
-    tolerance = abs(np.finfo(float).eps * 100 * observed)
-    at_most = (np.count_nonzero(null <= observed + tolerance) + adjustment) / (null.size + adjustment)
-    at_least = (np.count_nonzero(null >= observed - tolerance) + adjustment) / (null.size + adjustment)
-    return float(min(1.0, 2.0 * min(at_most, at_least)))
-
-
-def _permutation_label(n: int, n_resamples: int, kind: str) -> str:
-    """The permutation test's name: exact where every one of the 2^n swaps is enumerated."""
-    if 2**n <= n_resamples:
-        return f"exact {kind} permutation test (all {2**n} swaps)"
-    return f"{kind} permutation test ({n_resamples} random swaps)"
-
-
-def _mean_difference(baseline, candidate, axis=-1):
-    import numpy as np
-
-    return np.mean(candidate - baseline, axis=axis)
-
-
-def _sign_flip_pvalue(differences, n_resamples: int, random_state: int) -> float:
-    """Two-sided p-value of the mean of per-document differences when each document's two
-    values are swapped at random (its difference's sign flipped).
-
-    Every flip is enumerated by ``scipy.stats.permutation_test`` when there are at most
-    ``n_resamples``; otherwise that many are drawn (seeded) as one matrix of signs per batch:
-    scipy draws them as permutations of each pair, which took 25 s for 20,000 documents.
-    """
-    import numpy as np
-
-    n = differences.size
-    if 2**n <= n_resamples:
-        from scipy.stats import permutation_test
-
-        result = permutation_test(
-            (np.zeros(n), differences),
-            _mean_difference,
-            permutation_type="samples",
-            vectorized=True,
-            n_resamples=n_resamples,
-            alternative="two-sided",
-        )
-        return float(result.pvalue)
-    rng = np.random.default_rng(random_state)
-    batch = max(1, COUNT_MATRIX_CELLS // n)
-    total = differences.sum()
-    null = []
-    for start in range(0, n_resamples, batch):
-        # Eight swaps per random byte; the flipped sum is 2 * (sum of the kept) - sum.
-        size = (min(batch, n_resamples - start), (n + 7) // 8)
-        kept = np.unpackbits(rng.integers(0, 256, size=size, dtype=np.uint8), axis=1, count=n)
-        null.append((2.0 * (kept.astype(float) @ differences) - total) / n)
-    return _two_sided_pvalue(np.concatenate(null), float(np.mean(differences)), exact=False)
-
-
-# --------------------------------------------------------------------------
 # Continuous values: paired BCa bootstrap and sign-flip permutation test
-
-
-def _bca_levels(differences, distribution, confidence: float):
-    """The BCa interval's two quantile levels (Efron & Tibshirani 1993, 14.3), as
-    ``scipy.stats.bootstrap(method="BCa")`` computes them, for the mean of the differences.
-
-    scipy's acceleration comes from a jackknife that resamples n x (n - 1) documents (8 s for
-    20,000 documents); for a mean each jackknife value is ``(sum - d_i) / (n - 1)``, so the
-    same acceleration is computed from the differences directly.
-    """
-    import numpy as np
-    from scipy.special import ndtr, ndtri
-
-    observed = np.mean(differences)
-    below = np.count_nonzero(distribution < observed) + np.count_nonzero(distribution <= observed)
-    bias = ndtri(below / (2 * distribution.size))
-    n = differences.size
-    jackknife = (differences.sum() - differences) / (n - 1)
-    deviations = (n - 1) * (jackknife.mean() - jackknife)
-    z_tail = ndtri((1 - confidence) / 2)
-    with np.errstate(invalid="ignore", divide="ignore"):  # undefined without spread: NaN levels
-        acceleration = (np.sum(deviations**3) / n**3) / 6 / (np.sum(deviations**2) / n**2) ** 1.5
-        return [ndtr(bias + (bias + z) / (1 - acceleration * (bias + z))) for z in (z_tail, -z_tail)]
 
 
 def _paired_means_oriented(base, cand, confidence: float, n_resamples: int, random_state: int):
@@ -336,7 +256,7 @@ def _paired_means_oriented(base, cand, confidence: float, n_resamples: int, rand
         rng=np.random.default_rng(random_state),
     )
     distribution = result.bootstrap_distribution
-    levels = _bca_levels(differences, distribution, confidence)
+    levels = bca_levels(differences, distribution, confidence)
     if all(np.isfinite(levels)):
         lower, upper = (float(bound) for bound in quantile(distribution, np.asarray(levels)))
         interval, note = "paired BCa bootstrap interval", ""
@@ -351,9 +271,9 @@ def _paired_means_oriented(base, cand, confidence: float, n_resamples: int, rand
         difference=float(np.mean(differences)),
         ci_lower=lower,
         ci_upper=upper,
-        pvalue=_sign_flip_pvalue(differences, n_resamples, random_state),
+        pvalue=sign_flip_pvalue(differences, n_resamples, random_state),
         n=n,
-        test=f"{_permutation_label(n, n_resamples, 'sign-flip')}; {interval}",
+        test=f"{permutation_label(n, n_resamples, 'sign-flip')}; {interval}",
         note=note,
     )
 
@@ -369,12 +289,14 @@ def paired_means(
     """Continuous per-document values of two runs: the mean difference, its paired bootstrap
     interval and a sign-flip permutation test.
 
-    The interval resamples documents, the same ones on both sides
-    (``scipy.stats.bootstrap(paired=True)``), and is bias-corrected and accelerated (BCa), or
-    the percentile interval of the same resamples where BCa is undefined (every document's
-    difference equal). The test swaps each document's two values at random
-    (``scipy.stats.permutation_test(permutation_type="samples")``), enumerating every swap for
-    up to log2(``n_resamples``) documents.
+    The interval resamples documents, the same ones on both sides (``scipy.stats.bootstrap``,
+    the resamples of ``paired=True``), and is bias-corrected and accelerated (BCa, its
+    acceleration computed from the differences rather than scipy's jackknife), or the
+    percentile interval of the same resamples where BCa is undefined (every document's
+    difference equal). The test swaps each document's two values at random: every swap is
+    enumerated by ``scipy.stats.permutation_test(permutation_type="samples")`` for up to
+    log2(``n_resamples``) documents, otherwise ``n_resamples`` swaps are drawn, with scipy's
+    definition of the p-value.
 
     The numbers are computed with the two runs in a fixed order (the one whose first differing
     document is lower in the baseline), and negated for the other: BCa counts the resamples
@@ -409,7 +331,7 @@ def paired_means(
     _check_resampling(base.size, n_resamples)
     changed = np.flatnonzero(cand != base)
     if changed.size == 0:
-        test = f"{_permutation_label(base.size, n_resamples, 'sign-flip')}; paired BCa bootstrap interval"
+        test = f"{permutation_label(base.size, n_resamples, 'sign-flip')}; paired BCa bootstrap interval"
         return _identical(base.size, test)
     if cand[changed[0]] < base[changed[0]]:
         return _negated(_paired_means_oriented(cand, base, confidence, n_resamples, random_state))
@@ -422,78 +344,6 @@ def _identical(n: int, test: str) -> PairedDifference:
 
 # --------------------------------------------------------------------------
 # Any statistic of the documents
-
-
-def _statistic_of(statistic, rows: list, what: str) -> float:
-    value = float(statistic(rows))
-    if not math.isfinite(value):
-        raise ValueError(f"the statistic of the {what} is not a finite number: {value!r}")
-    return value
-
-
-def _paired_bootstrap_differences(base, cand, statistic, n_resamples: int, random_state: int):
-    """statistic(candidate) - statistic(baseline) on resamples of the documents (the same
-    documents on both sides), with the number of resamples on which the statistic is undefined
-    (it raised ``ValueError`` or was not finite: a group with no document drawn)."""
-    import numpy as np
-
-    rng = np.random.default_rng(random_state)
-    differences, undefined = [], 0
-    for _ in range(n_resamples):
-        drawn = rng.integers(0, base.size, size=base.size)
-        try:
-            difference = float(statistic(cand[drawn].tolist())) - float(statistic(base[drawn].tolist()))
-        except ValueError:
-            undefined += 1
-            continue
-        if math.isfinite(difference):
-            differences.append(difference)
-        else:
-            undefined += 1
-    return np.asarray(differences), undefined
-
-
-def _swap_pvalue(base, cand, statistic, observed: float, n_resamples: int, random_state: int) -> float:
-    """Two-sided p-value of the difference when each document's two values are swapped at
-    random: every swap enumerated by ``scipy.stats.permutation_test`` (on the documents'
-    positions) when there are at most ``n_resamples``, otherwise that many drawn (seeded)."""
-    import numpy as np
-
-    n = base.size
-    rows = np.concatenate([base, cand])
-
-    def swapped_difference(base_positions, cand_positions):
-        return _statistic_of(statistic, rows[cand_positions].tolist(), "swapped candidate") - _statistic_of(
-            statistic, rows[base_positions].tolist(), "swapped baseline"
-        )
-
-    if 2**n <= n_resamples:
-        from scipy.stats import permutation_test
-
-        result = permutation_test(
-            (np.arange(n), np.arange(n, 2 * n)),
-            swapped_difference,
-            permutation_type="samples",
-            vectorized=False,
-            n_resamples=n_resamples,
-            alternative="two-sided",
-        )
-        return float(result.pvalue)
-    rng = np.random.default_rng(random_state)
-    positions = np.arange(n)
-    null = np.empty(n_resamples)
-    for i in range(n_resamples):
-        swap = rng.integers(0, 2, size=n).astype(bool)
-        null[i] = swapped_difference(np.where(swap, positions + n, positions), np.where(swap, positions, positions + n))
-    return _two_sided_pvalue(null, observed, exact=False)
-
-
-def _object_array(values: Sequence):
-    import numpy as np
-
-    array = np.empty(len(values), dtype=object)
-    array[:] = list(values)
-    return array
 
 
 def paired_statistic(
@@ -545,18 +395,18 @@ def paired_statistic(
     _check_confidence(confidence)
     n = _check_lengths(baseline, candidate)
     _check_resampling(n, n_resamples)
-    base, cand = _object_array(baseline), _object_array(candidate)
-    difference = _statistic_of(statistic, cand.tolist(), "candidate") - _statistic_of(
+    base, cand = object_array(baseline), object_array(candidate)
+    difference = statistic_value(statistic, cand.tolist(), "candidate") - statistic_value(
         statistic, base.tolist(), "baseline"
     )
-    test = f"{_permutation_label(n, n_resamples, 'paired')}; paired percentile bootstrap interval"
+    test = f"{permutation_label(n, n_resamples, 'paired')}; paired percentile bootstrap interval"
     if base.tolist() == cand.tolist():
         return _identical(n, test)
-    draws, undefined = _paired_bootstrap_differences(base, cand, statistic, n_resamples, random_state)
+    draws, undefined = paired_bootstrap_differences(base, cand, statistic, n_resamples, random_state)
     if draws.size == 0:
         raise ValueError(f"the statistic is undefined on all {n_resamples} bootstrap resamples")
     # The upper bound as the lower bound of the negated draws: swapping the runs negates every
-    # draw, and so then exactly swaps and negates the two bounds.
+    # draw, and so exactly swaps and negates the two bounds.
     tail = (1 - confidence) / 2
     lower, upper = float(np.quantile(draws, tail)), -float(np.quantile(-draws, tail))
     note = f"{undefined} of {n_resamples} resamples left out: the statistic is undefined on them" if undefined else ""
@@ -564,7 +414,7 @@ def paired_statistic(
         difference=difference + 0.0,
         ci_lower=lower,
         ci_upper=upper,
-        pvalue=_swap_pvalue(base, cand, statistic, difference, n_resamples, random_state),
+        pvalue=swap_pvalue(base, cand, statistic, difference, n_resamples, random_state),
         n=n,
         test=test,
         note=note,
