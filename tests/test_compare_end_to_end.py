@@ -7,7 +7,6 @@ tiny random Detoxify checkpoints for the classifier-scored tasks.
 """
 
 import json
-import math
 import subprocess
 import sys
 from pathlib import Path
@@ -227,38 +226,85 @@ def test_swapping_the_runs_negates_every_difference_and_keeps_every_pvalue(forwa
         assert other["pvalue_bh"] == pytest.approx(metric["pvalue_bh"], abs=1e-12), key
 
 
+def gate(candidate: Path, baseline: Path, rule: str, gate_name: str, cwd: Path) -> subprocess.CompletedProcess:
+    return lm_eval_bias(
+        "check", str(candidate), "--baseline", str(baseline), "--max-worsening", rule, "--gate", gate_name, cwd=cwd
+    )
+
+
 def test_the_gate_follows_the_paired_interval_of_the_worsening(forward, runs, tmp_path):
-    """For each task with an ideal value: a margin below the interval fails, a margin above it passes,
-    and the strict gate fails unless the interval lies wholly below the margin."""
-    _, document = forward
-    checked = 0
-    for task in COMPARED_TASKS:
-        metric = headline(document, task)
-        if metric["worsening"] is None or metric["worsening_ci"] is None:
-            continue
-        lower, upper = metric["worsening_ci"]
-        if not (math.isfinite(lower) and math.isfinite(upper)):
-            continue
-        checked += 1
-        above = max(upper, 0) + 1
-        cases = [("estimate", above, 0), ("strict", above, 0)]
-        if lower > 0:  # worse than the baseline, demonstrably: a margin below the interval fails
-            cases.append(("estimate", lower / 2, 1))
-        if upper >= 0:  # not demonstrably within 0
-            cases.append(("strict", 0, 1))
-        for gate, margin, expected in cases:
-            completed = lm_eval_bias(
-                "check",
-                str(runs["candidate"]),
-                "--baseline",
-                str(runs["baseline"]),
-                "--max-worsening",
-                f"{task}={margin:.12g}",
-                "--gate",
-                gate,
-                cwd=tmp_path,
-            )
-            assert completed.returncode == expected, (task, gate, margin, completed.stdout + completed.stderr)
-            if expected:
-                assert f"{task}" in completed.stdout + completed.stderr
-    assert checked >= 3
+    """For each task with an ideal value, in both directions: a margin below the interval fails, a
+    margin above it passes, and the strict gate fails unless the interval lies wholly below the margin."""
+    _, swapped = compare(runs["candidate"], runs["baseline"], tmp_path / "swapped")
+    directions = [(runs["candidate"], runs["baseline"], forward[1]), (runs["baseline"], runs["candidate"], swapped)]
+    checked, failed_by_default_gate = 0, 0
+    for candidate, baseline, document in directions:
+        for task in COMPARED_TASKS:
+            metric = headline(document, task)
+            if metric["worsening"] is None or metric["worsening_ci"] is None:
+                continue
+            lower, upper = metric["worsening_ci"]
+            checked += 1
+            above = max(upper, 0) + 1
+            cases = [("estimate", above, 0), ("strict", above, 0)]
+            if lower > 0:  # worse than the baseline, demonstrably: a margin below the interval fails
+                cases.append(("estimate", lower / 2, 1))
+                failed_by_default_gate += 1
+            if upper >= 0:  # not demonstrably within 0
+                cases.append(("strict", 0, 1))
+            for gate_name, margin, expected in cases:
+                completed = gate(candidate, baseline, f"{task}={margin:g}", gate_name, tmp_path)
+                assert completed.returncode == expected, (task, gate_name, margin, completed.stdout + completed.stderr)
+                verdict = "FAIL" if expected else "PASS"
+                assert f"  {verdict}  {task} worsening <= {margin:g}   [" in completed.stdout, completed.stdout
+                assert f"{'0 passed, 1 failed' if expected else '1 passed, 0 failed'}\n" in completed.stdout
+    assert checked >= 6
+    assert failed_by_default_gate >= 1  # tango_disclosure's toxicity, one way round
+
+
+def test_two_documents_that_changed_alike_are_not_significant(forward):
+    """TANGO's binary consistency on the two matched prompts of the binary group: 1 in the baseline
+    and 0 in the candidate on both, so exact McNemar gives p = 0.5."""
+    metric = metrics_by_key(forward[1])[("tango_misgender_prob", "consistency_binary")]
+    assert (metric["n"], metric["baseline"], metric["candidate"], metric["pvalue"]) == (2, 1, 0, 0.5)
+    assert metric["worsening"] == 1
+
+
+@pytest.mark.xfail(strict=True, reason="the gate fails a worsening that the paired test does not find significant")
+def test_the_gate_never_fails_a_worsening_its_paired_test_does_not_support(forward, runs, tmp_path):
+    """The metric above: the bootstrap interval of its worsening over two documents is [1, 1], wholly
+    above any margin below 1, so the gate fails it although McNemar's p is 0.5."""
+    completed = gate(
+        runs["candidate"], runs["baseline"], "tango_misgender_prob:consistency_binary=0.5", "estimate", tmp_path
+    )
+    assert completed.returncode == 0, completed.stdout
+
+
+def test_what_cannot_be_gated_or_compared_is_bad_input(runs, tmp_path):
+    """Exit code 2, naming the problem: a task neither run has, a metric without an ideal value, a
+    run without its samples files."""
+    cases = [
+        (
+            ["--max-worsening", "winoqueer_mlm=1"],
+            "rule 'winoqueer_mlm worsening <= 1': neither run has task 'winoqueer_mlm'; similar: winoqueer;",
+        ),
+        (
+            ["--max-worsening", "scm_mc_prob=1"],
+            "rule 'scm_mc_prob worsening <= 1': scm_mc_prob's metadata declares no ideal value for warmth_pick",
+        ),
+    ]
+    for rule, message in cases:
+        completed = lm_eval_bias(
+            "check", str(runs["candidate"]), "--baseline", str(runs["baseline"]), *rule, cwd=tmp_path
+        )
+        assert completed.returncode == 2, completed.stdout + completed.stderr
+        assert message in completed.stderr, completed.stderr
+    (results,) = runs["baseline"].rglob("results_*.json")
+    without_samples = tmp_path / "without-samples"
+    without_samples.mkdir()
+    (without_samples / results.name).write_bytes(results.read_bytes())
+    completed = lm_eval_bias(
+        "compare", str(without_samples), str(runs["candidate"]), "--tasks", "winoqueer", cwd=tmp_path
+    )
+    assert completed.returncode == 2, completed.stdout + completed.stderr
+    assert "no samples file of winoqueer beside it (samples_winoqueer_<date>.jsonl)" in completed.stderr
