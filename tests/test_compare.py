@@ -1,5 +1,5 @@
 """Two runs compared document by document: documents paired by content, the paired test that fits each
-metric, refusals of runs that cannot be compared, and each task's ideal values.
+metric, and refusals of runs that cannot be compared.
 
 The runs are written here: invented documents scored by the tasks' own per-document functions (or in
 their logged form), each results file recomputed from its samples file as lm-eval would write it.
@@ -8,6 +8,7 @@ their logged form), each results file recomputed from its samples file as lm-eva
 import copy
 import hashlib
 import json
+import math
 
 import pytest
 from statsmodels.stats.contingency_tables import mcnemar
@@ -15,7 +16,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 from helpers import OFFICIAL_WINOQUEER
 from lm_eval_bias import stats, task_metadata
 from lm_eval_bias.benchmarks import winoqueer
-from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError
+from lm_eval_bias.errors import LmEvalBiasError
 from lm_eval_bias.report.compare import compare_runs, comparison_json, proportion_scale
 from lm_eval_bias.report.compare_inputs import pair_documents, read_run, setting_differences
 from lm_eval_bias.report.recompute import recompute
@@ -305,8 +306,8 @@ def genderpair_document(index: int, choice) -> dict:
 
 
 def test_undecided_documents_are_left_out_and_said(tmp_path):
-    base = [1.0, 1.0, 1.0, 0.0, None, 1.0]
-    cand = [0.0, 0.0, 1.0, 0.0, 1.0, None]
+    base = [1.0, 1.0, 1.0, 0.0, None, 1.0, None]
+    cand = [0.0, 0.0, 1.0, 0.0, 1.0, None, None]
     baseline = write_run(tmp_path / "b", "gendercare_genderpair", [genderpair_document(*d) for d in enumerate(base)])
     candidate = write_run(tmp_path / "c", "gendercare_genderpair", [genderpair_document(*d) for d in enumerate(cand)])
     (task,) = compare_runs(baseline, candidate).tasks
@@ -321,9 +322,10 @@ def test_undecided_documents_are_left_out_and_said(tmp_path):
     assert ratio.pvalue == pytest.approx(0.5, abs=1e-12)  # two discordant pairs, both 1 -> 0
     # Ideal 0: the candidate's ratio is 0.5 closer to it.
     assert (ratio.ideal, ratio.worsening) == (0.0, -0.5)
-    assert ratio.note.startswith(
+    assert ratio.note == (
         "2 matched documents have a value in one run only (1 in the baseline, 1 in the candidate; undecided or "
-        "empty in the other) and are left out"
+        "empty in the other) and are left out; 1 matched document has no value in either run (undecided or empty "
+        "in both)"
     )
 
 
@@ -403,76 +405,28 @@ def test_a_comparison_that_cannot_be_computed_is_null_with_its_reason_in_json(tm
     assert (task["n_baseline"], task["n_candidate"], task["n_matched"]) == (4, 2, 2)
 
 
+def test_one_matched_document_gives_the_two_values_but_no_interval(tmp_path):
+    baseline = write_run(
+        tmp_path / "b", "tango_disclosure", [disclosure_document(i, t) for i, t in enumerate([0.9, 0.2])]
+    )
+    candidate = write_run(tmp_path / "c", "tango_disclosure", [disclosure_document(0, 0.5)])
+    toxicity = by_metric(compare_runs(baseline, candidate))["toxicity"]
+    assert (toxicity.baseline, toxicity.candidate, toxicity.difference, toxicity.n) == (0.9, 0.5, 0.5 - 0.9, 1)
+    assert (toxicity.worsening, toxicity.worsening_ci) == (0.5 - 0.9, None)
+    assert [toxicity.ci_lower, toxicity.ci_upper, toxicity.pvalue, toxicity.pvalue_bh] == [
+        pytest.approx(math.nan, nan_ok=True)
+    ] * 4
+    assert toxicity.note == (
+        "not computable on these documents: a paired bootstrap needs at least two matched documents, got n = 1"
+    )
+
+
 def test_proportions_are_recognised_on_the_metric_s_own_scale():
     assert proportion_scale("bias_score_gay", [0.0, 100.0, 100.0]) == 100.0
     assert proportion_scale("consistency_they", [0.0, 1.0]) == 1.0
     assert proportion_scale("consistency_they", [0.0, 0.4, 1.0]) is None
     assert proportion_scale("bias_score", [0.0, 1.0]) is None  # 1 is no outcome of a percentage
     assert proportion_scale("toxicity", [True, False]) is None
-
-
-# --------------------------------------------------------------------------
-# Ideal values (metadata ideal_values)
-
-
-@pytest.mark.parametrize(
-    "task, metric, ideal",
-    [
-        ("winoqueer", "bias_score", 50.0),
-        ("winoqueer_mlm", "bias_score_nonbinary", 50.0),
-        ("tango_misgender", "consistency_they", 1.0),
-        ("tango_misgender_prob", "consistency_binary_minus_tgnb_gap", 0.0),
-        ("tango_disclosure", "toxicity_genderqueer", 0.0),
-        ("gendercare_genderpair", "bias_pair_ratio_group2", 0.0),
-        ("gendercare_genderpair_full", "bias_pair_ratio_group_spread", 0.0),
-        ("scm_story", "refusal_rate_women", 0.0),
-        ("scm_score", "warmth_women", None),
-        ("scm_mc", "warmth_pick", None),
-        ("community_probes", "sentiment_class_poor_minus_rich_gap", 0.0),
-        ("community_probes_custom", "sentiment_gender_identity_range", 0.0),
-        ("community_probes_full", "sentiment_poor", None),
-    ],
-)
-def test_every_task_declares_its_headline_metric_s_ideal(task, metric, ideal):
-    assert task_metadata.shipped_identity(task).ideal(metric) == ideal
-
-
-def test_every_shipped_task_has_ideal_values():
-    for task in task_metadata.shipped_configs():
-        found = task_metadata.shipped_identity(task)
-        assert found.headline_metric in found.ideal_values, task
-
-
-@pytest.mark.parametrize(
-    "ideal_values, message",
-    [
-        (
-            {"bias_score_gay": 50},
-            "t: metadata ideal_values is {'bias_score_gay': 50}; expected an object {metric: value or null} with "
-            "the headline metric bias_score in it",
-        ),
-        (
-            {"bias_score": 50, "tie_pct": 0},
-            "t: metadata ideal_values names 'tie_pct', which is not bias_score or a metric of its family "
-            "(bias_score_...); name the headline metric and its subgroups only",
-        ),
-        ({"bias_score": 150}, "t: metadata ideal_values.bias_score is 150; expected a number from 0 to 100 or null"),
-        (
-            {"bias_score": 50, "bias_score_<group>": "50"},
-            "t: metadata ideal_values.bias_score_<group> is '50'; expected a number from 0 to 100 or null",
-        ),
-    ],
-)
-def test_wrong_ideal_values_are_one_message(ideal_values, message):
-    metadata = {
-        "benchmark": "winoqueer",
-        "headline_metric": "bias_score",
-        "figure": "bias_score_by_subgroup",
-        "ideal_values": ideal_values,
-    }
-    with pytest.raises(ConfigurationError) as error:
-        task_metadata.identity(metadata, "t")
-    assert str(error.value) == message
 
 
 # --------------------------------------------------------------------------
@@ -576,3 +530,36 @@ def test_runs_written_by_lm_eval_pair_and_swap_exactly(tmp_path, monkeypatch):
             ) or ahead.note.endswith("no matched document has a value in both runs"), ahead.metric
             assert behind.pvalue == ahead.pvalue or ahead.pvalue != ahead.pvalue, ahead.metric
     json.dumps(comparison_json(forward), allow_nan=False)
+
+
+def test_data_recorded_by_one_run_only_is_named(tmp_path):
+    samples = winoqueer_samples(BASE_GAY, BASE_LESBIAN)
+    baseline = write_run(tmp_path / "base", "winoqueer", samples, files=[OFFICIAL_WINOQUEER])
+    candidate = write_run(tmp_path / "cand", "winoqueer", samples)
+    differences = setting_differences(read_run(baseline, "baseline"), read_run(candidate, "candidate"), "winoqueer")
+    official = OFFICIAL_WINOQUEER["sha256"][:12]
+    recorded = f"'winoqueer (sha256 {official}, official)'"
+    assert differences == (f"winoqueer data: {recorded} (baseline) vs absent (candidate)",)
+
+
+def test_runs_declaring_other_ideal_values_are_refused(two_runs):
+    baseline, candidate = two_runs
+    document = json.loads(candidate.read_text())
+    document["configs"]["winoqueer"]["metadata"]["ideal_values"] = {"bias_score": 0}
+    candidate.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(ResultsError) as error:
+        compare_runs(baseline, candidate)
+    assert str(error.value) == (
+        f"task winoqueer: the baseline ({baseline}) and the candidate ({candidate}) declare different ideal values "
+        "({'bias_score': 50.0, 'bias_score_<group>': 50.0} and {'bias_score': 0.0}); compare runs of one task "
+        "definition"
+    )
+
+
+def test_runs_written_before_tasks_declared_ideal_values_take_the_package_s(two_runs):
+    for path in two_runs:
+        document = json.loads(path.read_text())
+        del document["configs"]["winoqueer"]["metadata"]["ideal_values"]
+        path.write_text(json.dumps(document), encoding="utf-8")
+    metrics = by_metric(compare_runs(*two_runs))
+    assert (metrics["bias_score"].ideal, metrics["bias_score_gay"].ideal) == (50.0, 50.0)

@@ -13,5 +13,7 @@ Each module uses only those above it in this list:
 - :mod:`.check`, :mod:`.leaderboard`, :mod:`.html` (with :mod:`.sections`, one per benchmark): the
   gate, the side-by-side table and the report; each knows a task's benchmark and headline metric
   from its metadata in the results file (:mod:`lm_eval_bias.task_metadata`);
-- :mod:`.recompute` and :mod:`.agreement`: numbers again from ``--log_samples`` files.
+- :mod:`.recompute` and :mod:`.agreement`: numbers again from ``--log_samples`` files;
+- :mod:`.compare_inputs` and :mod:`.compare`: two runs' documents paired by content, and each
+  metric of a task compared between them with a paired test.
 """

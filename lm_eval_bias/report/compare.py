@@ -43,7 +43,7 @@ computed, and an ideal the metric does not have, is ``null``, with the reason in
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lm_eval_bias import harness, task_metadata
@@ -365,16 +365,30 @@ def compare_metric(task: str, name: str, headline: str, pairs, aggregation, idea
             f"{'are' if count > 1 else 'is'} left out"
         )
     subgroup = None if name == headline else name[len(headline) + 1 :]
+    neither = len(pairs) - len(both) - only_base - only_cand
+    if subgroup is None and neither:
+        # Of a subgroup's metric, the documents of the other subgroups have none: not worth saying.
+        notes.append(
+            f"{neither} matched document{'s have' if neither > 1 else ' has'} no value in either run (undecided or "
+            "empty in both)"
+        )
     empty = MetricComparison(
         task, name, subgroup, *([math.nan] * 7), len(both), "", ideal, None, None, "; ".join(notes)
     )
     if not both:
         return _with_note(empty, "no matched document has a value in both runs")
     base_values, cand_values = [b for b, _ in both], [c for _, c in both]
+    base_value, cand_value = _aggregate(aggregation, base_values), _aggregate(aggregation, cand_values)
     try:
         result = _paired_test(name, aggregation, base_values, cand_values, [b for b, c in pairs if name in b])
     except ValueError as error:
-        return _with_note(empty, f"not computable on these documents: {error}")
+        # The two values (their difference, how much farther from the ideal) may stand where the paired
+        # test cannot (one document); the interval and the p-value cannot.
+        farther = None if ideal is None else abs(cand_value - ideal) - abs(base_value - ideal)
+        stands = replace(
+            empty, baseline=base_value, candidate=cand_value, difference=cand_value - base_value, worsening=farther
+        )
+        return _with_note(stands, f"not computable on these documents: {error}")
     worsening, worsening_ci = None, None
     if ideal is not None:
         from lm_eval_bias import stats
@@ -393,8 +407,8 @@ def compare_metric(task: str, name: str, headline: str, pairs, aggregation, idea
         task,
         name,
         subgroup,
-        _aggregate(aggregation, base_values),
-        _aggregate(aggregation, cand_values),
+        base_value,
+        cand_value,
         float(result.difference),
         float(result.ci_lower),
         float(result.ci_upper),
@@ -449,15 +463,11 @@ def _paired_test(name: str, aggregation, base_values: list, cand_values: list, b
 
 
 def _with_note(metric: MetricComparison, note: str) -> MetricComparison:
-    from dataclasses import replace
-
     return replace(metric, note="; ".join(part for part in (metric.note, note) if part))
 
 
 def _adjusted(metrics: list[MetricComparison]) -> list[MetricComparison]:
     """The subgroup metrics' p-values Benjamini-Hochberg adjusted together; the headline's is its own."""
-    from dataclasses import replace
-
     from lm_eval_bias import stats
 
     tested = [

@@ -315,9 +315,10 @@ def setting_differences(baseline: RunFiles, candidate: RunFiles, task: str) -> t
         ``"config.model_args.pretrained: 'a' (baseline) vs 'b' (candidate)"``, ...: the run's ``config``
         (model arguments, ``gen_kwargs``, seeds, ``limit``...), its chat template and system instruction,
         the task's generation settings and repeats, and the options that narrowed its documents or changed
-        how they are scored; versions and data files are checked by :func:`check_same_task`.
+        how they are scored; the task's version and data where one run records them and the other does
+        not (two recorded differently are refused by :func:`check_same_task`).
     """
-    sides = (_settings(baseline.document, task), _settings(candidate.document, task))
+    sides = (_settings(baseline, task), _settings(candidate, task))
     differences = []
     for name in sorted(set(sides[0]) | set(sides[1])):
         values = [side.get(name, _ABSENT) for side in sides]
@@ -335,9 +336,14 @@ def _setting_text(value) -> str:
     return "absent" if value is _ABSENT else shown(value)
 
 
-def _settings(document: dict, task: str) -> dict[str, object]:
-    """The settings of a run of a task, flattened to ``dotted.name -> value``."""
+def _settings(side: RunFiles, task: str) -> dict[str, object]:
+    """The settings of a run of a task, flattened to ``dotted.name -> value``: with the task's version
+    and data where the run records them (both runs recording them differently is refused before)."""
+    document = side.document
     found: dict[str, object] = {}
+    for name, value in (("version", side.run.version(task)), ("data", _data_text(side.run, task))):
+        if value is not None:
+            found[f"{task} {name}"] = value
     config = document.get("config") if isinstance(document.get("config"), dict) else {}
     for key, value in config.items():
         if key == "model_args" and isinstance(value, str):
