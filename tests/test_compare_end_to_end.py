@@ -1,0 +1,318 @@
+"""``lm-eval-bias compare`` and the worsening gate end to end: two real runs of every default task,
+with two different tiny GPT-2 models and ``--log_samples``, compared through the CLI.
+
+Each run scores a few documents of the small generated data files (tests/benchmark_data.py) with a
+random 2-layer GPT-2 (tests/tiny_models.py: seed 0 for the baseline, seed 1 for the candidate) and
+tiny random Detoxify checkpoints for the classifier-scored tasks.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmark_data import write_data_dir
+from test_llama_server import DEFAULT_TASKS
+from tiny_models import build_tiny_gpt2, winoqueer_sentences
+
+pytestmark = pytest.mark.e2e  # runs the package end to end: `pytest -m "not slow"` includes it
+
+BIN = Path(sys.executable).parent
+# Documents per task: enough for every task to have both sides of its gaps; each run takes ~1 minute.
+LIMIT = 6
+MAX_GEN_TOKS = 8
+# compare refuses (exit 2, "has no metric ...") a run in which no document has a value of the task's
+# headline metric (the tiny models' continuations hold no pronoun, rating or descriptor, so the task
+# leaves the metric out of its results): it should compare such a metric as N/A instead. Their
+# per-task test fails for that reason, strictly, until compare accepts them.
+REFUSED_WITHOUT_HEADLINE = (
+    "gendercare_genderpair",
+    "scm_mc",
+    "scm_score",
+    "tango_misgender",
+    "tango_misgender_sampled",
+)
+COMPARED_TASKS = tuple(task for task in DEFAULT_TASKS if task not in REFUSED_WITHOUT_HEADLINE)
+METRIC_FIELDS = ("baseline", "candidate", "difference", "ci_lower", "ci_upper", "pvalue", "pvalue_bh", "n", "test")
+
+
+def strict_json(path: Path):
+    def no_nan(token):
+        raise AssertionError(f"{path} contains a bare {token}")
+
+    return json.loads(path.read_text(encoding="utf-8"), parse_constant=no_nan)
+
+
+def lm_eval_bias(*args: str, cwd: Path, timeout: int = 900) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / "lm-eval-bias"), *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def tiny_run(model: Path, out: Path, metadata: dict, cwd: Path) -> Path:
+    """Every default task on ``model``, its samples logged; returns the run's output folder."""
+    completed = lm_eval_bias(
+        "run",
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={model},dtype=float32",
+        "--device",
+        "cpu",
+        "--batch_size",
+        "16",
+        "--tasks",
+        ",".join(DEFAULT_TASKS),
+        "--limit",
+        str(LIMIT),
+        "--gen_kwargs",
+        f"max_gen_toks={MAX_GEN_TOKS}",
+        "--metadata",
+        json.dumps(metadata),
+        "--output_path",
+        str(out),
+        "--log_samples",
+        cwd=cwd,
+    )
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-6000:]
+    (results,) = out.rglob("results_*.json")
+    return results.parent
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, tiny_detoxify) -> dict[str, Path]:
+    """The baseline (tiny GPT-2, seed 0) and the candidate (seed 1): each run's output folder."""
+    root = tmp_path_factory.mktemp("compare-e2e")
+    checkpoint, config_dir = tiny_detoxify["original"]
+    metadata = {
+        "data_dir": str(write_data_dir(root / "data")),
+        "detoxify_checkpoint": str(checkpoint),
+        "detoxify_config_dir": str(config_dir),
+    }
+    corpus = winoqueer_sentences()
+    folders = {}
+    for side, seed in (("baseline", 0), ("candidate", 1)):
+        # 1024 positions: room for SCM's longest prompts and their continuations
+        model = build_tiny_gpt2(root / f"tiny-gpt2-{side}", corpus, seed=seed, n_positions=1024)
+        folders[side] = tiny_run(model, root / side, metadata, root)
+    return folders
+
+
+def compare(
+    baseline: Path, candidate: Path, out: Path, tasks=COMPARED_TASKS
+) -> tuple[subprocess.CompletedProcess, dict]:
+    """``lm-eval-bias compare`` of ``tasks`` with every output; the terminal output and the JSON."""
+    out.mkdir(parents=True, exist_ok=True)
+    completed = lm_eval_bias(
+        "compare",
+        str(baseline),
+        str(candidate),
+        "--tasks",
+        ",".join(tasks),
+        "--json",
+        str(out / "comparison.json"),
+        "--markdown",
+        str(out / "comparison.md"),
+        "--html",
+        str(out / "comparison.html"),
+        cwd=out,
+    )
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-6000:]
+    return completed, strict_json(out / "comparison.json")
+
+
+def metrics_by_key(document: dict) -> dict[tuple[str, str], dict]:
+    return {(task["task"], metric["metric"]): metric for task in document["tasks"] for metric in task["metrics"]}
+
+
+@pytest.fixture(scope="module")
+def forward(runs, tmp_path_factory):
+    return compare(runs["baseline"], runs["candidate"], tmp_path_factory.mktemp("forward"))
+
+
+def check_task_entry(task: dict) -> None:
+    """A task's entry in compare's JSON: its documents, settings and every field of every metric."""
+    assert (task["n_baseline"], task["n_candidate"], task["n_matched"]) == (LIMIT, LIMIT, LIMIT), task["task"]
+    # the two runs differ in their model only
+    (setting,) = task["setting_differences"]
+    assert setting.startswith("config.model_args.pretrained: "), setting
+    assert task["metrics"][0]["metric"] == task["headline_metric"], task["task"]
+    for metric in task["metrics"]:
+        assert set(METRIC_FIELDS) <= set(metric), (task["task"], metric)
+        assert 0 <= metric["n"] <= LIMIT, (task["task"], metric)
+        # a number that cannot be computed (one matched document: no interval) is null, saying why
+        missing = [field for field in METRIC_FIELDS if metric[field] is None]
+        assert sorted(missing) == sorted(set(missing) & set(metric["null_reasons"])), (task["task"], metric)
+        if metric["difference"] is not None:
+            assert metric["difference"] == pytest.approx(metric["candidate"] - metric["baseline"], abs=1e-12)
+        if metric["ci_lower"] is not None:
+            assert metric["ci_lower"] <= metric["difference"] <= metric["ci_upper"], (task["task"], metric)
+            assert 0 <= metric["pvalue"] <= metric["pvalue_bh"] <= 1, (task["task"], metric)
+
+
+def test_the_default_tasks_are_compared_with_every_field(forward, runs):
+    completed, document = forward
+    assert document["skipped"] == []
+    assert sorted(task["task"] for task in document["tasks"]) == sorted(COMPARED_TASKS)
+    for task in document["tasks"]:
+        check_task_entry(task)
+    for task in COMPARED_TASKS:  # the terminal table names every task
+        assert f"{task} (version " in completed.stdout
+    assert document["baseline_path"].startswith(str(runs["baseline"]))
+    assert document["candidate_path"].startswith(str(runs["candidate"]))
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        pytest.param(
+            task,
+            marks=pytest.mark.xfail(
+                strict=True, reason="compare refuses a run in which no document has a value of the headline metric"
+            ),
+        )
+        if task in REFUSED_WITHOUT_HEADLINE
+        else task
+        for task in DEFAULT_TASKS
+    ],
+)
+def test_each_default_task_is_compared(task, runs, tmp_path):
+    _, document = compare(runs["baseline"], runs["candidate"], tmp_path, tasks=[task])
+    (entry,) = document["tasks"]
+    check_task_entry(entry)
+
+
+def test_identical_runs_differ_by_nothing_and_pass_the_gate(runs, tmp_path):
+    _, document = compare(runs["baseline"], runs["baseline"], tmp_path / "same")
+    for (task, name), metric in metrics_by_key(document).items():
+        assert metric["baseline"] == metric["candidate"], (task, name)
+        if metric["difference"] is None:
+            continue
+        assert metric["difference"] == 0, (task, name)
+        if metric["ci_lower"] is None:  # one matched document: the two values, no test
+            continue
+        assert metric["pvalue"] == 1 and metric["pvalue_bh"] == 1, (task, name)
+        if metric["test"].startswith("exact McNemar"):
+            # Newcombe's interval without discordant pairs is not [0, 0]: n pairs bound the difference
+            assert metric["ci_lower"] == -metric["ci_upper"] < 0, (task, name, metric)
+        else:  # every bootstrap resample of identical values differs by nothing
+            assert (metric["ci_lower"], metric["ci_upper"]) == (0, 0), (task, name, metric)
+        if metric["worsening_ci"] is not None:
+            assert (metric["worsening"], metric["worsening_ci"]) == (0, [0, 0]), (task, name, metric)
+    gated = [f"{task}=0" for task in COMPARED_TASKS if headline(document, task)["worsening"] is not None]
+    assert gated, "no task has an ideal value to gate on"
+    rules = [argument for rule in gated for argument in ("--max-worsening", rule)]
+    completed = lm_eval_bias("check", str(runs["baseline"]), "--baseline", str(runs["baseline"]), *rules, cwd=tmp_path)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+
+
+def headline(document: dict, task: str) -> dict:
+    (entry,) = [entry for entry in document["tasks"] if entry["task"] == task]
+    return entry["metrics"][0]
+
+
+def test_swapping_the_runs_negates_every_difference_and_keeps_every_pvalue(forward, runs, tmp_path):
+    _, document = forward
+    _, swapped = compare(runs["candidate"], runs["baseline"], tmp_path / "swapped")
+    forward_metrics, swapped_metrics = metrics_by_key(document), metrics_by_key(swapped)
+    assert forward_metrics.keys() == swapped_metrics.keys()
+    for key, metric in forward_metrics.items():
+        other = swapped_metrics[key]
+        assert (other["baseline"], other["candidate"]) == (metric["candidate"], metric["baseline"]), key
+        assert [field for field in METRIC_FIELDS if other[field] is None] == [
+            field for field in METRIC_FIELDS if metric[field] is None
+        ], key
+        if metric["difference"] is None:
+            continue
+        assert other["difference"] == pytest.approx(-metric["difference"], abs=1e-12), key
+        if metric["ci_lower"] is None:
+            continue
+        assert (other["ci_lower"], other["ci_upper"]) == pytest.approx(
+            (-metric["ci_upper"], -metric["ci_lower"]), abs=1e-12
+        ), key
+        assert other["pvalue"] == pytest.approx(metric["pvalue"], abs=1e-12), key
+        assert other["pvalue_bh"] == pytest.approx(metric["pvalue_bh"], abs=1e-12), key
+
+
+def gate(candidate: Path, baseline: Path, rule: str, gate_name: str, cwd: Path) -> subprocess.CompletedProcess:
+    return lm_eval_bias(
+        "check", str(candidate), "--baseline", str(baseline), "--max-worsening", rule, "--gate", gate_name, cwd=cwd
+    )
+
+
+def test_the_gate_follows_the_paired_interval_of_the_worsening(forward, runs, tmp_path):
+    """For each task with an ideal value, in both directions: a margin below the interval fails, a
+    margin above it passes, and the strict gate fails unless the interval lies wholly below the margin."""
+    _, swapped = compare(runs["candidate"], runs["baseline"], tmp_path / "swapped")
+    directions = [(runs["candidate"], runs["baseline"], forward[1]), (runs["baseline"], runs["candidate"], swapped)]
+    checked, failed_by_default_gate = 0, 0
+    for candidate, baseline, document in directions:
+        for task in COMPARED_TASKS:
+            metric = headline(document, task)
+            if metric["worsening"] is None or metric["worsening_ci"] is None:
+                continue
+            lower, upper = metric["worsening_ci"]
+            checked += 1
+            above = max(upper, 0) + 1
+            cases = [("estimate", above, 0), ("strict", above, 0)]
+            if lower > 0:  # worse than the baseline, demonstrably: a margin below the interval fails
+                cases.append(("estimate", lower / 2, 1))
+                failed_by_default_gate += 1
+            if upper >= 0:  # not demonstrably within 0
+                cases.append(("strict", 0, 1))
+            for gate_name, margin, expected in cases:
+                completed = gate(candidate, baseline, f"{task}={margin:g}", gate_name, tmp_path)
+                assert completed.returncode == expected, (task, gate_name, margin, completed.stdout + completed.stderr)
+                verdict = "FAIL" if expected else "PASS"
+                assert f"  {verdict}  {task} worsening <= {margin:g}   [" in completed.stdout, completed.stdout
+                assert f"{'0 passed, 1 failed' if expected else '1 passed, 0 failed'}\n" in completed.stdout
+    assert checked >= 6
+    assert failed_by_default_gate >= 1  # tango_disclosure's toxicity, one way round
+
+
+def test_two_documents_that_changed_alike_are_not_significant(forward):
+    """TANGO's binary consistency on the two matched prompts of the binary group: 1 in the baseline
+    and 0 in the candidate on both, so exact McNemar gives p = 0.5."""
+    metric = metrics_by_key(forward[1])[("tango_misgender_prob", "consistency_binary")]
+    assert (metric["n"], metric["baseline"], metric["candidate"], metric["pvalue"]) == (2, 1, 0, 0.5)
+    assert metric["worsening"] == 1
+
+
+@pytest.mark.xfail(strict=True, reason="the gate fails a worsening that the paired test does not find significant")
+def test_the_gate_never_fails_a_worsening_its_paired_test_does_not_support(forward, runs, tmp_path):
+    """The metric above: the bootstrap interval of its worsening over two documents is [1, 1], wholly
+    above any margin below 1, so the gate fails it although McNemar's p is 0.5."""
+    completed = gate(
+        runs["candidate"], runs["baseline"], "tango_misgender_prob:consistency_binary=0.5", "estimate", tmp_path
+    )
+    assert completed.returncode == 0, completed.stdout
+
+
+def test_what_cannot_be_gated_or_compared_is_bad_input(runs, tmp_path):
+    """Exit code 2, naming the problem: a task neither run has, a metric without an ideal value, a
+    run without its samples files."""
+    cases = [
+        (
+            ["--max-worsening", "winoqueer_mlm=1"],
+            "rule 'winoqueer_mlm worsening <= 1': neither run has task 'winoqueer_mlm'; similar: winoqueer;",
+        ),
+        (
+            ["--max-worsening", "scm_mc_prob=1"],
+            "rule 'scm_mc_prob worsening <= 1': scm_mc_prob's metadata declares no ideal value for warmth_pick",
+        ),
+    ]
+    for rule, message in cases:
+        completed = lm_eval_bias(
+            "check", str(runs["candidate"]), "--baseline", str(runs["baseline"]), *rule, cwd=tmp_path
+        )
+        assert completed.returncode == 2, completed.stdout + completed.stderr
+        assert message in completed.stderr, completed.stderr
+    (results,) = runs["baseline"].rglob("results_*.json")
+    without_samples = tmp_path / "without-samples"
+    without_samples.mkdir()
+    (without_samples / results.name).write_bytes(results.read_bytes())
+    completed = lm_eval_bias(
+        "compare", str(without_samples), str(runs["candidate"]), "--tasks", "winoqueer", cwd=tmp_path
+    )
+    assert completed.returncode == 2, completed.stdout + completed.stderr
+    assert "no samples file of winoqueer beside it (samples_winoqueer_<date>.jsonl)" in completed.stderr
