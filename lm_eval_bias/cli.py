@@ -184,7 +184,8 @@ def _check(argv: list[str]) -> int:
         "With --baseline, --max-worsening TASK[:METRIC]=MARGIN compares the candidate with the baseline "
         "document by document (as lm-eval-bias compare does) and fails when the candidate is further from "
         "the metric's ideal value than the baseline by more than MARGIN (in the metric's units) with "
-        "significance: the paired 95% interval of the worsening lies wholly above MARGIN.",
+        "significance: the paired 95% interval of the worsening lies wholly above MARGIN and the paired "
+        "test has p < 0.05.",
     )
     parser.add_argument(
         "results",

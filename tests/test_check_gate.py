@@ -12,7 +12,8 @@ from lm_eval_bias.report import check
 from test_compare import winoqueer_samples, write_run
 
 HEADING = (
-    "lm-eval-bias check (worsening from the baseline: fails when its paired 95% interval lies wholly above the margin)"
+    "lm-eval-bias check (worsening from the baseline: fails when its paired 95% interval lies wholly above the margin "
+    "and its paired test has p < 0.05)"
 )
 STRICT_HEADING = (
     "lm-eval-bias check (worsening from the baseline: fails unless its paired 95% interval lies wholly below the "
@@ -207,7 +208,7 @@ def test_absolute_rules_are_checked_on_the_candidate_beside_the_worsening_rules(
     assert code == 1
     assert lines[0] == (
         "lm-eval-bias check (point estimates; worsening from the baseline: fails when its paired 95% interval "
-        "lies wholly above the margin)"
+        "lies wholly above the margin and its paired test has p < 0.05)"
     )
     assert lines[1].startswith("  PASS  winoqueer <= 99   [")
     assert lines[2].startswith("  FAIL  winoqueer worsening <= 2   [org/base -> org/tuned]")
@@ -296,3 +297,20 @@ def test_a_rule_naming_a_task_neither_run_has_is_exit_2_before_anything_is_compa
         "lm-eval-bias check: rule 'winoqeer worsening <= 2': neither run has task 'winoqeer'; similar: winoqueer; "
         "the runs have winoqueer\n",
     )
+
+
+def test_an_interval_above_the_margin_without_a_significant_paired_test_does_not_fail():
+    # Two documents that both moved away from the ideal: a bootstrap interval of [1, 1] lies above any margin
+    # below 1, but the paired test cannot find a change in two documents (p = 0.5 at best).
+    two = dataclasses.replace(
+        WINOQUEER.metrics[0], n=2, pvalue=0.5, pvalue_bh=0.5, worsening=1.0, worsening_ci=(1.0, 1.0)
+    )
+    comparison = dataclasses.replace(COMPARISON, tasks=(dataclasses.replace(WINOQUEER, metrics=(two,)),))
+    rule = check.WorseningRule("winoqueer", None, 0.5)
+    (outcome,) = check.evaluate_worsening([rule], comparison)
+    assert outcome.passed
+    assert outcome.message.endswith(": wholly above 0.5, but the paired test finds no change (p >= 0.05): not shown")
+    significant = dataclasses.replace(two, pvalue=0.01, pvalue_bh=0.01)
+    comparison = dataclasses.replace(COMPARISON, tasks=(dataclasses.replace(WINOQUEER, metrics=(significant,)),))
+    (outcome,) = check.evaluate_worsening([rule], comparison)
+    assert not outcome.passed and outcome.message.endswith(": wholly above 0.5: worse by more than the margin")

@@ -23,18 +23,10 @@ BIN = Path(sys.executable).parent
 # Documents per task: enough for every task to have both sides of its gaps; each run takes ~1 minute.
 LIMIT = 6
 MAX_GEN_TOKS = 8
-# compare refuses (exit 2, "has no metric ...") a run in which no document has a value of the task's
-# headline metric (the tiny models' continuations hold no pronoun, rating or descriptor, so the task
-# leaves the metric out of its results): it should compare such a metric as N/A instead. Their
-# per-task test fails for that reason, strictly, until compare accepts them.
-REFUSED_WITHOUT_HEADLINE = (
-    "gendercare_genderpair",
-    "scm_mc",
-    "scm_score",
-    "tango_misgender",
-    "tango_misgender_sampled",
-)
-COMPARED_TASKS = tuple(task for task in DEFAULT_TASKS if task not in REFUSED_WITHOUT_HEADLINE)
+# In some tasks no document has a value of the headline metric (the tiny models' continuations hold no
+# pronoun, rating or descriptor, so the task leaves the metric out of its results): compare gives it as
+# N/A with the reason.
+COMPARED_TASKS = DEFAULT_TASKS
 METRIC_FIELDS = ("baseline", "candidate", "difference", "ci_lower", "ci_upper", "pvalue", "pvalue_bh", "n", "test")
 
 
@@ -162,20 +154,7 @@ def test_the_default_tasks_are_compared_with_every_field(forward, runs):
     assert document["candidate_path"].startswith(str(runs["candidate"]))
 
 
-@pytest.mark.parametrize(
-    "task",
-    [
-        pytest.param(
-            task,
-            marks=pytest.mark.xfail(
-                strict=True, reason="compare refuses a run in which no document has a value of the headline metric"
-            ),
-        )
-        if task in REFUSED_WITHOUT_HEADLINE
-        else task
-        for task in DEFAULT_TASKS
-    ],
-)
+@pytest.mark.parametrize("task", DEFAULT_TASKS)
 def test_each_default_task_is_compared(task, runs, tmp_path):
     _, document = compare(runs["baseline"], runs["candidate"], tmp_path, tasks=[task])
     (entry,) = document["tasks"]
@@ -197,8 +176,9 @@ def test_identical_runs_differ_by_nothing_and_pass_the_gate(runs, tmp_path):
             assert metric["ci_lower"] == -metric["ci_upper"] < 0, (task, name, metric)
         else:  # every bootstrap resample of identical values differs by nothing
             assert (metric["ci_lower"], metric["ci_upper"]) == (0, 0), (task, name, metric)
-        if metric["worsening_ci"] is not None:
-            assert (metric["worsening"], metric["worsening_ci"]) == (0, [0, 0]), (task, name, metric)
+        if metric["worsening_ci"] is not None:  # the image of the difference's interval: it holds 0
+            lower, upper = metric["worsening_ci"]
+            assert metric["worsening"] == 0 and lower <= 0 <= upper, (task, name, metric)
     gated = [f"{task}=0" for task in COMPARED_TASKS if headline(document, task)["worsening"] is not None]
     assert gated, "no task has an ideal value to gate on"
     rules = [argument for rule in gated for argument in ("--max-worsening", rule)]
@@ -245,7 +225,7 @@ def test_the_gate_follows_the_paired_interval_of_the_worsening(forward, runs, tm
     margin above it passes, and the strict gate fails unless the interval lies wholly below the margin."""
     _, swapped = compare(runs["candidate"], runs["baseline"], tmp_path / "swapped")
     directions = [(runs["candidate"], runs["baseline"], forward[1]), (runs["baseline"], runs["candidate"], swapped)]
-    checked, failed_by_default_gate = 0, 0
+    checked = 0
     for candidate, baseline, document in directions:
         for task in COMPARED_TASKS:
             metric = headline(document, task)
@@ -255,9 +235,8 @@ def test_the_gate_follows_the_paired_interval_of_the_worsening(forward, runs, tm
             checked += 1
             above = max(upper, 0) + 1
             cases = [("estimate", above, 0), ("strict", above, 0)]
-            if lower > 0:  # worse than the baseline, demonstrably: a margin below the interval fails
-                cases.append(("estimate", lower / 2, 1))
-                failed_by_default_gate += 1
+            if lower > 0:  # a margin below the interval fails where the paired test finds the change
+                cases.append(("estimate", lower / 2, int(metric["pvalue"] < 0.05)))
             if upper >= 0:  # not demonstrably within 0
                 cases.append(("strict", 0, 1))
             for gate_name, margin, expected in cases:
@@ -266,8 +245,9 @@ def test_the_gate_follows_the_paired_interval_of_the_worsening(forward, runs, tm
                 verdict = "FAIL" if expected else "PASS"
                 assert f"  {verdict}  {task} worsening <= {margin:g}   [" in completed.stdout, completed.stdout
                 assert f"{'0 passed, 1 failed' if expected else '1 passed, 0 failed'}\n" in completed.stdout
+    # Six documents a task rarely give p < 0.05, so the failing side of the gate is exercised on larger
+    # runs in test_compare_cli_runs.py.
     assert checked >= 6
-    assert failed_by_default_gate >= 1  # tango_disclosure's toxicity, one way round
 
 
 def test_two_documents_that_changed_alike_are_not_significant(forward):
@@ -278,10 +258,9 @@ def test_two_documents_that_changed_alike_are_not_significant(forward):
     assert metric["worsening"] == 1
 
 
-@pytest.mark.xfail(strict=True, reason="the gate fails a worsening that the paired test does not find significant")
 def test_the_gate_never_fails_a_worsening_its_paired_test_does_not_support(forward, runs, tmp_path):
-    """The metric above: the bootstrap interval of its worsening over two documents is [1, 1], wholly
-    above any margin below 1, so the gate fails it although McNemar's p is 0.5."""
+    """The metric above: the interval of its worsening over two documents may lie above a margin, but
+    McNemar's p is 0.5, so the gate does not fail it."""
     completed = gate(
         runs["candidate"], runs["baseline"], "tango_misgender_prob:consistency_binary=0.5", "estimate", tmp_path
     )

@@ -17,7 +17,8 @@ Against a baseline run (``check CANDIDATE --baseline BASELINE``), a worsening ru
 how much further from the metric's ideal value (its task's YAML metadata) the candidate may be
 than the baseline, in the metric's units, on the documents both runs scored
 (:func:`lm_eval_bias.report.compare.compare_runs`): the rule fails when the paired 95% interval of
-the worsening lies wholly above the margin (worse by more than the margin, demonstrably); with
+the worsening lies wholly above the margin and the paired test finds the change (p < 0.05): worse by
+more than the margin, demonstrably; with
 ``gate="strict"`` it passes only when that interval lies wholly below the margin (demonstrably
 within it). For the absolute rules, ``strict`` is the ``interval`` gate.
 """
@@ -43,6 +44,9 @@ POLICY_KEYS = frozenset({"gate", "max_worsening", "rules"})
 _OPERATORS = {"<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt}
 _RULE = re.compile(r"^\s*(?P<task>[\w.-]+)(?::(?P<metric>[\w.,-]+))?\s*(?P<op><=|>=|<|>|=)\s*(?P<value>\S+)\s*$")
 _WORSENING_RULE = re.compile(r"^\s*(?P<task>[\w.-]+)(?::(?P<metric>[\w.,-]+))?\s*=\s*(?P<value>\S+)\s*$")
+
+# A rule fails only where the paired test also finds the change at this level.
+SIGNIFICANCE = 0.05
 
 
 @dataclass(frozen=True)
@@ -465,9 +469,15 @@ def _worsening_outcome(comparison, rule: WorseningRule, gate: str) -> Outcome:
     if gate == "strict":
         passed = upper < rule.margin
         verdict = f"wholly below {margin}" if passed else f"not wholly below {margin}: not shown to be within it"
+    elif not lower > rule.margin:
+        passed, verdict = True, f"not wholly above {margin}"
+    elif not metric.pvalue < SIGNIFICANCE:
+        # A bootstrap over a handful of documents can give an interval that excludes the margin while
+        # the paired test finds no change (two documents: p = 0.5 at best): not demonstrated.
+        passed = True
+        verdict = f"wholly above {margin}, but the paired test finds no change (p >= {SIGNIFICANCE:g}): not shown"
     else:
-        passed = not lower > rule.margin
-        verdict = f"not wholly above {margin}" if passed else f"wholly above {margin}: worse by more than the margin"
+        passed, verdict = False, f"wholly above {margin}: worse by more than the margin"
     return Outcome(rule, model, passed, f"{described}: {verdict}", "; ".join(notes))
 
 
@@ -521,7 +531,8 @@ def evaluate_worsening(rules: list[WorseningRule], comparison, gate: str = "esti
         As :func:`lm_eval_bias.report.compare.compare_runs` returns it.
     gate : {"estimate", "interval", "strict"}
         ``strict``: a rule passes only when the paired 95% interval of the worsening lies wholly below
-        its margin; otherwise a rule fails only when that interval lies wholly above its margin. A
+        its margin; otherwise a rule fails only when that interval lies wholly above its margin and
+        the paired test's p-value is below :data:`SIGNIFICANCE`. A
         worsening without an interval fails either way.
 
     Returns
@@ -554,7 +565,8 @@ def _summary_heading(outcomes: list[Outcome], gate: str) -> str:
         parts.append(
             "worsening from the baseline: fails unless its paired 95% interval lies wholly below the margin"
             if gate == "strict"
-            else "worsening from the baseline: fails when its paired 95% interval lies wholly above the margin"
+            else "worsening from the baseline: fails when its paired 95% interval lies wholly above the margin "
+            "and its paired test has p < 0.05"
         )
     return f"lm-eval-bias check ({'; '.join(parts)})"
 
