@@ -566,7 +566,7 @@ def _summary_heading(outcomes: list[Outcome], gate: str) -> str:
             "worsening from the baseline: fails unless its paired 95% interval lies wholly below the margin"
             if gate == "strict"
             else "worsening from the baseline: fails when its paired 95% interval lies wholly above the margin "
-            "and its paired test has p < 0.05"
+            f"and its paired test has p < {SIGNIFICANCE:g}"
         )
     return f"lm-eval-bias check ({'; '.join(parts)})"
 
