@@ -15,6 +15,20 @@ Process-wide, installed once and kept:
   lm-eval's CLI builds a TaskManager that indexes only ``--include_path``. Pinned by
   ``tests/test_end_to_end.py::test_ls_and_validate_see_our_tasks_beside_a_users_own``. Goes when
   lm-eval finds a plugin's task folders through an entry point.
+* The same ``lm_eval.tasks.TaskManager``, in every interpreter of an environment the package is
+  installed in (``lm_eval_bias_autoload.pth``, which ``setup.py``'s ``build_py`` ships at the top
+  of the wheel and of an editable install; it starts ``_lm_eval_bias_autoload``, whose import hook
+  calls :func:`install_task_manager_shim` right after ``lm_eval.tasks`` is first imported, and does
+  nothing before). lm-eval 0.4.13 does not read the ``lm_eval.tasks`` entry point we declare, so
+  the stock ``lm_eval --tasks winoqueer`` and ``lm_eval.simple_evaluate(tasks=["winoqueer"])``
+  without a task manager would not find our tasks; once they are found, building one installs the
+  request gate below, as with ``--include_path``. Off with ``LM_EVAL_BIAS_NO_AUTOLOAD=1``; any error
+  is one warning. Pinned by ``tests/test_autoload.py::test_the_stock_cli_runs_our_tasks_with_no_flag``
+  (a wheel in a fresh environment), ``tests/test_autoload.py::test_an_editable_install_runs_the_hook_too``
+  and ``tests/test_autoload.py::test_the_hook_steps_aside_where_lm_eval_reads_the_entry_point``. Goes
+  when lm-eval reads the entry point (upstream PR #4015): the hook steps aside by itself then, and
+  ``tests/test_autoload.py::test_the_installed_lm_eval_does_not_read_the_entry_point_yet`` fails to
+  say that it, ``setup.py`` and the ``.pth`` can be removed.
 * ``lm_eval.simple_evaluate`` (:func:`install_simple_evaluate_shim`; the ``lm-eval-bias`` command).
   lm-eval builds tasks after the model loads and keys ``--use_cache`` on the request alone. Pinned
   by ``tests/test_cli_errors.py::test_an_unwritable_cache_or_output_path_is_refused_before_the_model_loads``
