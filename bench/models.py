@@ -162,6 +162,7 @@ def add_model_arguments(parser, default: str) -> None:
         help="; ".join(f"{name}: {what}" + (" (default)" if name == default else "") for name, what in choices.items()),
     )
     source.add_argument("--model-dir", type=Path, help="a local Hugging Face causal LM folder")
+    parser.add_argument("--device", default="cpu", help="torch device of the model, e.g. cuda (default cpu)")
 
 
 def model_dir_for(args, scratch: Path) -> tuple[Path, str]:

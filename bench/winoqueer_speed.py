@@ -1,6 +1,6 @@
 """WinoQueer: the plugin's lm-eval scoring against the authors' token-by-token method.
 
-What it measures, in one process, on one model object loaded once (fp32, CPU):
+What it measures, in one process, on one model object loaded once (fp32, on ``--device``, CPU by default):
 
 * plugin: ``lm_eval.simple_evaluate`` on the ``winoqueer`` task (batched
   empty-context ``loglikelihood`` requests for sentence prefixes), timed from
@@ -87,6 +87,8 @@ def reproduce_command(args: argparse.Namespace) -> str:
         str(args.batch_size),
         "--threads",
         str(args.threads),
+        "--device",
+        args.device,
     ]
     if args.plugin_only:
         parts.append("--plugin-only")
@@ -129,12 +131,12 @@ def write_csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
 # Model
 
 
-def load_model(path: Path):
-    """The model in fp32 eval mode, and its tokenizer."""
+def load_model(path: Path, device: str = "cpu"):
+    """The model in fp32 eval mode on ``device``, and its tokenizer."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).to(device)
     model.eval()
     return model, AutoTokenizer.from_pretrained(path)
 
@@ -145,7 +147,7 @@ def warm_up(model, tokenizer) -> None:
 
     ids = tokenizer.encode("People are people.", add_special_tokens=False)
     with torch.no_grad():
-        model(torch.tensor([ids]))
+        model(torch.tensor([ids], device=model.device))
 
 
 # --------------------------------------------------------------------------
@@ -201,14 +203,14 @@ class PluginRun:
     samples: list[dict]
 
 
-def run_plugin(model, tokenizer, data_file: Path, batch_size: int) -> PluginRun:
+def run_plugin(model, tokenizer, data_file: Path, batch_size: int, device: str = "cpu") -> PluginRun:
     """``simple_evaluate`` on the task, timed and with its model calls counted."""
     import lm_eval
     from lm_eval.models.huggingface import HFLM
 
     import lm_eval_bias
 
-    lm = HFLM(pretrained=model, tokenizer=tokenizer, batch_size=batch_size, device="cpu")
+    lm = HFLM(pretrained=model, tokenizer=tokenizer, batch_size=batch_size, device=device)
     meter = ForwardMeter()
     meter.wrap(lm)
     metadata = {"data_file": str(data_file)}
@@ -459,11 +461,11 @@ def main(argv: list[str] | None = None) -> dict:
         counterfactual_counts = Counter(pair["Gender_ID_y"] for pair in pairs)
 
         model_dir, model_label = model_dir_for(args, scratch)
-        model, tokenizer = load_model(model_dir)
+        model, tokenizer = load_model(model_dir, args.device)
         warm_up(model, tokenizer)
 
         load_before = load_average()
-        plugin = run_plugin(model, tokenizer, data_file, args.batch_size)
+        plugin = run_plugin(model, tokenizer, data_file, args.batch_size, args.device)
         load_mid = load_average()
         reference = None if args.plugin_only else run_reference(model, tokenizer, pairs)
         load_after = load_average()
@@ -482,7 +484,7 @@ def main(argv: list[str] | None = None) -> dict:
         f"{'' if len(pairs) == total else f', every {stride(total, args.pairs)}th'}; "
         f"subgroups {dict(subgroup_counts)}; counterfactuals {dict(counterfactual_counts)})",
         f"lm_eval_bias: {Path(lm_eval_bias.__file__).parent}; torch {torch.__version__}, "
-        f"threads {torch.get_num_threads()}; batch size {args.batch_size}",
+        f"threads {torch.get_num_threads()}; device {args.device}; batch size {args.batch_size}",
         "",
         speed_table(len(pairs), plugin, reference),
         "",
