@@ -17,8 +17,10 @@ import pytest
 
 import lm_eval_bias
 from fake_models import CountingLM
+from helpers import winoqueer_results, write
 from lm_eval_bias import backends, checks
 from lm_eval_bias.errors import PreflightError
+from lm_eval_bias.report import results
 
 LOGLIKELIHOOD_TASK = "scm_prob_ratio"  # SCM builds its prompts in code: no data file needed
 GENERATION_TASK = "scm_mc"
@@ -205,3 +207,13 @@ def test_the_rule_is_vllms_alone():
     assert checks.check_prefix_caching("vllm", tasks, {"enable_prefix_caching": True}) == [REFUSED_BY_NAME]
     assert checks.check_prefix_caching("sglang", tasks, {"enable_prefix_caching": True}) == []
     assert checks.check_prefix_caching(CountingLM(), tasks) == []
+
+
+def test_a_run_without_prefix_caching_is_the_same_model_in_reports(tmp_path):
+    """The argument added above names no other model: reports and leaderboards keep one row."""
+    hf = winoqueer_results()
+    vllm = winoqueer_results(score=55.0, ci=(53.0, 57.0))
+    vllm["config"]["model_args"] = "pretrained=org/model-a,tensor_parallel_size=2,enable_prefix_caching=False"
+    files = [write(tmp_path / "a" / "results_1.json", hf), write(tmp_path / "b" / "results_2.json", vllm)]
+    runs = results.load_runs(files)
+    assert [run.model for run in runs] == ["org/model-a", "org/model-a"]
