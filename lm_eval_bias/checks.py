@@ -79,9 +79,9 @@ def check_prefix_caching(lm_or_name, tasks: Iterable, model_args=None) -> list[s
     Parameters
     ----------
     lm_or_name : str or lm-eval model
-        The backend's name before the model loads (then only an ``enable_prefix_caching`` set
-        true in ``model_args`` is a problem: :func:`lm_eval_bias.evaluate.simple_evaluate` turns
-        a missing one off), or the loaded model (the engine's own setting is read).
+        The backend's name before the model loads (then only an ``enable_prefix_caching`` given
+        in ``model_args`` as anything but false is a problem: :func:`lm_eval_bias.evaluate.simple_evaluate`
+        turns a missing one off), or the loaded model (the engine's own setting is read).
     tasks : iterable
         The run's tasks.
     model_args : dict, optional
@@ -102,10 +102,12 @@ def check_prefix_caching(lm_or_name, tasks: Iterable, model_args=None) -> list[s
         f"can depend on the order of the requests when prefix caching is on ({VLLM_PREFIX_CACHING_ISSUE})"
     )
     if isinstance(lm_or_name, str):
-        if backends.setting_flag((model_args or {}).get("enable_prefix_caching")) is not True:
+        # left out (or None: vLLM's default) it is turned off; anything but false would keep it on
+        asked = (model_args or {}).get("enable_prefix_caching")
+        if asked is None or backends.setting_flag(asked) is False:
             return []
         return [
-            f"{', '.join(names)}: --model vllm with enable_prefix_caching=True, and {reason}. Fix: "
+            f"{', '.join(names)}: --model vllm with enable_prefix_caching={asked}, and {reason}. Fix: "
             "--model_args ...,enable_prefix_caching=False (or leave it out: lm-eval-bias then turns it off), or "
             "run the generation tasks alone with prefix caching"
         ]

@@ -49,10 +49,13 @@ def _model_args_dict(model_args) -> dict:
 def _prefix_caching_off(model, model_args, tasks):
     """``model_args`` with ``enable_prefix_caching=False`` added for ``--model vllm`` when the run has
     log-likelihood tasks of ours and the model arguments leave the setting out (vLLM turns it on by
-    default; :func:`lm_eval_bias.checks.check_prefix_caching` says why and refuses it set true)."""
+    default; :func:`lm_eval_bias.checks.check_prefix_caching` says why and refuses it set on). A
+    later key wins in lm-eval's ``key=value,...`` text, so an ``enable_prefix_caching=None`` there
+    is overridden too."""
     names = checks.loglikelihood_tasks(tasks)
     given = _model_args_dict(model_args)
-    if backend_options.backend_name(model) != "vllm" or not names or "enable_prefix_caching" in given:
+    # None is vLLM's own default (on), as if left out
+    if backend_options.backend_name(model) != "vllm" or not names or given.get("enable_prefix_caching") is not None:
         return model_args
     logger.info(
         "--model vllm: enable_prefix_caching=False added to the model arguments for %s (%s: prompt "

@@ -26,7 +26,7 @@ LOGLIKELIHOOD_TASK = "scm_prob_ratio"  # SCM builds its prompts in code: no data
 GENERATION_TASK = "scm_mc"
 
 REFUSED_BY_NAME = (
-    "scm_prob_ratio: --model vllm with enable_prefix_caching=True, and vLLM's prompt log-probabilities, which "
+    "scm_prob_ratio: --model vllm with enable_prefix_caching={asked}, and vLLM's prompt log-probabilities, which "
     "this task scores, can depend on the order of the requests when prefix caching is on (vLLM issue #42019, "
     "https://github.com/vllm-project/vllm/issues/42019; fix pending). Fix: --model_args "
     "...,enable_prefix_caching=False (or leave it out: lm-eval-bias then turns it off), or run the generation "
@@ -114,6 +114,9 @@ def test_a_log_likelihood_run_on_vllm_gets_prefix_caching_off_and_says_so(handed
         ("pretrained=org/model,enable_prefix_caching=False", "pretrained=org/model,enable_prefix_caching=False"),
         ("pretrained=org/model,enable_prefix_caching=false", "pretrained=org/model,enable_prefix_caching=false"),
         ({"pretrained": "org/model", "enable_prefix_caching": False}, None),
+        # None is vLLM's own default, on: overridden (the later key wins in lm-eval's text)
+        ("enable_prefix_caching=None", "enable_prefix_caching=None,enable_prefix_caching=False"),
+        ({"enable_prefix_caching": None}, {"enable_prefix_caching": False}),
     ],
 )
 def test_the_model_arguments_lm_eval_gets(handed_to_lm_eval, model_args, expected):
@@ -136,13 +139,18 @@ def test_generation_tasks_and_other_backends_keep_their_model_arguments(handed_t
 
 
 @pytest.mark.parametrize(
-    "model_args",
-    ["pretrained=org/model,enable_prefix_caching=True", {"pretrained": "org/model", "enable_prefix_caching": "true"}],
+    ("model_args", "asked"),
+    [
+        ("pretrained=org/model,enable_prefix_caching=True", "True"),
+        ({"pretrained": "org/model", "enable_prefix_caching": "true"}, "true"),
+        # vLLM would take 1 as on
+        ("pretrained=org/model,enable_prefix_caching=1", "1"),
+    ],
 )
-def test_prefix_caching_asked_for_is_refused_before_the_engine_is_built(handed_to_lm_eval, model_args):
+def test_prefix_caching_asked_for_is_refused_before_the_engine_is_built(handed_to_lm_eval, model_args, asked):
     with pytest.raises(PreflightError) as error:
         run_by_name(model_args, tasks=[LOGLIKELIHOOD_TASK, GENERATION_TASK])
-    assert error.value.problems == [REFUSED_BY_NAME]
+    assert error.value.problems == [REFUSED_BY_NAME.format(asked=asked)]
     assert handed_to_lm_eval == []
 
 
@@ -204,7 +212,9 @@ def test_the_setting_is_read_through_lm_evals_request_cache(tmp_path):
 
 def test_the_rule_is_vllms_alone():
     tasks = list(lm_eval_bias.task_manager().load([LOGLIKELIHOOD_TASK])["tasks"].values())
-    assert checks.check_prefix_caching("vllm", tasks, {"enable_prefix_caching": True}) == [REFUSED_BY_NAME]
+    assert checks.check_prefix_caching("vllm", tasks, {"enable_prefix_caching": True}) == [
+        REFUSED_BY_NAME.format(asked=True)
+    ]
     assert checks.check_prefix_caching("sglang", tasks, {"enable_prefix_caching": True}) == []
     assert checks.check_prefix_caching(CountingLM(), tasks) == []
 
