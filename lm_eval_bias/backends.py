@@ -140,3 +140,46 @@ def echo_aligned(lm) -> bool:
         and isinstance(lm, module.LocalCompletionsAPI)
         and type(lm).parse_logprobs is module.LocalCompletionsAPI.parse_logprobs
     )
+
+
+def setting_flag(value) -> bool | None:
+    """A yes/no model argument as lm-eval hands it to the backend: a bool, or text that lm-eval's
+    ``--model_args`` parser reads as one (``True``, ``false``); None for anything else."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    return None
+
+
+def vllm_prefix_caching(lm) -> bool:
+    """Whether lm-eval's ``vllm`` backend ``lm`` runs vLLM with prefix caching on.
+
+    Read from the engine the wrapper built (``lm.model``, a ``vllm.LLM``): vLLM's V1
+    ``LLMEngine`` keeps the resolved setting at ``llm_engine.vllm_config.cache_config.
+    enable_prefix_caching`` (earlier V1 releases at ``llm_engine.cache_config``). With
+    ``data_parallel_size`` > 1 the wrapper builds no engine of its own (Ray workers build one
+    each from ``lm.model_args``), so the setting is read there; left out, it counts as on, vLLM
+    V1's default (``EngineArgs._set_default_args``: on for every model but hybrid ones).
+
+    Parameters
+    ----------
+    lm : lm-eval model
+        lm-eval's ``VLLM`` wrapper (possibly inside its ``CachingLM``).
+
+    Returns
+    -------
+    bool
+    """
+    inner = unwrapped(lm)
+    engine = getattr(getattr(inner, "model", None), "llm_engine", None)
+    for cache_config in (
+        getattr(getattr(engine, "vllm_config", None), "cache_config", None),
+        getattr(engine, "cache_config", None),
+    ):
+        setting = getattr(cache_config, "enable_prefix_caching", None)
+        if isinstance(setting, bool):
+            return setting
+    model_args = getattr(inner, "model_args", None)
+    setting = setting_flag(model_args.get("enable_prefix_caching")) if isinstance(model_args, dict) else None
+    return True if setting is None else setting

@@ -62,6 +62,63 @@ def check_backend(lm_or_name, tasks: Iterable) -> list[str]:
     return problems
 
 
+# vLLM's open report on prompt log-probabilities under prefix caching, named in every message of the rule.
+VLLM_PREFIX_CACHING_ISSUE = "vLLM issue #42019, https://github.com/vllm-project/vllm/issues/42019; fix pending"
+
+
+def loglikelihood_tasks(tasks: Iterable) -> list[str]:
+    """The names of our tasks among ``tasks`` that score log-likelihoods (not generations)."""
+    return [task_name(task) for task in tasks if is_ours(task) and needs(task) == "log-likelihoods"]
+
+
+def check_prefix_caching(lm_or_name, tasks: Iterable, model_args=None) -> list[str]:
+    """vLLM with prefix caching on for our log-likelihood tasks: lm-eval's ``vllm`` backend reads
+    their scores from vLLM's ``prompt_logprobs``, which can then depend on the order of the
+    requests (:data:`VLLM_PREFIX_CACHING_ISSUE`). Generation tasks are not affected.
+
+    Parameters
+    ----------
+    lm_or_name : str or lm-eval model
+        The backend's name before the model loads (then only an ``enable_prefix_caching`` given
+        in ``model_args`` as anything but false is a problem: :func:`lm_eval_bias.evaluate.simple_evaluate`
+        turns a missing one off), or the loaded model (the engine's own setting is read).
+    tasks : iterable
+        The run's tasks.
+    model_args : dict, optional
+        The model arguments as lm-eval reads them, for a backend given by name.
+
+    Returns
+    -------
+    list of str
+        One problem, or none.
+    """
+    if backend_options.backend_name(lm_or_name) != "vllm":
+        return []
+    names = loglikelihood_tasks(tasks)
+    if not names:
+        return []
+    reason = (
+        f"vLLM's prompt log-probabilities, which {'this task scores' if len(names) == 1 else 'these tasks score'}, "
+        f"can depend on the order of the requests when prefix caching is on ({VLLM_PREFIX_CACHING_ISSUE})"
+    )
+    if isinstance(lm_or_name, str):
+        # left out (or None: vLLM's default) it is turned off; anything but false would keep it on
+        asked = (model_args or {}).get("enable_prefix_caching")
+        if asked is None or backends.setting_flag(asked) is False:
+            return []
+        return [
+            f"{', '.join(names)}: --model vllm with enable_prefix_caching={asked}, and {reason}. Fix: "
+            "--model_args ...,enable_prefix_caching=False (or leave it out: lm-eval-bias then turns it off), or "
+            "run the generation tasks alone with prefix caching"
+        ]
+    if not backends.vllm_prefix_caching(lm_or_name):
+        return []
+    return [
+        f"{', '.join(names)}: the vLLM engine runs with prefix caching on (vLLM's default unless "
+        f"enable_prefix_caching=False is given), and {reason}. Fix: --model_args ...,enable_prefix_caching=False"
+    ]
+
+
 def check_limit(limit, tasks: Iterable) -> list[str]:
     """``--limit`` that leaves a task nothing to evaluate (lm-eval would crash on it)."""
     if limit is None:
@@ -149,6 +206,7 @@ def check_loaded_model(lm, tasks: list, limit, apply_chat_template) -> list[str]
     problems = check_backend(lm, tasks) + check_limit(limit, tasks)
     problems += check_chat_messages(lm, tasks, apply_chat_template)
     problems += check_cache_keyed(lm, tasks)
+    problems += check_prefix_caching(lm, tasks)
     problems += check_shards(lm, limit, tasks) if not problems else []
     if apply_chat_template:
         problems += check_chat_template(lm, tasks)

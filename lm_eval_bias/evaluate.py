@@ -10,10 +10,13 @@ once (:class:`~lm_eval_bias.errors.PreflightError`). Then it installs the reques
 from __future__ import annotations
 
 import inspect
+import logging
 
-from lm_eval_bias import adapters, checks, options
+from lm_eval_bias import adapters, backend_options, checks, options
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
 from lm_eval_bias.task_kinds import is_ours, task_name
+
+logger = logging.getLogger("lm_eval_bias")
 
 # Options of ours that are also model arguments of some lm-eval backend (vLLM's seed).
 MODEL_ARG_OPTIONS = frozenset({"seed"})
@@ -41,6 +44,30 @@ def _model_args_dict(model_args) -> dict:
 
         return simple_parse_args_string(model_args)
     return {}
+
+
+def _prefix_caching_off(model, model_args, tasks):
+    """``model_args`` with ``enable_prefix_caching=False`` added for ``--model vllm`` when the run has
+    log-likelihood tasks of ours and the model arguments leave the setting out (vLLM turns it on by
+    default; :func:`lm_eval_bias.checks.check_prefix_caching` says why and refuses it set on). A
+    later key wins in lm-eval's ``key=value,...`` text, so an ``enable_prefix_caching=None`` there
+    is overridden too."""
+    names = checks.loglikelihood_tasks(tasks)
+    given = _model_args_dict(model_args)
+    # None is vLLM's own default (on), as if left out
+    if backend_options.backend_name(model) != "vllm" or not names or given.get("enable_prefix_caching") is not None:
+        return model_args
+    logger.info(
+        "--model vllm: enable_prefix_caching=False added to the model arguments for %s (%s: prompt "
+        "log-probabilities can depend on the order of the requests when prefix caching is on); the run's "
+        "generations are the same, without prefix caching's speed-up",
+        ", ".join(names),
+        checks.VLLM_PREFIX_CACHING_ISSUE,
+    )
+    if isinstance(model_args, dict):
+        return {**model_args, "enable_prefix_caching": False}
+    text = (model_args or "").strip().rstrip(",")
+    return f"{text},enable_prefix_caching=False" if text else "enable_prefix_caching=False"
 
 
 def _build(task_manager, spec):
@@ -188,6 +215,8 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
         problems += checks.check_backend(model, leaves)
         problems += checks.check_generation_settings(model, leaves, kwargs.get("gen_kwargs"))
         problems += checks.check_chat_messages(model, leaves, kwargs.get("apply_chat_template"))
+        problems += checks.check_prefix_caching(model, leaves, _model_args_dict(model_args))
+        model_args = _prefix_caching_off(model, model_args, leaves)
     problems += checks.check_limit(limit, leaves)
     if kwargs.get("use_cache"):
         try:

@@ -7,6 +7,7 @@ Detoxify's stock loader. VADER's scores are real and pinned exactly.
 """
 
 import math
+import re
 import sys
 import textwrap
 from collections import Counter
@@ -118,6 +119,30 @@ def test_detoxify_batched_equals_one_by_one_and_is_deterministic(tiny_detoxify, 
     assert_close(batched, {label: [s[label][0] for s in singles] for label in batched})
     # A second, independently loaded scorer gives exactly the same numbers.
     assert detoxify_scorer(tiny_detoxify, flavour, batch_size=3).score(TEXTS) == batched
+
+
+def test_detoxify_shows_its_progress_with_the_time_remaining(tiny_detoxify, capsys, monkeypatch):
+    """The bar (tqdm, on stderr) shows texts done of all, the time spent and the estimate of the time
+    left (``[elapsed<remaining, rate]``) while a task's generations are scored; each batch is slowed
+    past tqdm's refresh interval (0.1 s) so that the bar is drawn between batches."""
+    import time
+
+    scorer = detoxify_scorer(tiny_detoxify, batch_size=2)
+    predict = scorer.detoxify.predict
+
+    def slow_predict(texts):
+        time.sleep(0.15)
+        return predict(texts)
+
+    monkeypatch.setattr(scorer.detoxify, "predict", slow_predict)
+    capsys.readouterr()  # the loading's own output
+    scorer.score(TEXTS[:6])
+    drawn = [line.strip() for line in re.split(r"[\r\n]", capsys.readouterr().err) if line.strip()]
+    assert drawn[0].startswith("detoxify (cpu):   0%|") and drawn[0].endswith("| 0/6 [00:00<?, ?text/s]")
+    # after the first batch the time left is estimated from the rate so far
+    between = [line for line in drawn if re.search(r"\| [24]/6 \[", line)]
+    assert between and all(re.search(r"\| [24]/6 \[\d\d:\d\d<\d\d:\d\d, +[\d.]+text/s\]$", line) for line in between)
+    assert re.search(r"^detoxify \(cpu\): 100%\|.*\| 6/6 \[\d\d:\d\d<00:00, +[\d.]+text/s\]$", drawn[-1])
 
 
 @pytest.mark.parametrize("flavour", ["original", "unbiased"])

@@ -399,6 +399,9 @@ RUN_ONLY_MODEL_ARGS = frozenset(
         "tensor_parallel_size",
         "data_parallel_size",
         "gpu_memory_utilization",
+        # vLLM's prefix cache: lm-eval-bias turns it off for its log-likelihood tasks, which it can
+        # change (vLLM issue #42019); generations are the same either way
+        "enable_prefix_caching",
     }
 )
 
