@@ -108,6 +108,9 @@ def test_the_wheel_ships_the_pth_at_the_top_of_site_packages(wheel_env, tmp_path
     assert found["finders"] == ["Finder"] and found["loaded_at_start"] == []
     # once lm_eval.tasks is imported: every TaskManager indexes ours, the finder is gone
     assert found["shimmed"] and found["evaluator_shimmed"] and not found["finders_after"]
+    # pip uninstall removes what the wheel's RECORD lists: the hook goes with the package
+    listed = run([wheel_env, "-m", "pip", "show", "-f", "lm-eval-bias"], cwd=tmp_path).stdout.split()
+    assert {"lm_eval_bias_autoload.pth", "_lm_eval_bias_autoload.py"} <= set(listed)
 
 
 def test_an_editable_install_runs_the_hook_too(tmp_path):
