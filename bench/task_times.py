@@ -37,9 +37,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def task_size(name: str, manager) -> int:
     """Documents of the whole task, as lm-eval builds it."""
-    from lm_eval.tasks import get_task_dict
-
-    return len(get_task_dict([name], manager)[name].eval_docs)
+    return len(manager.load([name])["tasks"][name].eval_docs)
 
 
 def time_task(lm, name: str, limit: int, metadata: dict) -> dict:
