@@ -3,6 +3,7 @@ hook (``_lm_eval_bias_autoload``), installed from a built wheel and from an edit
 into a fresh virtual environment layered on this one's packages (the hook lives only in an
 environment the package is installed in, as a user's does)."""
 
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -124,13 +125,22 @@ def test_an_editable_install_runs_the_hook_too(tmp_path):
     assert found["shimmed"] and found["evaluator_shimmed"]
 
 
+def console_script(python: Path, name: str) -> Path:
+    """``name``'s console script in ``python``'s environment, written as pip writes one from the
+    entry point of the package that declares it (lm-eval is layered in, not installed there)."""
+    (entry,) = [e for e in importlib.metadata.entry_points(group="console_scripts") if e.name == name]
+    module, _, function = entry.value.partition(":")
+    script = python.parent / name
+    script.write_text(f"#!{python}\nimport sys\nfrom {module} import {function}\nsys.exit({function}())\n")
+    script.chmod(0o755)
+    return script
+
+
 def test_the_stock_cli_runs_our_tasks_with_no_flag(wheel_env, tmp_path, tiny_gpt2_long_context, generated_data_dir):
+    # the console script users type, as they type it: no subcommand, no --include_path
     run(
         [
-            wheel_env,
-            "-m",
-            "lm_eval",
-            "run",
+            console_script(wheel_env, "lm_eval"),
             "--model",
             "hf",
             "--model_args",
