@@ -16,19 +16,16 @@ Process-wide, installed once and kept:
   ``tests/test_end_to_end.py::test_ls_and_validate_see_our_tasks_beside_a_users_own``. Goes when
   lm-eval finds a plugin's task folders through an entry point.
 * The same ``lm_eval.tasks.TaskManager``, in every interpreter of an environment the package is
-  installed in (``lm_eval_bias_autoload.pth``, which ``setup.py``'s ``build_py`` ships at the top
-  of the wheel and of an editable install; it starts ``_lm_eval_bias_autoload``, whose import hook
-  calls :func:`install_task_manager_shim` right after ``lm_eval.tasks`` is first imported, and does
-  nothing before). lm-eval 0.4.13 does not read the ``lm_eval.tasks`` entry point we declare, so
-  the stock ``lm_eval --tasks winoqueer`` and ``lm_eval.simple_evaluate(tasks=["winoqueer"])``
-  without a task manager would not find our tasks; once they are found, building one installs the
-  request gate below, as with ``--include_path``. Off with ``LM_EVAL_BIAS_NO_AUTOLOAD=1``; any error
-  is one warning. Pinned by ``tests/test_autoload.py::test_the_stock_cli_runs_our_tasks_with_no_flag``
-  (a wheel in a fresh environment), ``tests/test_autoload.py::test_an_editable_install_runs_the_hook_too``
-  and ``tests/test_autoload.py::test_the_hook_steps_aside_where_lm_eval_reads_the_entry_point``. Goes
-  when lm-eval reads the entry point (upstream PR #4015): the hook steps aside by itself then, and
-  ``tests/test_autoload.py::test_the_installed_lm_eval_does_not_read_the_entry_point_yet`` fails to
-  say that it, ``setup.py`` and the ``.pth`` can be removed.
+  installed in (``lm_eval_bias_autoload.pth``, shipped by ``setup.py``'s ``build_py``, starts
+  ``_lm_eval_bias_autoload``, whose import hook calls :func:`install_task_manager_shim` once
+  ``lm_eval.tasks`` is imported). lm-eval 0.4.13 does not read our ``lm_eval.tasks`` entry point, so
+  the stock ``lm_eval --tasks winoqueer`` and ``lm_eval.simple_evaluate`` without a task manager
+  would not find our tasks. Off with ``LM_EVAL_BIAS_NO_AUTOLOAD=1``; any error is one warning.
+  Pinned by ``tests/test_autoload.py::test_the_stock_cli_runs_our_tasks_with_no_flag`` and
+  ``tests/test_autoload.py::test_the_hook_steps_aside_where_lm_eval_reads_the_entry_point``. Goes
+  when lm-eval reads the entry point (upstream PR #4015): the hook steps aside then, and
+  ``tests/test_autoload.py::test_the_installed_lm_eval_does_not_read_the_entry_point_yet`` fails
+  to say that it, ``setup.py`` and the ``.pth`` can go.
 * ``lm_eval.simple_evaluate`` (:func:`install_simple_evaluate_shim`; the ``lm-eval-bias`` command).
   lm-eval builds tasks after the model loads and keys ``--use_cache`` on the request alone. Pinned
   by ``tests/test_cli_errors.py::test_an_unwritable_cache_or_output_path_is_refused_before_the_model_loads``
@@ -85,10 +82,8 @@ Per ``evaluate`` call, on the model (and our tasks) only, undone when the call r
   Pinned by ``tests/test_several_processes.py``. Goes when lm-eval gathers per-document values in
   document order with every rank's keys.
 
-Not replacements: ``--model hf-mlm`` is added through lm-eval's own model registry
-(:func:`lm_eval_bias.models.register`); our tasks' own behaviour is in their class,
-``harness.SubgroupMetricsTask``, which overrides lm-eval's ``ConfigurableTask`` methods for our
-tasks alone.
+Not replacements: ``--model hf-mlm`` (lm-eval's model registry, :func:`lm_eval_bias.models.register`)
+and our tasks' class, ``harness.SubgroupMetricsTask`` (a ``ConfigurableTask`` of our tasks alone).
 """
 
 from __future__ import annotations
@@ -111,9 +106,8 @@ logger = logging.getLogger("lm_eval_bias")
 
 _current_lm: contextvars.ContextVar = contextvars.ContextVar("lm_eval_bias_current_lm", default=None)
 
-# While lm-eval evaluates, whether the backend is answering our tasks' requests (True) or
-# another task's (False), as :func:`_requests_routed_by_task` tells; None outside a routed call
-# (an adapter used on its own, as in its tests, adapts every request).
+# Whether the backend is answering our tasks' requests (True) or another task's (False), as
+# :func:`_requests_routed_by_task` tells; None outside a routed call (then every request is adapted).
 _answering_ours: contextvars.ContextVar = contextvars.ContextVar("lm_eval_bias_answering_ours", default=None)
 
 
