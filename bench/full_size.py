@@ -389,33 +389,50 @@ def _mib(n_bytes: int) -> str:
     return f"{n_bytes / 2**20:,.1f}"
 
 
+def _versus(ours: float, floor: dict | None, key: str, form: str) -> str:
+    """``ours / floor (ratio)``, or ours alone where the floor did not run."""
+    if not floor:
+        return format(ours, form)
+    return f"{ours:{form}} / {floor[key]:{form}} ({ours / floor[key]:.2f}x)"
+
+
 def table(rows: list[dict]) -> str:
-    """The markdown table: ours, the floor, ours / floor, and whole / 1/16 growth where both ran."""
+    """The markdown table: ours, the floor, ours / floor, and the whole size's growth over 1/16.
+
+    Parameters
+    ----------
+    rows : list of dict
+        :func:`run_pair`'s rows (``floor`` may be missing: a run of ours alone).
+
+    Returns
+    -------
+    str
+    """
     lines = [
-        "| task | size | documents | wall s ours / floor (ratio) | peak MiB ours / floor (ratio) "
-        "| results MiB | samples MiB ours / floor | growth wall, peak (whole / 1/16) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| task | size | documents | wall s ours / floor | CPU s ours / floor | peak MiB ours / floor "
+        "| results MiB | samples MiB ours / floor | whole / 1/16: wall, CPU, peak |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    first = {}
-    for row in rows:
+    first = {row["task"]: row for row in rows if row["size"] == "1/16"}
+    for row in sorted(rows, key=lambda row: (TASKS.index(row["task"]), -row["denominator"])):
         ours, floor = row["ours"], row.get("floor")
-        first.setdefault(row["task"], row) if row["size"] == "1/16" else None
-        if floor:
-            wall = f"{ours['wall_s']:.1f} / {floor['wall_s']:.1f} ({ours['wall_s'] / floor['wall_s']:.2f}x)"
-            peak = f"{ours['peak_mib']:,.0f} / {floor['peak_mib']:,.0f} ({ours['peak_mib'] / floor['peak_mib']:.2f}x)"
-            samples = f"{_mib(ours['samples_bytes'])} / {_mib(floor['samples_bytes'])}"
-        else:
-            wall, peak, samples = f"{ours['wall_s']:.1f}", f"{ours['peak_mib']:,.0f}", _mib(ours["samples_bytes"])
+        samples = _mib(ours["samples_bytes"]) + (f" / {_mib(floor['samples_bytes'])}" if floor else "")
         growth = ""
         base = first.get(row["task"])
         if row["size"] == "whole" and base:
-            growth = (
-                f"{ours['wall_s'] / base['ours']['wall_s']:.1f}x, {ours['peak_mib'] / base['ours']['peak_mib']:.1f}x"
-            )
-        lines.append(
-            f"| `{row['task']}` | {row['size']} | {row['documents']:,} | {wall} | {peak} "
-            f"| {_mib(ours['results_bytes'])} | {samples} | {growth} |"
-        )
+            growth = ", ".join(f"{ours[key] / base['ours'][key]:.1f}x" for key in ("wall_s", "cpu_s", "peak_mib"))
+        cells = [
+            f"`{row['task']}`",
+            row["size"],
+            f"{row['documents']:,}",
+            _versus(ours["wall_s"], floor, "wall_s", ".1f"),
+            _versus(ours["cpu_s"], floor, "cpu_s", ".1f"),
+            _versus(ours["peak_mib"], floor, "peak_mib", ",.0f"),
+            _mib(ours["results_bytes"]),
+            samples,
+            growth,
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -427,7 +444,11 @@ def main(argv=None) -> None:
     parser.add_argument("--no-floor", action="store_true", help="run our tasks only")
     parser.add_argument("--profile", action="store_true", help="run our task under cProfile and print its top")
     parser.add_argument("--json", type=Path, help="also write every measurement here")
+    parser.add_argument("--table-from", type=Path, help="print the table of a --json file and run nothing")
     args = parser.parse_args(argv)
+    if args.table_from:
+        print(table(json.loads(args.table_from.read_text())))
+        return
     from tiny_models import build_tiny_detoxify
 
     args.cache.mkdir(parents=True, exist_ok=True)
@@ -456,7 +477,6 @@ def main(argv=None) -> None:
         if args.json:
             args.json.write_text(json.dumps(rows, indent=1, default=str))
     print(f"load average after: {load_average()}")
-    rows.sort(key=lambda row: (TASKS.index(row["task"]), -row["denominator"]))
     print(table(rows))
 
 
