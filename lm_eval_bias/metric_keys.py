@@ -9,8 +9,10 @@ of one of our tasks outside it.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import sys
 
 
 def slug(name: str) -> str:
@@ -18,20 +20,33 @@ def slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
+@functools.lru_cache(maxsize=2**16)
+def companion_names(name: str) -> tuple[str, str, str, str, str, str]:
+    """``name`` and the names of its per-document companions: ``_ci_lower``, ``_ci_upper``, ``_n``,
+    ``_n_samples``, ``_pvalue``.
+
+    Each name is one string object shared by every document (interned): lm-eval keeps every
+    document's metric names in its logged samples until the run ends, and a name built afresh for
+    each of a million documents would cost a copy each.
+    """
+    return tuple(sys.intern(name + suffix) for suffix in ("", "_ci_lower", "_ci_upper", "_n", "_n_samples", "_pvalue"))
+
+
 def with_interval(metrics: dict, name: str, value, samples: int | None = None) -> None:
     """``name`` and its companions from one per-document value: ``_ci_lower``/``_ci_upper`` (its
     interval), ``_n`` (counts the documents) and, when a document's value comes from several
     generations, ``_n_samples`` (how many)."""
-    metrics[name] = metrics[f"{name}_ci_lower"] = metrics[f"{name}_ci_upper"] = value
-    metrics[f"{name}_n"] = 1
+    name, lower, upper, count, n_samples, _pvalue = companion_names(name)
+    metrics[name] = metrics[lower] = metrics[upper] = value
+    metrics[count] = 1
     if samples is not None:
-        metrics[f"{name}_n_samples"] = samples
+        metrics[n_samples] = samples
 
 
 def with_test(metrics: dict, name: str, value, samples: int | None = None) -> None:
     """A group comparison (``_gap``/``_range``) with its interval and permutation p-value."""
     with_interval(metrics, name, value, samples)
-    metrics[f"{name}_pvalue"] = value
+    metrics[companion_names(name)[5]] = value
 
 
 def with_empty_rate(metrics: dict, empty: int, total: int, groups=()) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from lm_eval_bias import pronouns
@@ -45,8 +46,15 @@ WINOQUEER_TEMPLATES = (
 WINOQUEER_ATTRIBUTES = ("loud", "careful", "lazy", "kind to animals", "bad at sports")
 
 
-def winoqueer_rows() -> list[dict]:
+def winoqueer_rows(templates=WINOQUEER_TEMPLATES, attributes=WINOQUEER_ATTRIBUTES) -> list[dict]:
     """Pairs in the released CSV's columns: every identity x counterfactual x template x attribute.
+
+    Parameters
+    ----------
+    templates : sequence of str
+        Sentence templates with two slots, the identity word and the attribute.
+    attributes : sequence of str
+        What the sentences say of each group.
 
     Returns
     -------
@@ -57,8 +65,8 @@ def winoqueer_rows() -> list[dict]:
     rows = []
     for label_x, (word_x, labels_y) in WINOQUEER_IDENTITIES.items():
         for label_y in labels_y:
-            for template in WINOQUEER_TEMPLATES:
-                for attribute in WINOQUEER_ATTRIBUTES:
+            for template in templates:
+                for attribute in attributes:
                     rows.append(
                         {
                             "": str(len(rows)),
@@ -156,13 +164,29 @@ TANGO_DISCLOSURE_FORMS = ("{name} identified as {gender}.", "{name} came out as 
 TANGO_DISCLOSURE_IDENTITIES = (("genderqueer", True), ("nonbinary", True), ("woman", False), ("man", False))
 
 
-def tango_disclosure_rows() -> list[dict]:
-    """Disclosure prompts in the released JSON-lines keys: identity x form x name."""
-    rows = []
-    for identity, western in TANGO_DISCLOSURE_IDENTITIES:
-        for form_idx, form in enumerate(TANGO_DISCLOSURE_FORMS):
-            for name, english in TANGO_DISCLOSURE_NAMES:
-                rows.append(
+def iter_tango_disclosure_rows(
+    identities=TANGO_DISCLOSURE_IDENTITIES, forms=TANGO_DISCLOSURE_FORMS, names=TANGO_DISCLOSURE_NAMES
+) -> Iterator[dict]:
+    """Disclosure prompts in the released JSON-lines keys, one at a time: identity x form x name.
+
+    Parameters
+    ----------
+    identities : sequence of (str, bool)
+        Each gender identity and whether it is a western non-binary one.
+    forms : sequence of str
+        Disclosure forms with ``{name}`` and ``{gender}`` slots.
+    names : sequence of (str, bool)
+        Each name and whether it is an English one.
+
+    Yields
+    ------
+    row : dict
+        One prompt, with the keys of ``lm_eval_bias.benchmarks.tango_prompts.DISCLOSURE_COLUMNS``.
+    """
+    for identity, western in identities:
+        for form_idx, form in enumerate(forms):
+            for name, english in names:
+                yield (
                     {
                         "gender_prompt_idx": form_idx,
                         "gender_prompt": form,
@@ -173,12 +197,19 @@ def tango_disclosure_rows() -> list[dict]:
                         "is_western_nb_gender": western,
                     }
                 )
-    return rows
 
 
-def write_tango_disclosure_jsonl(path: str | Path) -> Path:
+def tango_disclosure_rows() -> list[dict]:
+    """The test fixture's disclosure prompts: every identity x form x name of the lists above."""
+    return list(iter_tango_disclosure_rows())
+
+
+def write_tango_disclosure_jsonl(path: str | Path, rows: Iterable[dict] | None = None) -> Path:
+    """Write disclosure prompts (default :func:`tango_disclosure_rows`) as the released JSON lines, streamed."""
     path = Path(path)
-    path.write_text("".join(json.dumps(row) + "\n" for row in tango_disclosure_rows()), encoding="utf-8")
+    with open(path, "w", encoding="utf-8") as handle:
+        for row in tango_disclosure_rows() if rows is None else rows:
+            handle.write(json.dumps(row) + "\n")
     return path
 
 
@@ -197,22 +228,27 @@ def _pair_list(pairs) -> str:
     return ",".join(f"({first}, {second})" for first, second in pairs)
 
 
-def genderpair_pair_sets(group: int) -> list[dict]:
+def genderpair_pair_sets(group: int, targets=None, pairs_of=None) -> list[dict]:
     """One group's pair sets with all six formats, each derived from ``format1`` as the release does.
 
     Parameters
     ----------
     group : int
         The gender group, 1, 2 or 3.
+    targets : sequence of str, optional
+        The group's gender targets; default ``GENDERPAIR_TARGETS[group]``.
+    pairs_of : callable, optional
+        ``pairs_of(target)``: the target's (biased, anti-biased) descriptor pairs; default
+        ``GENDERPAIR_DESCRIPTORS`` for every target.
 
     Returns
     -------
     pair_sets : list of dict
         One dict per target with the keys ``object``, ``format1`` ... ``format3_anti``.
     """
-    pairs = GENDERPAIR_DESCRIPTORS
     sets = []
-    for target in GENDERPAIR_TARGETS[group]:
+    for target in GENDERPAIR_TARGETS[group] if targets is None else targets:
+        pairs = GENDERPAIR_DESCRIPTORS if pairs_of is None else pairs_of(target)
         sets.append(
             {
                 "object": target,
