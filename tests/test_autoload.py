@@ -47,15 +47,27 @@ def project_copy(destination: Path) -> Path:
     return destination
 
 
+# What an install of lm-eval-bias puts in site-packages (package, hook, metadata, editable finder).
+OUR_INSTALLED_NAMES = ("lm_eval_bias", "_lm_eval_bias", "__editable__.lm_eval_bias", "__editable___lm_eval_bias")
+
+
 def fresh_venv(path: Path) -> Path:
     """A new virtual environment whose own site-packages is empty, with this environment's
-    site-packages after it (lm-eval, torch and pip come from there; what is installed into the new
-    one comes first). Returns its python."""
+    site-packages after it, less lm-eval-bias itself (lm-eval, torch and pip come from there; what
+    is installed into the new one is the only lm-eval-bias it sees, since an editable install's
+    finder comes after any copy on ``sys.path``). Returns its python."""
     run([sys.executable, "-m", "venv", "--without-pip", path], cwd=path.parent)
     python = path / "bin" / "python"
     site_dirs = [entry for entry in sys.path if entry.endswith("site-packages")]
-    ours = dict.fromkeys([sysconfig.get_path("purelib"), *site_dirs])
-    (purelib_of(python) / "zz_layered_on_the_test_environment.pth").write_text("\n".join(ours) + "\n")
+    layers = []
+    for number, site in enumerate(dict.fromkeys([sysconfig.get_path("purelib"), *site_dirs])):
+        layer = path.parent / f"{path.name}-layer{number}"
+        layer.mkdir()
+        for entry in Path(site).iterdir():
+            if not entry.name.startswith(OUR_INSTALLED_NAMES):
+                (layer / entry.name).symlink_to(entry)
+        layers.append(str(layer))
+    (purelib_of(python) / "zz_layered_on_the_test_environment.pth").write_text("\n".join(layers) + "\n")
     return python
 
 
