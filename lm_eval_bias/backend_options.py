@@ -198,6 +198,18 @@ BACKEND_CLASSES = {
 }
 
 
+def model_args_dict(model_args) -> dict:
+    """``model_args`` as lm-eval reads them: a dict as it is, ``key=value,...`` text parsed by
+    lm-eval's own parser, anything empty as ``{}``."""
+    if isinstance(model_args, dict):
+        return model_args
+    if not model_args or not str(model_args).strip():
+        return {}
+    from lm_eval.utils import simple_parse_args_string
+
+    return simple_parse_args_string(str(model_args))
+
+
 def backend_name(lm_or_name) -> str | None:
     """The lm-eval name (``vllm``, ``sglang``, ``local-completions``, ``local-chat-completions``)
     of a backend whose generation settings are checked here, given by name or as the loaded

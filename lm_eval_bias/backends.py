@@ -145,11 +145,11 @@ def echo_aligned(lm) -> bool:
 def setting_flag(value) -> bool | None:
     """A yes/no model argument as lm-eval hands it to the backend: a bool, or text that lm-eval's
     ``--model_args`` parser reads as one (``True``, ``false``); None for anything else."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    return None
+    if isinstance(value, str):
+        from lm_eval.utils import handle_arg_string
+
+        value = handle_arg_string(value)
+    return value if isinstance(value, bool) else None
 
 
 def vllm_prefix_caching(lm) -> bool:

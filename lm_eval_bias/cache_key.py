@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lm_eval_bias.backend_options import model_args_dict
 from lm_eval_bias.errors import ConfigurationError
 
 logger = logging.getLogger("lm_eval_bias")
@@ -135,7 +136,7 @@ def identify_weights(model, model_args) -> list[WeightsSource]:
             "identified and a cache could return the log-likelihoods of other weights. Fix: pass the model by "
             "name (model='hf', model_args={'pretrained': FOLDER}), or leave use_cache out"
         )
-    arguments = _parsed_model_args(model_args)
+    arguments = model_args_dict(model_args)
     revision = arguments.get("revision")
     sources = []
     for argument in WEIGHTS_ARGUMENTS:
@@ -180,17 +181,6 @@ def _local_kind(place: Path) -> str | None:
         return "folder" if place.is_dir() else "file" if place.is_file() else None
     except (OSError, ValueError):  # a text too long for a file name, or holding a NUL: no path
         return None
-
-
-def _parsed_model_args(model_args) -> dict:
-    """``model_args`` as lm-eval reads them: a dict, or a ``key=value,...`` string."""
-    if isinstance(model_args, dict):
-        return model_args
-    if not model_args or not str(model_args).strip():
-        return {}
-    from lm_eval.utils import simple_parse_args_string
-
-    return simple_parse_args_string(str(model_args))
 
 
 def _identify(argument: str, value: str, revision: str, hub_cache: Path | None = None) -> list[WeightsSource]:

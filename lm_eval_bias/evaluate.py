@@ -35,17 +35,6 @@ def _metadata_not_in(task_manager, metadata) -> list[str]:
     ]
 
 
-def _model_args_dict(model_args) -> dict:
-    """``model_args`` as lm-eval reads them: a dict, or ``key=value,...`` text."""
-    if isinstance(model_args, dict):
-        return model_args
-    if isinstance(model_args, str) and model_args.strip():
-        from lm_eval.utils import simple_parse_args_string
-
-        return simple_parse_args_string(model_args)
-    return {}
-
-
 def _prefix_caching_off(model, model_args, tasks):
     """``model_args`` with ``enable_prefix_caching=False`` added for ``--model vllm`` when the run has
     log-likelihood tasks of ours and the model arguments leave the setting out (vLLM turns it on by
@@ -53,7 +42,7 @@ def _prefix_caching_off(model, model_args, tasks):
     later key wins in lm-eval's ``key=value,...`` text, so an ``enable_prefix_caching=None`` there
     is overridden too."""
     names = checks.loglikelihood_tasks(tasks)
-    given = _model_args_dict(model_args)
+    given = backend_options.model_args_dict(model_args)
     # None is vLLM's own default (on), as if left out
     if backend_options.backend_name(model) != "vllm" or not names or given.get("enable_prefix_caching") is not None:
         return model_args
@@ -178,20 +167,21 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
             f"['winoqueer'] (or complete task configs), got {tasks!r}"[:300]
         )
     problems = []
+    given_model_args = backend_options.model_args_dict(model_args)
     if task_manager is None:
         # as lm-eval's CLI does: the model arguments merged into the metadata every task receives
-        task_manager = lm_eval_bias.task_manager(metadata={**_model_args_dict(model_args), **(metadata or {})})
+        task_manager = lm_eval_bias.task_manager(metadata={**given_model_args, **(metadata or {})})
     else:
         problems += _metadata_not_in(task_manager, metadata)
     # Model arguments go to the model: one of our options there crashes the model's loader.
-    misplaced = sorted(set(_model_args_dict(model_args)) & options.known_names() - MODEL_ARG_OPTIONS)
+    misplaced = sorted(set(given_model_args) & options.known_names() - MODEL_ARG_OPTIONS)
     problems += [
         f"--model_args: {key!r} is an option of lm-eval-bias's tasks, not a model argument. Fix: pass "
         f"it with --metadata '{{\"{key}\": ...}}'"
         for key in misplaced
     ]
     # lm-eval's CLI merges --model_args into --metadata; what remains is what the user wrote there.
-    user_keys = set(task_manager.metadata or {}) - set(_model_args_dict(model_args))
+    user_keys = set(task_manager.metadata or {}) - set(given_model_args)
     # A key only a task's YAML may set would change every task of the run: refused before any is
     # built (each of ours would refuse it again as it is built).
     yaml_only = [f"--metadata: {problem}" for problem in options.yaml_only(sorted(user_keys))]
@@ -215,7 +205,7 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
         problems += checks.check_backend(model, leaves)
         problems += checks.check_generation_settings(model, leaves, kwargs.get("gen_kwargs"))
         problems += checks.check_chat_messages(model, leaves, kwargs.get("apply_chat_template"))
-        problems += checks.check_prefix_caching(model, leaves, _model_args_dict(model_args))
+        problems += checks.check_prefix_caching(model, leaves, given_model_args)
         model_args = _prefix_caching_off(model, model_args, leaves)
     problems += checks.check_limit(limit, leaves)
     if kwargs.get("use_cache"):
