@@ -261,6 +261,7 @@ def load_dataset(data_file, data_dir, subgroups, metadata):
     present = [name for name in SUBGROUPS if any(p["subgroup"] == name for p in pairs)]
     for pair in pairs:
         pair["subgroups_present"] = present
+        pair["template"] = template_of(pair["sent_x"], pair["sent_y"])
     return evaluation_split(pairs, {"official": provenance["official"], "files": [provenance]}, "winoqueer")
 
 
@@ -409,6 +410,34 @@ def changed_words(sent_x: str, sent_y: str) -> tuple[str, str]:
     """The text of the units that differ, in each sentence (NFC)."""
     _, changed_x, changed_y, _ = _compared(nfc(sent_x), nfc(sent_y))
     return changed_x, changed_y
+
+
+def template_of(sent_x: str, sent_y: str) -> str:
+    """The sentence around the identity words: ``sent_x`` (NFC) with each run of units that differs
+    from ``sent_y`` replaced by ``_``. Pairs built from one template share it, whatever their
+    subgroup, and so are one cluster of correlated outcomes (the task's ``cluster_unit``).
+
+    Parameters
+    ----------
+    sent_x, sent_y : str
+        The pair's sentences.
+
+    Returns
+    -------
+    str
+        E.g. ``"_ people are sinful."`` for ``"Gay people are sinful."`` and ``"Straight people are sinful."``.
+    """
+    units_x, units_y = split_units(nfc(sent_x)), split_units(nfc(sent_y))
+    opcodes = difflib.SequenceMatcher(None, units_x, units_y, autojunk=False).get_opcodes()
+    parts = []
+    for tag, i1, i2, _, _ in opcodes:
+        if tag == "equal":
+            parts.append("".join(units_x[i1:i2]))
+        else:
+            # keep the space before the changed words, so that "_" stands where they stood
+            changed = "".join(units_x[i1:i2])
+            parts.append(changed[: len(changed) - len(changed.lstrip())] + "_")
+    return "".join(parts)
 
 
 def scored_spans(sent_x: str, sent_y: str) -> PairSpans:
