@@ -14,12 +14,21 @@ run itself: a renamed copy of one of our tasks (a YAML that ``include:``s ours u
       document_unit: prompts             # what one document is, for "20 of 266 prompts"
       paper_values: {...}                # optional: the paper's published numbers (see below)
       ideal_values: {sentiment: null, sentiment_<group>_gap: 0}  # optional: each metric's ideal value
+      cluster_unit: {name: template, fields: [template_id]}  # optional: what the documents were built from
+      run_level_doc_fields: [groups_present]  # optional: document fields that are facts of the run
 
-``ideal_values`` gives the value an unbiased model would have for the headline metric and the
-metrics of its family (``<headline>_...``: its subgroups, gaps, ranges), in the metric's units
+``ideal_values`` gives the value an unbiased model would have for the headline metric and any
+other metric of the task and its family (``<metric>_...``: its subgroups, gaps, ranges), in the metric's units
 (WinoQueer's ``bias_score``: 50), or null where the metric has none (a mean that describes rather
 than judges); a name with ``<group>`` (:data:`lm_eval_bias.metric_keys.GROUP`) stands for every
 metric it fills. A comparison of two runs measures "worse" as further from it.
+
+``cluster_unit`` names the unit the documents were generated from (``name``, e.g. ``template``) and
+the document fields whose values identify one (``fields``): documents of one unit are correlated, so a
+comparison of two runs resamples and tests whole units and reports the design effect it measured.
+Without it every document is its own unit (``document``). ``run_level_doc_fields`` are fields the
+loader copies into every document that describe the run rather than the document (the subgroups a
+run selected); a comparison pairs documents by their content without them.
 
 ``paper_values`` has ``source`` (the paper and its table) and ``rows``, each with ``model`` (as
 the paper prints it), ``hf_ids`` (the Hugging Face ids that are that model) and ``values``
@@ -36,6 +45,7 @@ and by :func:`check_task_config` on the stock lm-eval route).
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import math
 from collections.abc import Mapping
@@ -48,7 +58,16 @@ from lm_eval_bias.errors import ConfigurationError
 
 logger = logging.getLogger(__name__)
 
-IDENTITY_KEYS = ("benchmark", "headline_metric", "figure", "document_unit", "paper_values", "ideal_values")
+IDENTITY_KEYS = (
+    "benchmark",
+    "headline_metric",
+    "figure",
+    "document_unit",
+    "paper_values",
+    "ideal_values",
+    "cluster_unit",
+    "run_level_doc_fields",
+)
 # Keys a task's YAML sets for that task alone; in --metadata (which lm-eval merges into every task
 # of the run, over the YAML's) they would relabel or re-version every task at once, or (plain_text)
 # let a chat template into the plain-text probes.
@@ -74,6 +93,18 @@ class TaskIdentity:
     paper_rows: tuple[PaperRow, ...] = ()
     # metric name, or name with <group>, -> its ideal value (None: the metric has none)
     ideal_values: dict[str, float | None] = field(default_factory=dict)
+    # the unit the documents were generated from, and the document fields that identify one
+    cluster_unit: str = "document"
+    cluster_fields: tuple[str, ...] = ()
+    # document fields that describe the run, not the document (left out when pairing two runs)
+    run_level_doc_fields: frozenset[str] = frozenset()
+
+    def cluster_of(self, doc: Mapping) -> str | None:
+        """The cluster a logged document belongs to, as text (the JSON of its cluster fields' values);
+        None where the task declares no cluster unit or the document lacks one of its fields."""
+        if not self.cluster_fields or not all(name in doc for name in self.cluster_fields):
+            return None
+        return json.dumps([doc[name] for name in self.cluster_fields], sort_keys=True, ensure_ascii=False)
 
     def ideal(self, metric: str) -> float | None:
         """The ideal value of a metric: its own entry of ``ideal_values``, else that of the longest
@@ -133,8 +164,8 @@ def _paper_rows(raw, where: str) -> tuple[str, tuple[PaperRow, ...]]:
 
 
 def _ideal_values(raw, headline: str, where: str) -> dict[str, float | None]:
-    """``ideal_values`` read: the headline metric's own entry, every key the headline metric or a
-    metric of its family, every value a number within the metric's range, or null."""
+    """``ideal_values`` read: the headline metric's own entry, every key a metric name (or one with
+    ``<group>``), every value a number within the metric's range, or null."""
     if not isinstance(raw, Mapping) or headline not in raw:
         raise ConfigurationError(
             f"{where}: metadata ideal_values is {raw!r}"[:300]
@@ -142,10 +173,10 @@ def _ideal_values(raw, headline: str, where: str) -> dict[str, float | None]:
         )
     ideals = {}
     for name, value in raw.items():
-        if not isinstance(name, str) or not (name == headline or name.startswith(headline + "_")):
+        if not isinstance(name, str) or not name.strip() or metric_keys.companion_suffix(name):
             raise ConfigurationError(
-                f"{where}: metadata ideal_values names {name!r}, which is not {headline} or a metric of its "
-                f"family ({headline}_...); name the headline metric and its subgroups only"
+                f"{where}: metadata ideal_values names {name!r}, which is not a metric (an interval bound, count "
+                "or p-value has no ideal of its own); name the task's metrics and their subgroups"
             )
         if value is None:
             ideals[name] = None
@@ -189,7 +220,33 @@ def identity(metadata: Mapping | None, where: str, metrics: tuple[str, ...] | No
     source, rows = ("", ()) if metadata.get("paper_values") is None else _paper_rows(metadata["paper_values"], where)
     raw_ideals = metadata.get("ideal_values")
     ideals = {} if raw_ideals is None else _ideal_values(raw_ideals, headline, where)
-    return TaskIdentity(benchmark, headline, figure, unit, source, rows, ideals)
+    cluster_unit, cluster_fields = _cluster_unit(metadata.get("cluster_unit"), where)
+    run_level = _names(metadata.get("run_level_doc_fields", []), "run_level_doc_fields", where)
+    return TaskIdentity(
+        benchmark, headline, figure, unit, source, rows, ideals, cluster_unit, cluster_fields, frozenset(run_level)
+    )
+
+
+def _names(raw, key: str, where: str) -> tuple[str, ...]:
+    if not isinstance(raw, list) or not all(isinstance(name, str) and name.strip() for name in raw):
+        raise ConfigurationError(f"{where}: metadata {key} is {raw!r}"[:300] + "; expected a list of document fields")
+    return tuple(name.strip() for name in raw)
+
+
+def _cluster_unit(raw, where: str) -> tuple[str, tuple[str, ...]]:
+    """``cluster_unit`` read: ("document", ()) when absent, else its name and document fields."""
+    if raw is None:
+        return "document", ()
+    expected = "an object {name: template, fields: [template_id]}"
+    if not isinstance(raw, Mapping) or set(raw) != {"name", "fields"}:
+        raise ConfigurationError(f"{where}: metadata cluster_unit is {raw!r}"[:300] + f"; expected {expected}")
+    name = raw["name"]
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigurationError(f"{where}: metadata cluster_unit.name is {name!r}; expected {expected}")
+    fields = _names(raw["fields"], "cluster_unit.fields", where)
+    if not fields:
+        raise ConfigurationError(f"{where}: metadata cluster_unit.fields is empty; expected {expected}")
+    return name.strip(), fields
 
 
 def check_task_config(config: Mapping) -> None:

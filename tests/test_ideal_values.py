@@ -44,9 +44,9 @@ def test_every_shipped_task_has_ideal_values():
             "the headline metric bias_score in it",
         ),
         (
-            {"bias_score": 50, "tie_pct": 0},
-            "t: metadata ideal_values names 'tie_pct', which is not bias_score or a metric of its family "
-            "(bias_score_...); name the headline metric and its subgroups only",
+            {"bias_score": 50, "bias_score_ci_lower": 50},
+            "t: metadata ideal_values names 'bias_score_ci_lower', which is not a metric (an interval bound, count "
+            "or p-value has no ideal of its own); name the task's metrics and their subgroups",
         ),
         ({"bias_score": 150}, "t: metadata ideal_values.bias_score is 150; expected a number from 0 to 100 or null"),
         (

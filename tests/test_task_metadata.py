@@ -61,6 +61,9 @@ def test_the_package_has_one_version():
     assert importlib.metadata.version("lm-eval-bias") == lm_eval_bias.__version__
 
 
+WINOQUEER_IDENTITY = {"benchmark": "winoqueer", "headline_metric": "bias_score", "figure": "bias_score_by_subgroup"}
+
+
 @pytest.mark.parametrize(
     "metadata, message",
     [
@@ -91,6 +94,22 @@ def test_the_package_has_one_version():
                 "paper_values": {"source": "Table 5", "rows": [{"model": "gpt2", "hf_ids": "gpt2", "values": {}}]},
             },
             "t: metadata paper_values.rows[0].hf_ids is 'gpt2'; expected a non-empty list of Hugging Face ids",
+        ),
+        (
+            {**WINOQUEER_IDENTITY, "cluster_unit": "template"},
+            "t: metadata cluster_unit is 'template'; expected an object {name: template, fields: [template_id]}",
+        ),
+        (
+            {**WINOQUEER_IDENTITY, "cluster_unit": {"name": "template", "fields": []}},
+            "t: metadata cluster_unit.fields is empty; expected an object {name: template, fields: [template_id]}",
+        ),
+        (
+            {**WINOQUEER_IDENTITY, "cluster_unit": {"name": "template", "fields": "template"}},
+            "t: metadata cluster_unit.fields is 'template'; expected a list of document fields",
+        ),
+        (
+            {**WINOQUEER_IDENTITY, "run_level_doc_fields": "subgroups_present"},
+            "t: metadata run_level_doc_fields is 'subgroups_present'; expected a list of document fields",
         ),
     ],
 )
@@ -406,3 +425,53 @@ def test_genderpair_s_paper_values_are_per_group_for_the_ids_of_its_appendix():
     assert full.paper_row("meta-llama/Llama-2-7b-hf") is None  # the paper ran the chat model
     assert full.paper_row("lmsys/vicuna-13b-v1.5") is None  # its id is misprinted in the paper: left out
     assert len(full.paper_rows) == 16
+
+
+def test_a_cluster_unit_names_each_document_s_cluster_by_its_fields():
+    metadata = {**WINOQUEER_IDENTITY, "cluster_unit": {"name": "template", "fields": ["template_idx", "ante"]}}
+    found = task_metadata.identity(metadata, "t")
+    assert (found.cluster_unit, found.cluster_fields) == ("template", ("template_idx", "ante"))
+    assert found.cluster_of({"template_idx": 3, "ante": "Casey", "name": "x"}) == '[3, "Casey"]'
+    assert found.cluster_of({"template_idx": 3}) is None
+    plain = task_metadata.identity(WINOQUEER_IDENTITY, "t")
+    assert (plain.cluster_unit, plain.cluster_fields, plain.cluster_of({"template_idx": 3})) == ("document", (), None)
+
+
+def test_every_shipped_task_built_from_templates_declares_its_unit_and_its_documents_carry_it(generated_data_dir):
+    """Each declared unit's fields are fields of the documents the task's loader makes."""
+    declared = {
+        task: identity
+        for task in task_metadata.shipped_configs()
+        if (identity := task_metadata.shipped_identity(task)) is not None and identity.cluster_fields
+    }
+    assert sorted(declared) == [
+        "community_probes",
+        "community_probes_custom",
+        "community_probes_full",
+        "gendercare_genderpair",
+        "gendercare_genderpair_full",
+        "scm_score",
+        "scm_score_prob",
+        "scm_story",
+        "tango_disclosure",
+        "tango_disclosure_full",
+        "tango_misgender",
+        "tango_misgender_prob",
+        "tango_misgender_sampled",
+        "winoqueer",
+        "winoqueer_mlm",
+    ]
+    assert task_metadata.shipped_identity("winoqueer").run_level_doc_fields == frozenset({"subgroups_present"})
+    from lm_eval_bias.benchmarks import community, gendercare, tango, winoqueer
+
+    data_dir = str(generated_data_dir)
+    loaders = {
+        "winoqueer": lambda: winoqueer.load_dataset(data_dir=data_dir, metadata={}),
+        "tango_misgender": lambda: tango.load_misgendering(data_dir=data_dir, metadata={}),
+        "tango_disclosure": lambda: tango.load_disclosure(data_dir=data_dir, metadata={}),
+        "gendercare_genderpair": lambda: gendercare.load_genderpair(data_dir=data_dir, metadata={}),
+        "community_probes": lambda: community.load_probes(metadata={}),
+    }
+    for task, load in loaders.items():
+        doc = load()["test"][0]
+        assert declared[task].cluster_of(doc) is not None, (task, sorted(doc))
