@@ -8,12 +8,11 @@ import math
 import numpy as np
 import pytest
 from scipy.special import ndtri
-from scipy.stats import binomtest, bootstrap, permutation_test
+from scipy.stats import permutation_test
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
 from lm_eval_bias.stats import (
-    PairedDifference,
     adjust_bh,
     detectable_difference,
     paired_means,
@@ -32,26 +31,23 @@ def runs_from_table(both, candidate_only, baseline_only, neither):
     return [pairs[i][0] for i in order], [pairs[i][1] for i in order]
 
 
-def newcombe_reference(table, confidence=0.95):
-    """Newcombe's method 10 for p_row - p_column of [[n11, n12], [n21, n22]], written from the
-    published formula (Newcombe 1998; Fagerland, Lydersen & Laake 2017, section 8), with scipy's
-    own Wilson intervals."""
-    (n11, n12), (n21, n22) = table
-    total = n11 + n12 + n21 + n22
-    rows, columns = (n11 + n12, n21 + n22), (n11 + n21, n12 + n22)
-    p1, p2 = rows[0] / total, columns[0] / total
-    l1, u1 = binomtest(rows[0], total).proportion_ci(confidence, "wilson")
-    l2, u2 = binomtest(columns[0], total).proportion_ci(confidence, "wilson")
-    if 0 in rows or 0 in columns:
-        psi = 0.0
-    else:
-        a = n11 * n22 - n12 * n21
-        product = math.sqrt(rows[0] * rows[1] * columns[0] * columns[1])
-        psi = (a - total / 2) / product if a > total / 2 else (0.0 if a >= 0 else a / product)
-    estimate = p1 - p2
-    lower = estimate - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2 - 2 * psi * (p1 - l1) * (u2 - p2))
-    upper = estimate + math.sqrt((p2 - l2) ** 2 + (u1 - p1) ** 2 - 2 * psi * (p2 - l2) * (u1 - p1))
-    return estimate, lower, upper
+def box_reference(became_yes, became_no, n, confidence=0.95):
+    """The Clopper-Pearson box interval of p_candidate - p_baseline written out with beta
+    quantiles (Clopper & Pearson 1934): psi (2 pi - 1) over pi's interval at ``confidence`` and
+    psi's at 1 - (1 - confidence) / 50."""
+    from scipy.stats import beta
+
+    def clopper_pearson(k, total, level):
+        tail = (1 - level) / 2
+        low = 0.0 if k == 0 else beta.ppf(tail, k, total - k + 1)
+        high = 1.0 if k == total else beta.ppf(1 - tail, k + 1, total - k)
+        return low, high
+
+    changed = became_yes + became_no
+    psi_low, psi_high = clopper_pearson(changed, n, 1 - (1 - confidence) / 50)
+    pi_low, pi_high = clopper_pearson(became_yes, changed, confidence) if changed else (0.0, 1.0)
+    corners = [psi * (2 * pi - 1) for psi in (psi_low, psi_high) for pi in (pi_low, pi_high)]
+    return min(corners), max(corners)
 
 
 TABLES = [  # (both, candidate only, baseline only, neither)
@@ -83,57 +79,46 @@ def test_mcnemar_pvalue_on_a_fixed_table_is_the_binomial_tail():
     assert result.pvalue == pytest.approx(92 / 512, abs=1e-15)
     assert result.difference == pytest.approx(5 / 42, abs=1e-15)
     assert result.n == 42
-    assert result.test == "exact McNemar; Newcombe paired interval"
+    assert result.test == "exact McNemar; Clopper-Pearson box interval"
     assert result.note == ""
+    assert (result.design_effect, result.n_clusters) == (None, None)
 
 
 @pytest.mark.parametrize("table", TABLES)
-def test_newcombe_interval_equals_the_formula_written_out(table):
+def test_box_interval_equals_the_formula_written_out(table):
     both, candidate_only, baseline_only, neither = table
     result = paired_proportions(*runs_from_table(*table))
-    estimate, lower, upper = newcombe_reference([[both, candidate_only], [baseline_only, neither]])
-    assert result.difference == pytest.approx(estimate, abs=1e-12)
+    lower, upper = box_reference(candidate_only, baseline_only, sum(table))
+    assert result.difference == pytest.approx((candidate_only - baseline_only) / sum(table), abs=1e-15)
     assert result.ci_lower == pytest.approx(lower, abs=1e-12)
     assert result.ci_upper == pytest.approx(upper, abs=1e-12)
 
 
-def test_published_example_complete_response_before_and_after_consolidation():
-    # Fagerland, Lydersen & Laake (2017), Statistical Analysis of Contingency Tables, ch. 8: the
-    # paired table [[59, 6], [16, 80]] of Cavo et al. (2012), as printed by the book's R package
-    # (ocbe-uio/contingencytables, tests/testthat, chapter 8): Newcombe square-and-add
-    # "estimate = -0.0621 (95% CI -0.1186 to -0.0046)", McNemar exact conditional P = 0.052479.
+def test_published_example_where_newcombe_contradicted_mcnemar():
+    # Fagerland, Lydersen & Laake (2017), ch. 8: the paired table [[59, 6], [16, 80]] of Cavo et
+    # al. (2012): McNemar exact conditional P = 0.052479, while Newcombe's interval (-0.1186 to
+    # -0.0046) excludes 0. The box interval includes 0, as the test says.
     result = paired_proportions(*runs_from_table(59, 6, 16, 80))
     assert result.difference == pytest.approx(-10 / 161, abs=1e-15)
-    assert round(result.ci_lower, 4) == -0.1186
-    assert round(result.ci_upper, 4) == -0.0046
     assert round(result.pvalue, 6) == 0.052479
+    assert round(result.ci_lower, 4) == -0.1927
+    assert round(result.ci_upper, 4) == 0.0011
 
 
-def test_newcombe_interval_on_fixed_tables():
-    # One document, yes in the baseline and no in the candidate: phi = 0 (empty margins), the
-    # Wilson intervals are [0, z^2 / (1 + z^2)] and [1 / (1 + z^2), 1].
+def test_box_interval_on_fixed_tables():
+    # One document, yes in the baseline and no in the candidate: pi's interval is [0, 0.975] and
+    # psi's [0.0005, 1]: the difference lies in [-1, 0.95].
     result = paired_proportions([1], [0])
     assert (result.difference, result.ci_lower, result.pvalue) == (-1.0, -1.0, 1.0)
-    assert result.ci_upper == pytest.approx(-1 + math.sqrt(2) * Z95**2 / (1 + Z95**2), abs=1e-14)
-    # Both runs say no on all ten documents: no discordant pairs, phi = 0 (empty margins), and
-    # the interval is +-(Wilson upper bound of 0/10) = +-z^2 / (10 + z^2).
+    assert result.ci_upper == pytest.approx(0.95, abs=1e-12)
+    # Both runs say no on all ten documents: no discordant pairs, and the interval is +- the
+    # 99.9% Clopper-Pearson upper bound of 0/10, 1 - 0.0005^(1/10).
     result = paired_proportions([0] * 10, [0] * 10)
-    bound = Z95**2 / (10 + Z95**2)
+    bound = 1 - 0.0005 ** (1 / 10)
     assert (result.difference, result.pvalue, result.note) == (0.0, 1.0, "no discordant pairs: p = 1")
-    assert result.ci_lower == pytest.approx(-bound, abs=1e-14)
-    assert result.ci_upper == pytest.approx(bound, abs=1e-14)
+    assert result.ci_lower == pytest.approx(-bound, abs=1e-12)
+    assert result.ci_upper == pytest.approx(bound, abs=1e-12)
     assert result.ci_upper == -result.ci_lower
-
-
-def test_identical_outcomes_give_zero_difference_p_one_and_newcombe_interval():
-    baseline, _ = runs_from_table(20, 0, 0, 30)
-    result = paired_proportions(baseline, list(baseline))
-    # phi = (20 * 30 - 25) / sqrt(20 * 30 * 20 * 30): the interval is narrow, not [0, 0].
-    _, lower, upper = newcombe_reference([[20, 0], [0, 30]])
-    assert (result.difference, result.pvalue, result.note) == (0.0, 1.0, "no discordant pairs: p = 1")
-    assert (result.ci_lower, result.ci_upper) == (pytest.approx(lower, abs=1e-12), pytest.approx(upper, abs=1e-12))
-    assert -0.05 < result.ci_lower < 0 < result.ci_upper < 0.05
-    assert result.ci_lower == -result.ci_upper
 
 
 def test_scale_gives_percentage_points_and_accepts_outcomes_coded_0_and_100():
@@ -184,9 +169,13 @@ def test_statistic_refusals():
 
 
 @pytest.mark.parametrize("compare", [paired_means, lambda b, c: paired_statistic(b, c, sum)])
-def test_one_document_cannot_be_bootstrapped(compare):
-    with pytest.raises(ValueError, match="a paired bootstrap needs at least two matched documents, got n = 1"):
-        compare([0.2], [0.7])
+def test_one_document_gives_a_pvalue_and_no_interval(compare):
+    result = compare([0.2], [0.7])
+    assert (result.difference, result.pvalue, result.n) == (pytest.approx(0.5, abs=1e-15), 1.0, 1)
+    assert math.isnan(result.ci_lower) and math.isnan(result.ci_upper)
+    assert result.note == (
+        "too few documents (n = 1): a permutation test of fewer than 6 documents cannot reach p < 0.05, so no interval"
+    )
 
 
 # --------------------------------------------------------------------------
@@ -206,61 +195,29 @@ def _mean_difference(baseline, candidate, axis=-1):
     return np.mean(candidate - baseline, axis=axis)
 
 
-def test_paired_means_interval_equals_scipy_paired_bca():
-    baseline, candidate = continuous_runs(30, 0.1)
-    result = paired_means(baseline, candidate, n_resamples=999, random_state=5)
-    expected = bootstrap(
-        (baseline, candidate),
-        _mean_difference,
-        paired=True,
-        n_resamples=999,
-        method="BCa",
-        rng=np.random.default_rng(5),
-    ).confidence_interval
-    assert result.ci_lower == pytest.approx(expected.low, abs=1e-12)
-    assert result.ci_upper == pytest.approx(expected.high, abs=1e-12)
-    assert result.difference == pytest.approx(np.mean(candidate - baseline), abs=1e-15)
-    assert result.test == "sign-flip permutation test (999 random swaps); paired BCa bootstrap interval"
+def sign_flip_test_rejects(differences, delta):
+    """Whether scipy's exact sign-flip test rejects a mean difference of ``delta`` at 5%."""
+    shifted = np.asarray(differences) - delta
+    result = permutation_test((np.zeros(shifted.size), shifted), _mean_difference, permutation_type="samples")
+    return result.pvalue < 0.05
 
 
-def plain_bca(differences, n_resamples, rng, confidence=0.95):
-    """A BCa interval of the mean written from Efron & Tibshirani (1993), 14.3, with a real
-    jackknife: an independent check of the closed form."""
-    from scipy.special import ndtr
-
-    n = differences.size
-    means = differences[rng.integers(0, n, size=(n_resamples, n))].mean(axis=1)
-    estimate = differences.mean()
-    bias = ndtri(np.mean(means < estimate))
-    jackknife = np.array([np.delete(differences, i).mean() for i in range(n)])
-    spread = jackknife.mean() - jackknife
-    acceleration = np.sum(spread**3) / (6 * np.sum(spread**2) ** 1.5)
-    z = ndtri([(1 - confidence) / 2, (1 + confidence) / 2])
-    levels = ndtr(bias + (bias + z) / (1 - acceleration * (bias + z)))
-    return np.quantile(means, levels)
-
-
-def plain_sign_flip_pvalue(differences, n_resamples, rng):
-    signs = rng.choice([-1.0, 1.0], size=(n_resamples, differences.size))
-    null = (signs * differences).mean(axis=1)
-    observed = differences.mean()
-    return min(1.0, 2 * min(np.mean(null >= observed), np.mean(null <= observed)))
-
-
-def test_paired_means_within_monte_carlo_tolerance_of_plain_numpy():
-    baseline, candidate = continuous_runs(200, 0.02)
+def test_paired_means_interval_holds_the_deltas_the_exact_test_does_not_reject():
+    baseline, candidate = continuous_runs(8, 0.3)
     result = paired_means(baseline, candidate)
-    rng = np.random.default_rng(2024)
-    lower, upper = plain_bca(candidate - baseline, 9999, rng)
-    pvalue = plain_sign_flip_pvalue(candidate - baseline, 9999, rng)
-    # Monte Carlo standard errors with 9999 resamples: about 0.7% of the width for a bound, and
-    # sqrt(p (1 - p) / 9999) = 0.003 for the p-value; the tolerances are five times the
-    # standard error of the difference of two independent estimates.
-    width = upper - lower
-    assert result.ci_lower == pytest.approx(lower, abs=0.05 * width)
-    assert result.ci_upper == pytest.approx(upper, abs=0.05 * width)
-    assert 0.05 < pvalue < 0.2
-    assert result.pvalue == pytest.approx(pvalue, abs=0.02)
+    differences = candidate - baseline
+    assert result.test == "exact sign-flip permutation test (all 256 swaps); interval inverting it"
+    # The bounds are the 6th smallest and largest of the 255 means of the flipped documents'
+    # differences (ceil(0.05 * 256 / 2) - 1 = 6, the unflipped pattern being always as extreme):
+    # brute force over every subset.
+    subsets = [s for k in range(1, 9) for s in itertools.combinations(range(8), k)]
+    means = np.sort([differences[list(s)].mean() for s in subsets])
+    assert result.ci_lower == pytest.approx(means[5], abs=1e-12)
+    assert result.ci_upper == pytest.approx(means[-6], abs=1e-12)
+    width = result.ci_upper - result.ci_lower
+    for bound, outward in ((result.ci_lower, -1), (result.ci_upper, 1)):
+        assert not sign_flip_test_rejects(differences, bound - outward * 1e-9 * width)
+        assert sign_flip_test_rejects(differences, bound + outward * 1e-3 * width)
 
 
 def test_paired_means_exact_permutation_on_few_documents():
@@ -278,46 +235,39 @@ def test_paired_means_exact_permutation_on_few_documents():
     assert result.pvalue == pytest.approx(2 * 8 / 256, abs=1e-15)
     reference = permutation_test((baseline, candidate), _mean_difference, permutation_type="samples")
     assert result.pvalue == pytest.approx(reference.pvalue, abs=1e-12)
-    assert result.test == "exact sign-flip permutation test (all 256 swaps); paired BCa bootstrap interval"
+    assert result.test == "exact sign-flip permutation test (all 256 swaps); interval inverting it"
 
 
 def test_paired_means_seeded_numbers_on_a_fixed_input():
     # The numbers that the default seed gives, so that a change of the resampling shows here;
-    # the checks above tie them to scipy and to plain numpy.
+    # the checks above tie them to scipy's exact test and to the subsets enumerated.
     baseline = [(i * 37 % 11) / 10 for i in range(24)]
     candidate = [value + ((i * 5) % 7 - 2) / 10 for i, value in enumerate(baseline)]
     result = paired_means(baseline, candidate)
     assert result.difference == pytest.approx(0.23 / 2.4, abs=1e-15)
-    assert result.ci_lower == pytest.approx(0.0125, abs=1e-12)
-    assert result.ci_upper == pytest.approx(0.17083333333333336, abs=1e-12)
-    assert result.pvalue == pytest.approx(0.0394, abs=1e-12)
-    assert result.test == "sign-flip permutation test (9999 random swaps); paired BCa bootstrap interval"
+    assert result.ci_lower == pytest.approx(0.009090909090909094, abs=1e-12)
+    assert result.ci_upper == pytest.approx(0.18333333333333335, abs=1e-12)
+    assert result.pvalue == pytest.approx(0.0422, abs=1e-12)
+    assert result.test == "sign-flip permutation test (9999 random swaps); interval inverting it"
 
 
-def test_equal_differences_fall_back_to_the_percentile_interval():
+def test_equal_differences_give_no_interval():
     baseline = [float(i) for i in range(40)]
     result = paired_means(baseline, [b + 0.5 for b in baseline])
-    assert (result.difference, result.ci_lower, result.ci_upper) == (0.5, 0.5, 0.5)
-    # No random flip of 40 signs reaches the observed mean: (0 + 1) / (9999 + 1), twice.
-    assert result.pvalue == 0.0002
-    assert result.test == "sign-flip permutation test (9999 random swaps); paired percentile bootstrap interval"
-    assert result.note == "BCa undefined (the resampled means do not spread around the estimate): percentile interval"
-    few = paired_means([1.0, 2.0, 3.0, 4.0], [1.5, 2.5, 3.5, 4.5])
-    assert (few.ci_lower, few.ci_upper, few.pvalue) == (0.5, 0.5, 2 / 16)
-
-
-def test_identical_values_give_zero_interval_and_p_one():
-    values = [0.3, 0.1, 0.8, 0.8, 0.25]
-    result = paired_means(values, list(values))
-    assert result == PairedDifference(
-        0.0,
-        0.0,
-        0.0,
-        1.0,
-        5,
-        "exact sign-flip permutation test (all 32 swaps); paired BCa bootstrap interval",
-        "identical values on every document",
+    assert (result.difference, result.pvalue) == (0.5, 0.0002)  # no random flip reaches 0.5: 2 / 10000
+    assert math.isnan(result.ci_lower) and math.isnan(result.ci_upper)
+    assert result.note == (
+        "every document's difference is 0.5: no interval, as documents that agree this closely do not show how far "
+        "the difference could be"
     )
+
+
+def test_identical_values_give_p_one_and_no_interval():
+    values = [0.3, 0.1, 0.8, 0.8, 0.25, 0.4]
+    result = paired_means(values, list(values))
+    assert (result.difference, result.pvalue, result.n) == (0.0, 1.0, 6)
+    assert math.isnan(result.ci_lower) and math.isnan(result.ci_upper)
+    assert result.note.startswith("every document's difference is 0: no interval")
 
 
 # --------------------------------------------------------------------------
@@ -368,7 +318,7 @@ def test_gap_difference_and_exact_permutation_pvalue():
     # Baseline gap 0.5 - 0.375 = 0.125; candidate gap 0.8125 - 0.375 = 0.4375.
     assert result.difference == 0.3125
     assert result.n == 6
-    assert result.test == "exact paired permutation test (all 64 swaps); paired percentile bootstrap interval"
+    assert result.test == "exact paired permutation test (all 64 swaps); interval of its rejection size"
     null = []
     for swaps in itertools.product([False, True], repeat=6):
         base = [c if s else b for b, c, s in zip(BASELINE_ROWS, CANDIDATE_ROWS, swaps)]
@@ -382,47 +332,18 @@ def test_gap_difference_and_exact_permutation_pvalue():
     assert result.pvalue == pytest.approx(2 * 12 / 64, abs=1e-15)
 
 
-def test_gap_bootstrap_leaves_out_resamples_without_a_group():
-    result = paired_statistic(BASELINE_ROWS, CANDIDATE_ROWS, gap, n_resamples=2000, random_state=0)
-    rng = np.random.default_rng(0)
-    draws, undefined = [], 0
-    for _ in range(2000):
-        drawn = rng.integers(0, 6, size=6)
-        if {GROUPS[i] for i in drawn} != {"A", "B"}:
-            undefined += 1
-            continue
-        draws.append(gap([CANDIDATE_ROWS[i] for i in drawn]) - gap([BASELINE_ROWS[i] for i in drawn]))
-    assert result.note == f"{undefined} of 2000 resamples left out: the statistic is undefined on them"
-    assert 100 < undefined < 250  # (4/6)^6 + (2/6)^6 = 8.9% of resamples lack group B (or A)
-    assert result.ci_lower == pytest.approx(np.quantile(draws, 0.025), abs=1e-12)
-    assert result.ci_upper == pytest.approx(np.quantile(draws, 0.975), abs=1e-12)
-
-
-def test_gap_bootstrap_within_monte_carlo_tolerance_of_plain_numpy():
-    rng = np.random.default_rng(3)
-    groups = rng.choice(["A", "B"], size=120)
-    base_values = rng.normal(size=120)
-    cand_values = base_values + np.where(groups == "A", 0.3, 0.0) + rng.normal(0, 0.3, size=120)
-    baseline = [{"group": g, "value": v} for g, v in zip(groups, base_values)]
-    candidate = [{"group": g, "value": v} for g, v in zip(groups, cand_values)]
-    result = paired_statistic(baseline, candidate, gap, n_resamples=1000)
-
-    def gaps(values, drawn):  # the gap in each row of drawn positions
-        in_a = groups[drawn] == "A"
-        drawn_values = values[drawn]
-        mean_a = (drawn_values * in_a).sum(axis=-1) / in_a.sum(axis=-1)
-        mean_b = (drawn_values * ~in_a).sum(axis=-1) / (~in_a).sum(axis=-1)
-        return mean_a - mean_b
-
-    drawn = np.random.default_rng(99).integers(0, 120, size=(4000, 120))
-    lower, upper = np.quantile(gaps(cand_values, drawn) - gaps(base_values, drawn), [0.025, 0.975])
-    everything = np.arange(120)
-    assert result.difference == pytest.approx(gaps(cand_values, everything) - gaps(base_values, everything), abs=1e-12)
-    # Monte Carlo standard error of a bound with 1000 resamples: about 1.5% of the width.
-    assert result.ci_lower == pytest.approx(lower, abs=0.08 * (upper - lower))
-    assert result.ci_upper == pytest.approx(upper, abs=0.08 * (upper - lower))
-    assert result.ci_lower > 0
-    assert result.pvalue == pytest.approx(2 / 1001, abs=1e-15)  # no swap reaches the observed gap
+def test_gap_interval_is_the_difference_plus_or_minus_the_rejection_size():
+    result = paired_statistic(BASELINE_ROWS, CANDIDATE_ROWS, gap)
+    sizes = []
+    for swaps in itertools.product([False, True], repeat=6):
+        base = [c if s else b for b, c, s in zip(BASELINE_ROWS, CANDIDATE_ROWS, swaps)]
+        cand = [b if s else c for b, c, s in zip(BASELINE_ROWS, CANDIDATE_ROWS, swaps)]
+        sizes.append(abs(gap(cand) - gap(base)))
+    # The test rejects below 5% with fewer than ceil(0.05 * 64) = 4 swaps as large: the 4th
+    # largest size, 0.5625, is the half-width.
+    half_width = sorted(sizes, reverse=True)[3]
+    assert half_width == 0.5625
+    assert (result.ci_lower, result.ci_upper) == (0.3125 - half_width, 0.3125 + half_width)
 
 
 def test_rows_may_be_tuples():
@@ -442,8 +363,9 @@ def test_gap_swap_symmetry_identity_and_determinism():
     assert_swapped(forward, paired_statistic(CANDIDATE_ROWS, BASELINE_ROWS, gap))
     assert forward == paired_statistic(BASELINE_ROWS, CANDIDATE_ROWS, gap)
     identical = paired_statistic(BASELINE_ROWS, [dict(row) for row in BASELINE_ROWS], gap)
-    assert (identical.difference, identical.ci_lower, identical.ci_upper, identical.pvalue) == (0.0, 0.0, 0.0, 1.0)
-    assert identical.note == "identical values on every document"
+    assert (identical.difference, identical.pvalue) == (0.0, 1.0)
+    assert math.isnan(identical.ci_lower) and math.isnan(identical.ci_upper)
+    assert identical.note.startswith("every document's difference is 0: no interval")
 
 
 # --------------------------------------------------------------------------
