@@ -4,7 +4,7 @@ import pytest
 from scipy.stats import binomtest
 
 from lm_eval_bias import stats
-from lm_eval_bias.stats import intervals, significance
+from lm_eval_bias.stats import intervals
 
 
 @pytest.mark.parametrize("k,n", [(8, 10), (0, 10), (10, 10), (1, 1), (3, 17), (4168, 5784)])
@@ -44,10 +44,20 @@ def test_wilson_interval_rejects_impossible_counts(k, n):
         stats.wilson_interval(k, n)
 
 
-def test_percent_aggregations_read_0_100_outcomes():
+def test_percent_aggregations_give_the_clopper_pearson_bounds():
     outcomes = [100.0] * 8 + [0.0] * 2
-    assert stats.wilson_lower_pct(outcomes) == pytest.approx(49.0162, abs=1e-4)
-    assert stats.wilson_upper_pct(outcomes) == pytest.approx(94.3318, abs=1e-4)
+    exact = binomtest(8, 10).proportion_ci(confidence_level=0.95, method="exact")
+    assert stats.wilson_lower_pct(outcomes) == pytest.approx(44.3905, abs=1e-4)
+    assert stats.wilson_upper_pct(outcomes) == pytest.approx(97.4789, abs=1e-4)
+    assert (stats.wilson_lower_pct(outcomes), stats.wilson_upper_pct(outcomes)) == pytest.approx(
+        (100 * exact.low, 100 * exact.high), abs=1e-8
+    )
+
+
+@pytest.mark.parametrize("k,n", [(8, 10), (0, 10), (10, 10), (1, 1), (3, 17), (4168, 5784)])
+def test_clopper_pearson_interval_matches_scipy(k, n):
+    expected = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+    assert stats.clopper_pearson_interval(k, n) == pytest.approx((expected.low, expected.high), abs=1e-10)
 
 
 def test_percent_aggregations_reject_other_codings():
@@ -56,127 +66,123 @@ def test_percent_aggregations_reject_other_codings():
     assert not math.isnan(stats.wilson_upper_pct([0.0]))
 
 
-def test_mean_interval_uses_wilson_for_outcomes_and_bootstrap_otherwise():
-    assert stats.mean_interval([1, 1, 0, 1]) == stats.wilson_interval(3, 4)
-    low, high = stats.mean_interval([0.2, 0.4, 0.6, 0.8])
-    assert low < 0.5 < high
-    assert (low, high) == stats.mean_interval([0.2, 0.4, 0.6, 0.8])  # fixed seed
+def test_mean_interval_uses_clopper_pearson_for_outcomes_and_bootstrap_t_otherwise():
+    assert stats.mean_interval([1, 1, 0, 1]) == stats.clopper_pearson_interval(3, 4)
+    shares = [0.1 * (i % 11) for i in range(33)]  # mean 0.5
+    assert stats.mean_interval(shares) == pytest.approx((0.388225624635786, 0.6158083221402886), abs=1e-12)
+    assert stats.mean_interval(shares) == (stats.ci_lower(shares), stats.ci_upper(shares))  # fixed seed
+    assert stats.mean_interval(shares) == stats.bootstrap_mean_interval(shares)
 
 
-def test_difference_of_means_and_its_interval():
-    values = [(0, 1.0), (0, 0.8), (0, 0.9), (1, 0.1), (1, 0.3), (1, 0.2)]
+def test_bootstrap_t_interval_is_the_studentized_bootstrap():
+    import numpy as np
+
+    values = np.asarray([0.1 * (i % 11) for i in range(33)])
+    means, variances = intervals._resampled_moments(values, 0)
+    t_stats = (means - values.mean()) / np.sqrt(variances / values.size)
+    tail = (1 - 0.95) / 2  # as the function computes it: 2,000 x tail falls just above 50
+    low, high = np.quantile(t_stats, [tail, 1 - tail], method="inverted_cdf")
+    scale = values.std(ddof=1) / np.sqrt(values.size)
+    expected = (values.mean() - high * scale, values.mean() - low * scale)
+    assert stats.bootstrap_mean_interval(values) == pytest.approx(expected, abs=1e-12)
+
+
+def test_difference_interval_and_p_value_are_welchs():
+    from scipy.stats import ttest_ind
+
+    first, second = [1.0, 0.8, 0.9], [0.1, 0.3, 0.2]
+    values = [(0, v) for v in first] + [(1, v) for v in second]
+    welch = ttest_ind(first, second, equal_var=False)
+    interval = welch.confidence_interval()
     assert stats.difference_of_means(values) == pytest.approx(0.7)
-    low, high = stats.difference_interval(values)
-    assert 0.5 <= low <= 0.7 <= high <= 0.9
+    assert stats.difference_interval(values) == pytest.approx((0.4733042064472481, 0.9266957935527518), abs=1e-12)
+    assert stats.difference_interval(values) == pytest.approx((interval.low, interval.high), abs=1e-12)
+    assert stats.difference_pvalue(values) == pytest.approx(0.0010166626172891215, abs=1e-15)
+    assert stats.difference_pvalue(values) == pytest.approx(welch.pvalue, abs=1e-15)
     with pytest.raises(ValueError, match="both sides"):
         stats.difference_of_means([(0, 1.0)])
 
 
-def test_permutation_pvalue_matches_scipy():
-    from scipy.stats import permutation_test
+def test_yes_no_gap_interval_and_p_value_are_agresti_caffos():
+    from statsmodels.stats.proportion import confint_proportions_2indep, test_proportions_2indep
 
-    first, second = [0.9, 0.7, 0.8, 0.6, 0.75], [0.5, 0.55, 0.7, 0.4, 0.6]
-    values = [(0, v) for v in first] + [(1, v) for v in second]
-    expected = permutation_test(
-        (first, second),
-        lambda a, b: sum(a) / len(a) - sum(b) / len(b),
-        permutation_type="independent",
-        n_resamples=20000,
-        random_state=0,
-    ).pvalue
-    assert stats.difference_pvalue(values) == pytest.approx(expected, abs=0.01)
-    # no difference at all: p is 1
-    assert stats.difference_pvalue([(0, 1.0), (0, 2.0), (1, 1.0), (1, 2.0)]) == 1.0
+    values = [(0, v) for v in (1, 1, 1, 0, 1)] + [(1, v) for v in (0, 1, 0, 0)]
+    assert stats.difference_interval(values) == pytest.approx((-0.12330165879698224, 0.8852064207017443), abs=1e-12)
+    assert stats.difference_interval(values) == pytest.approx(
+        confint_proportions_2indep(4, 5, 1, 4, method="agresti-caffo"), abs=1e-12
+    )
+    assert stats.difference_pvalue(values) == pytest.approx(0.1386844246158657, abs=1e-15)
+    assert stats.difference_pvalue(values) == pytest.approx(
+        test_proportions_2indep(4, 5, 1, 4, method="agresti-caffo").pvalue, abs=1e-12
+    )
+    assert stats.difference_pvalue([(0, 1.0), (0, 0.0), (0, 1.0), (1, 0.0), (1, 1.0), (1, 1.0)]) == 1.0
 
 
-def test_binary_difference_pvalue_is_the_exact_permutation_pvalue():
-    import itertools
-
-    from scipy.stats import permutation_test
-
-    first, second = [1, 1, 1, 0, 1], [0, 1, 0, 0]
-    values = [(0, v) for v in first] + [(1, v) for v in second]
-    exact = permutation_test(
-        (first, second),
-        lambda a, b, axis: a.mean(axis) - b.mean(axis),
-        vectorized=True,
-        permutation_type="independent",
-        n_resamples=10_000,
-    ).pvalue  # 126 relabellings: all
-    # by hand: 5 ones among 9 documents, 4 of them in `first` (5 documents): P(4 or more) = 21/126
-    ones_in_first = [sum(combo) for combo in itertools.combinations(first + second, 5)]
-    assert sum(ones >= 4 for ones in ones_in_first) == 21 and len(ones_in_first) == 126
-    assert stats.difference_pvalue(values) == pytest.approx(exact, abs=1e-12) == pytest.approx(42 / 126)
-    # large groups (far more relabellings than scipy enumerates): the hypergeometric tail
-    rng = __import__("numpy").random.default_rng(1)
-    big_first, big_second = (rng.random(600) < 0.30).astype(float), (rng.random(800) < 0.25).astype(float)
-    big = [(0, v) for v in big_first] + [(1, v) for v in big_second]
-    monte_carlo = permutation_test(
-        (big_first, big_second),
-        lambda a, b, axis: a.mean(axis) - b.mean(axis),
-        vectorized=True,
-        permutation_type="independent",
-        n_resamples=20_000,
-        rng=rng,
-    ).pvalue
-    assert stats.difference_pvalue(big) == pytest.approx(monte_carlo, abs=0.01)
-    assert stats.difference_pvalue([(0, 1.0), (0, 0.0), (1, 0.0), (1, 1.0)]) == 1.0
-
-
-def test_monte_carlo_permutation_pvalue_keeps_scipys_definition():
-    from scipy.stats import permutation_test
-
-    # 40 documents in two groups of 20: C(40, 20) relabellings, so 2,000 are drawn
-    low, high = [0.1 * i for i in range(20)], [5 + 0.1 * i for i in range(20)]
-    separated = [(0, v) for v in high] + [(1, v) for v in low]
-    # no drawn relabelling reaches the observed gap: scipy's (0 + 1) / (2000 + 1), doubled
-    assert stats.difference_pvalue(separated) == pytest.approx(2 / 2001)
-    assert stats.range_pvalue([("a", v) for v in high] + [("b", v) for v in low]) == pytest.approx(1 / 2001)
-    rng = __import__("numpy").random.default_rng(3)
-    first, second = rng.normal(0.0, 1.0, 30), rng.normal(0.4, 1.0, 25)
-    values = [(0, v) for v in first] + [(1, v) for v in second]
-    reference = permutation_test(
-        (first, second),
-        lambda a, b, axis: a.mean(axis) - b.mean(axis),
-        vectorized=True,
-        permutation_type="independent",
-        n_resamples=100_000,
-        rng=rng,
-    ).pvalue
-    assert stats.difference_pvalue(values) == pytest.approx(reference, abs=0.02)  # 2,000 draws: MC error
+def test_too_few_documents_for_a_gap():
+    with pytest.raises(ValueError) as raised:
+        stats.difference_ci_lower([(0, 1.0), (0, 0.0), (1, 0.0), (1, 1.0), (1, 1.0)])
+    assert str(raised.value) == (
+        "too few documents (n = 2): the Agresti-Caffo interval of a gap of yes/no outcomes holds its 95% level "
+        "from 3 documents (tests/test_interval_coverage.py)"
+    )
+    with pytest.raises(ValueError) as raised:
+        stats.difference_pvalue([(0, 0.5), (1, 0.25), (1, 0.75)])
+    assert str(raised.value) == (
+        "too few documents (n = 1): the Welch interval of a gap holds its 95% level from 2 documents "
+        "(tests/test_interval_coverage.py)"
+    )
+    with pytest.raises(ValueError, match="a Welch interval needs them to vary"):
+        stats.difference_pvalue([(0, 0.5), (0, 0.5), (1, 0.25), (1, 0.25)])
 
 
 @pytest.mark.parametrize(
     "values",
     [
-        [1.0] * 864 + [0.0] * 2016,  # yes/no outcomes: resampled by their counts (multinomial)
+        [1.0] * 864 + [0.5] * 2016,  # two levels: resampled by their counts (multinomial)
         [0.1 * (i % 11) for i in range(330)],  # shares of 10 samples: likewise
         [1.0 + i / 700 for i in range(700)],  # all distinct: documents resampled
     ],
 )
-def test_resampled_means_follow_the_bootstrap_law(values):
+def test_resampled_moments_follow_the_bootstrap_law(values):
     import numpy as np
 
     array = np.asarray(values)
-    means = intervals._resampled_means(array, stream=0)
-    assert means.shape == (stats.BOOTSTRAP_RESAMPLES,)
+    means, variances = intervals._resampled_moments(array, stream=0)
+    assert means.shape == variances.shape == (stats.BOOTSTRAP_RESAMPLES,)
     # resampling n documents: the mean's mean is the sample mean, its sd the sample sd / sqrt(n)
     assert means.mean() == pytest.approx(array.mean(), abs=3 * array.std() / np.sqrt(array.size * 2000))
     assert means.std() == pytest.approx(array.std() / np.sqrt(array.size), rel=0.08)
-    assert np.array_equal(means, intervals._resampled_means(array, stream=0))  # seeded
-    assert not np.array_equal(means, intervals._resampled_means(array, stream=1))
+    assert variances.mean() == pytest.approx(array.var(ddof=1), rel=0.02)
+    assert np.array_equal(means, intervals._resampled_moments(array, stream=0)[0])  # seeded
+    assert not np.array_equal(means, intervals._resampled_moments(array, stream=1)[0])
 
 
-def test_range_of_group_means():
+def test_range_and_spread_of_group_means_and_their_intervals():
     values = [("a", 1.0), ("a", 3.0), ("b", 5.0), ("c", 0.0), ("c", 1.0)]
     assert stats.range_of_means(values) == pytest.approx(4.5)
-    low, high = stats.range_interval(values)
-    assert low <= 4.5 <= high
-    separated = [("a", v) for v in (0.0, 0.1, 0.05, 0.02)] + [("b", v) for v in (1.0, 0.9, 0.95, 0.97)]
-    assert stats.range_pvalue(separated) < 0.05
+    with pytest.raises(ValueError, match=r"^too few documents \(n = 1\): the Welch interval of a gap"):
+        stats.range_interval(values)
+    groups = (("a", (0.0, 0.1, 0.05, 0.02)), ("b", (1.0, 0.9, 0.95, 0.97)), ("c", (0.5, 0.4, 0.6, 0.45)))
+    separated = [(name, v) for name, group in groups for v in group]
+    assert stats.range_interval(separated) == pytest.approx((0.8130393781156467, 1.0119606218843529), abs=1e-12)
+    assert stats.spread_interval(separated) == pytest.approx((0.3009024093131426, 0.451135573963305), abs=1e-12)
+    # Bonferroni: the smallest of the three pairs' Welch p-values (a against b), times 3
+    a_against_b = [(0, v) for v in groups[0][1]] + [(1, v) for v in groups[1][1]]
+    assert stats.range_pvalue(separated) == pytest.approx(3 * stats.difference_pvalue(a_against_b), rel=1e-12)
+    assert stats.range_pvalue(separated) == pytest.approx(2.6765247173192435e-07, rel=1e-12)
     assert stats.range_pvalue([("a", 1.0), ("a", 2.0), ("b", 2.0), ("b", 1.0)]) == 1.0
     with pytest.raises(ValueError, match="two groups"):
         stats.range_of_means([("a", 1.0)])
+
+
+def test_a_range_of_yes_no_outcomes_needs_30_documents_a_group():
+    values = [(group, float(i % 2)) for group in "ab" for i in range(29)] + [("a", 1.0)]
+    with pytest.raises(ValueError) as raised:
+        stats.range_ci_upper(values)
+    assert str(raised.value) == (
+        "too few documents (n = 29): the Bonferroni interval of a range or spread of yes/no outcome means "
+        "holds its 95% level from 30 documents (tests/test_interval_coverage.py)"
+    )
 
 
 def test_pearson_interval_matches_scipy():
@@ -238,7 +244,7 @@ def test_group_statistics_reject_non_finite_values():
         stats.range_of_means([("a", float("nan")), ("b", 1.0)])
 
 
-# ---------------------------------------------------------------- resampling and relabelling in batches
+# ---------------------------------------------------------------- resampling in batches
 
 
 def test_very_many_documents_are_resampled_in_batches_from_the_same_draws(monkeypatch):
@@ -249,29 +255,8 @@ def test_very_many_documents_are_resampled_in_batches_from_the_same_draws(monkey
     assert stats.bootstrap_mean_interval(values) == pytest.approx(one_matrix, abs=1e-12)
 
 
-def test_monte_carlo_relabellings_are_shuffles_of_the_pooled_values_in_any_batch_size(monkeypatch):
-    import numpy as np
-
-    rng = np.random.default_rng(5)
-    toxicity = [(int(side), float(value)) for side, value in zip(rng.integers(0, 2, 300), rng.random(300))]
-    one_batch = stats.difference_pvalue(toxicity)
-    (positions,) = significance._relabellings(300, stats.SEED)
-    pooled = rng.random(300)
-    shuffled = np.random.default_rng(stats.SEED).permuted(np.tile(pooled, (stats.PERMUTATIONS, 1)), axis=1)
-    assert np.array_equal(pooled[positions], shuffled)
-    monkeypatch.setattr(intervals, "RESAMPLING_BATCH_CELLS", 300 * 7)  # 7 relabellings a batch
-    assert stats.difference_pvalue(toxicity) == one_batch
-
-
-def test_few_relabellings_are_enumerated_exactly():
-    # {1, 2} vs {3, 4}: 6 ways to split the 4 documents; the observed -2 is the lowest of
-    # (-2, -1, 0, 0, 1, 2), so the two-sided p-value is 2 * 1/6.
-    assert stats.difference_pvalue([(0, 1.0), (0, 2.0), (1, 3.0), (1, 4.0)]) == pytest.approx(1 / 3)
-    # {0, 0} vs {1, 1}: of the 6 splits, 2 reach the observed range of 1
-    assert stats.range_pvalue([("a", 0.0), ("a", 0.0), ("b", 1.0), ("b", 1.0)]) == pytest.approx(2 / 6)
-    with pytest.raises(ValueError, match="at least two documents in each group"):
-        stats.range_pvalue([("a", 0.0), ("b", 1.0), ("b", 2.0)])
-
-
-def test_a_bootstrap_of_one_document_is_a_point():
-    assert stats.bootstrap_mean_interval([0.3]) == (0.3, 0.3)
+def test_a_bootstrap_of_few_documents_is_refused():
+    with pytest.raises(ValueError, match=r"^too few documents \(n = 1\): the bootstrap-t interval of a mean"):
+        stats.bootstrap_mean_interval([0.3])
+    with pytest.raises(ValueError, match="every document has the value 0.5"):
+        stats.bootstrap_mean_interval([0.5] * 40)

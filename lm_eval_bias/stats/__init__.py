@@ -7,21 +7,26 @@ Pure functions: numbers in, numbers out. Most are lm-eval aggregations (``aggreg
 ``harness.aggregation_for``): lm-eval calls them with the list of per-document values of
 one metric.
 
-scipy does the statistics where it has them: the exact sign test (``binomtest``; the Wilson
-interval is its formula written out, see ``_wilson``), Benjamini-Hochberg
-(``false_discovery_control``), Pearson's r and its Fisher-z interval (``pearsonr``), exact
-permutation tests (``permutation_test``, which enumerates every relabelling; ``hypergeom`` for
-two groups of yes/no outcomes). Monte Carlo permutation tests draw their relabellings as one
-matrix, with scipy's definitions (scipy draws one permutation at a time). The percentile
-bootstrap is ours: lm-eval asks for each bound of each metric in a separate call, and the
-resamples are seeded by the number of documents and the group's position, so that both bounds
-come from the same resamples (``scipy.stats.bootstrap`` would draw others for each); they are a
-matrix product of resampling counts with the values.
+Each per-run interval is one that holds its 95% level at the documents it is shown for,
+checked by simulation in ``tests/test_interval_coverage.py`` (the table of methods and the
+fewest documents each needs is in :mod:`.intervals`): Clopper-Pearson for yes/no outcomes,
+the studentized bootstrap for other means, Welch or Agresti-Caffo for gaps, Bonferroni-combined
+pairwise intervals for ranges and spreads. A gap's or range's p-value is the test its interval
+inverts, so the two never disagree about 0. Below the documents an interval needs, it and its
+p-value raise ``ValueError("too few documents (n = N): ...")``.
+
+scipy does the statistics where it has them: the exact sign test (``binomtest``; the
+Clopper-Pearson and Wilson intervals are its ``proportion_ci``, written out, see
+``intervals._wilson``), Benjamini-Hochberg (``false_discovery_control``), Pearson's r and its
+Fisher-z interval (``pearsonr``), Student's t and the normal law. The bootstrap is ours: lm-eval
+asks for each bound of each metric in a separate call, and the resamples are seeded, so that
+both bounds come from the same resamples (``scipy.stats.bootstrap`` would draw others for
+each); they are a matrix product of resampling counts with the values.
 
 lm-eval computes a standard error itself only for its built-in ``mean`` aggregation, so
 each proportion is reported as three metrics: the ``mean`` (with lm-eval's closed-form
 standard error) and the two interval bounds below. Every statistic that the documents
-cannot support raises ``ValueError`` (``harness`` reports it as ``N/A``).
+cannot support raises ``ValueError`` (``harness`` reports it as ``N/A``, with the message).
 """
 
 from lm_eval_bias.stats.intervals import (
@@ -31,6 +36,7 @@ from lm_eval_bias.stats.intervals import (
     bootstrap_mean_interval,
     ci_lower,
     ci_upper,
+    clopper_pearson_interval,
     difference_ci_lower,
     difference_ci_upper,
     difference_interval,
@@ -59,9 +65,7 @@ from lm_eval_bias.stats.paired import (
     paired_statistic,
 )
 from lm_eval_bias.stats.significance import (
-    PERMUTATIONS,
     benjamini_hochberg,
-    binary_difference_pvalue,
     difference_pvalue,
     difference_pvalue_bh,
     range_pvalue,
@@ -72,14 +76,13 @@ from lm_eval_bias.stats.significance import (
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "CONFIDENCE",
-    "PERMUTATIONS",
     "PairedDifference",
     "SEED",
     "adjust_bh",
     "benjamini_hochberg",
-    "binary_difference_pvalue",
     "bootstrap_mean_interval",
     "ci_lower",
+    "clopper_pearson_interval",
     "ci_upper",
     "difference_ci_lower",
     "difference_ci_upper",

@@ -1,163 +1,75 @@
-"""p-values: permutation tests of a difference or a range of group means, the exact sign test,
-and Benjamini-Hochberg adjustment across groups."""
+"""p-values: of a difference or a range of group means, each the dual of its interval in
+:mod:`.intervals`; the exact sign test; Benjamini-Hochberg adjustment across groups.
+
+A gap's p-value is the test that its interval inverts (Welch's t test, or Agresti and Caffo's
+Wald test for two groups of yes/no outcomes; same estimate, standard error and law), so a 95%
+interval excludes 0 exactly when p < 0.05; a range's p-value is the Bonferroni-adjusted
+smallest of its pairs' p-values, so it is below 0.05 exactly when the range's interval lower
+bound is above 0. They need the documents their intervals need (``intervals``'s table) and
+raise the same "too few documents (n = N)" error below them.
+
+The permutation tests these replace were exact or Monte Carlo tests of "the groups' values are
+exchangeable", which no interval of a difference of means inverts: a permutation p of 0.06
+stood beside bootstrap intervals that excluded 0.
+"""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
-from lm_eval_bias.stats import intervals
-from lm_eval_bias.stats.intervals import SEED, _groups, _means, _range_of, _split_sides
-
-PERMUTATIONS = 2000
-
+from lm_eval_bias.stats.intervals import _Contrast, _groups, _pairwise_contrasts, _split_sides
 
 # --------------------------------------------------------------------------
-# Permutation tests (scipy.stats.permutation_test)
-
-
-def _permutation_pvalue(samples: list, statistic, alternative: str) -> float:
-    """p-value of ``statistic`` (vectorised over its last axis) under random relabelling of the
-    documents among ``samples``: scipy's ``permutation_test`` enumerates every relabelling when
-    there are at most :data:`PERMUTATIONS` of them; otherwise that many are drawn (seeded) by
-    :func:`_monte_carlo_pvalue`."""
-    from scipy.stats import permutation_test
-
-    if min(sample.size for sample in samples) < 2:
-        raise ValueError("a permutation test needs at least two documents in each group")
-    sizes = [sample.size for sample in samples]
-    relabellings = math.prod(math.comb(sum(sizes[: i + 1]), sizes[i]) for i in range(1, len(sizes)))
-    if relabellings > PERMUTATIONS:
-        return _monte_carlo_pvalue(samples, statistic, alternative)
-    result = permutation_test(
-        samples,
-        statistic,
-        permutation_type="independent",
-        vectorized=True,
-        n_resamples=PERMUTATIONS,
-        alternative=alternative,
-    )
-    return float(result.pvalue)
-
-
-def _monte_carlo_pvalue(samples: list, statistic, alternative: str, seed: int = SEED) -> float:
-    """``scipy.stats.permutation_test``'s Monte Carlo p-value (the same comparison tolerance,
-    the +1 in numerator and denominator, two-sided as twice the smaller tail), with the
-    relabellings drawn as one matrix: scipy draws them one ``rng.permutation`` at a time in a
-    Python loop, which cost 7 ms per test here (a task has dozens of tests)."""
-    import numpy as np
-
-    pooled = np.concatenate(samples)
-    cuts = np.cumsum([sample.size for sample in samples])[:-1]
-    observed = statistic(*samples, axis=-1)
-    null = np.concatenate(
-        [
-            statistic(*np.split(pooled[positions], cuts, axis=1), axis=-1)
-            for positions in _relabellings(pooled.size, seed)
-        ]
-    )
-    tolerance = abs(observed) * np.finfo(float).eps * 100  # scipy's, for rounding in the statistic
-    at_least = (np.count_nonzero(null >= observed - tolerance) + 1) / (PERMUTATIONS + 1)
-    at_most = (np.count_nonzero(null <= observed + tolerance) + 1) / (PERMUTATIONS + 1)
-    if alternative == "greater":
-        return float(at_least)
-    if alternative == "less":
-        return float(at_most)
-    return float(min(1.0, 2.0 * min(at_least, at_most)))
-
-
-def _relabellings(size: int, seed: int):
-    """The :data:`PERMUTATIONS` relabellings of ``size`` pooled documents that a Monte Carlo
-    permutation test draws, as rows of positions into the pooled values, in batches of at most
-    :data:`~lm_eval_bias.stats.intervals.RESAMPLING_BATCH_CELLS` cells.
-
-    Shuffling positions and reading the values at them gives exactly the shuffled values (a
-    shuffle's draws depend on the length alone), in int32 where the positions fit: half the
-    memory of the pooled values.
-    """
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    positions = np.arange(size, dtype=np.int64 if size > np.iinfo(np.int32).max else np.int32)
-    batch = max(1, intervals.RESAMPLING_BATCH_CELLS // size)
-    for start in range(0, PERMUTATIONS, batch):
-        yield rng.permuted(np.tile(positions, (min(batch, PERMUTATIONS - start), 1)), axis=1)
-
-
-def _difference_statistic(first, second, axis=-1):
-    return first.mean(axis=axis) - second.mean(axis=axis)
+# Differences and ranges of group means
 
 
 def difference_pvalue(values: Sequence[tuple[int, float]]) -> float:
-    """lm-eval aggregation: the two-sided permutation p-value of mean(side 0) - mean(side 1).
-
-    Exact for yes/no values (:func:`binary_difference_pvalue`) and where there are at most
-    :data:`PERMUTATIONS` relabellings (scipy's ``permutation_test`` enumerates them); otherwise
-    estimated from that many seeded relabellings, with scipy's definitions.
+    """lm-eval aggregation: the two-sided p-value of "mean(side 0) = mean(side 1)": Welch's t
+    test, or for yes/no outcomes on both sides the Agresti-Caffo Wald test; below 0.05 exactly
+    when ``intervals.difference_interval`` excludes 0.
 
     Parameters
     ----------
     values : sequence of (int, float)
-        Per-document ``(side, value)``, side 0 or 1; each side needs two documents.
+        Per-document ``(side, value)``, side 0 or 1: at least 3 documents a side for yes/no
+        outcomes, 2 otherwise.
 
     Returns
     -------
     float
+
+    Raises
+    ------
+    ValueError
+        "too few documents (n = N) ..." (N: the smaller side) below those numbers; or when
+        neither side's values vary.
     """
-    first, second = _split_sides(values)
-    if _all_zero_or_one(first) and _all_zero_or_one(second) and min(first.size, second.size) >= 2:
-        return binary_difference_pvalue(first, second)
-    return _permutation_pvalue([first, second], _difference_statistic, "two-sided")
-
-
-def _all_zero_or_one(array) -> bool:
-    return bool(((array == 0) | (array == 1)).all())
-
-
-def binary_difference_pvalue(first, second) -> float:
-    """The exact two-sided permutation p-value of mean(first) - mean(second) for 0/1 values.
-
-    Relabelling the documents keeps the number of ones, so the ones that land in ``first``
-    follow a hypergeometric law, and the difference of means grows with them: the permutation
-    distribution is that law, with no relabelling to enumerate or draw. Two-sided as
-    ``scipy.stats.permutation_test`` defines it (twice the smaller tail, at most 1), so this is
-    the value its exact enumeration gives and its Monte Carlo estimates.
-
-    Parameters
-    ----------
-    first, second : numpy.ndarray
-        Each side's values, all 0 or 1.
-
-    Returns
-    -------
-    float
-    """
-    from scipy.stats import hypergeom
-
-    ones_first = int(first.sum())
-    law = hypergeom(first.size + second.size, ones_first + int(second.sum()), first.size)
-    at_least, at_most = law.sf(ones_first - 1), law.cdf(ones_first)
-    return float(min(1.0, 2.0 * min(at_least, at_most)))
-
-
-def _range_statistic(*groups, axis=-1):
-    return _range_of(_means(groups, axis))
+    return _Contrast(*_split_sides(values)).pvalue()
 
 
 def range_pvalue(values: Sequence[tuple[str, float]]) -> float:
-    """lm-eval aggregation: the permutation p-value of the range of group means against "no
-    group differs": the share of relabellings whose range is at least the observed one.
+    """lm-eval aggregation: the p-value of "every group has the same mean" against the range of
+    group means: the smallest of the pairs' :func:`difference_pvalue` tests, times the number of
+    pairs (Bonferroni, at most 1); below 0.05 exactly when ``intervals.range_interval``'s lower
+    bound is above 0.
 
     Parameters
     ----------
     values : sequence of (str, float)
-        Per-document ``(group, value)``; at least two groups of two documents.
+        Per-document ``(group, value)``; at least two groups, as many documents each as
+        ``intervals.range_interval`` needs.
 
     Returns
     -------
     float
+
+    Raises
+    ------
+    ValueError
+        As ``intervals.range_interval``.
     """
-    return _permutation_pvalue(_groups(values), _range_statistic, "greater")
+    contrasts = _pairwise_contrasts(_groups(values))
+    return float(min(1.0, len(contrasts) * min(contrast.pvalue() for contrast in contrasts)))
 
 
 # --------------------------------------------------------------------------
