@@ -2,21 +2,34 @@
 both paired by content, and what differs between the runs besides the model's answers.
 
 A run is a results file, or the output folder holding one, with the ``samples_<task>_<date>.jsonl``
-files ``--log_samples`` wrote beside it. Documents are paired by lm-eval's ``doc_hash`` (a hash of
-the document), never by position, and the two documents of a pair must be the same after NFC; a
-document logged twice in one run is paired by its order among the identical ones. Runs of
-different task versions or different data files are refused.
+files ``--log_samples`` wrote beside it. Documents are paired by what defines them, never by
+position: lm-eval's ``doc_hash`` (a hash of the document), and the two documents of a pair must be
+the same after NFC; or, for a task that copies facts of the run into every document (its metadata's
+``run_level_doc_fields``: the subgroups a run selected), by the document's content without those
+fields, so that a run of a few subgroups, or a ``--limit``ed one, pairs with a full run on every
+document they share. A document logged twice in one run is paired by its order among the identical
+ones. Runs of different task versions or different data files are refused, and so is a metric value
+the comparison would read that is not one a task writes (:func:`check_sample_values`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from lm_eval_bias import harness
 from lm_eval_bias.readers import DuplicateKeyError, loads_json
-from lm_eval_bias.report.recompute import _canonical, _task_name_of, read_sample_lines
+from lm_eval_bias.report.recompute import (
+    _canonical,
+    _task_name_of,
+    check_document_value,
+    declared_aggregations,
+    read_sample_lines,
+)
 from lm_eval_bias.report.results import load_runs, read_text, results_files
 from lm_eval_bias.report.run import Run
 from lm_eval_bias.report.values import ResultsError, shown
@@ -133,7 +146,9 @@ def samples_path(side: RunFiles, task: str) -> Path:
     )
 
 
-def read_samples(side: RunFiles, task: str, filter_name: str) -> tuple[Path, list[tuple[int, dict]]]:
+def read_samples(
+    side: RunFiles, task: str, filter_name: str, metrics: Iterable[str] | None = None
+) -> tuple[Path, list[tuple[int, dict]]]:
     """A task's logged documents under one filter, as (line, sample), from the run's samples file.
 
     Parameters
@@ -141,9 +156,12 @@ def read_samples(side: RunFiles, task: str, filter_name: str) -> tuple[Path, lis
     side : RunFiles
         The run.
     task : str
-        The task.
+        The task (one of this package's).
     filter_name : str
         The filter its metrics are under (``none``, ``scored``...).
+    metrics : iterable of str, optional
+        The metrics whose per-document values the comparison will read; by default every metric the
+        run's results file reports for the task under that filter.
 
     Returns
     -------
@@ -153,8 +171,9 @@ def read_samples(side: RunFiles, task: str, filter_name: str) -> tuple[Path, lis
     Raises
     ------
     ResultsError
-        A samples file the reader refuses (a repeated document, a key given twice...), or one whose
-        documents are not as many as the results file evaluated.
+        A samples file the reader refuses (a repeated document, a key given twice...), one whose
+        documents are not as many as the results file evaluated, or a value of ``metrics`` that is
+        not one the task writes (:func:`check_sample_values`).
     """
     path = samples_path(side, task)
     samples = [(line, sample) for line, sample in read_sample_lines(path) if sample.get("filter") == filter_name]
@@ -164,18 +183,106 @@ def read_samples(side: RunFiles, task: str, filter_name: str) -> tuple[Path, lis
             f"{path}: {len(samples)} documents under filter {filter_name}, but {side.where} evaluated {evaluated}, "
             "so these are not the samples of that results file; pass the samples file written with it"
         )
+    if metrics is None:
+        metrics = [metric.name for metric in side.run.tasks[task].values() if metric.filter == filter_name]
+    check_sample_values(path, task, filter_name, samples, metrics)
     return path, samples
 
 
-def _content_key(sample: dict) -> str:
-    """A document's content as one text: its ``doc`` in NFC, keys sorted."""
-    return json.dumps(_canonical(sample["doc"]), sort_keys=True, ensure_ascii=False)
+_FIX = "the line was edited or damaged: correct it, or use the file --log_samples wrote"
 
 
-def _keys(samples: list[tuple[int, dict]], by_hash: bool) -> list[str]:
+def _pair_shape(aggregation):
+    """What a gap's or a range's per-document value is, as (its description, the check of its first
+    item); None for an aggregation of other values."""
+    from lm_eval_bias import stats
+
+    if aggregation is stats.difference_of_means:
+        return "[side, value] (side 0 or 1)", lambda side: side in (0, 1)
+    if aggregation in (stats.range_of_means, stats.spread_of_means):
+        return "[group, value] (group a text)", lambda group: isinstance(group, str)
+    return None
+
+
+def _is_finite_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_sample_values(path: Path, task: str, filter_name: str, samples, metrics: Iterable[str]) -> None:
+    """Refuse a per-document value the comparison would read that the task never writes.
+
+    A value must be null or absent (a document the task leaves out of the metric), a finite number
+    within the metric's range for a metric the task averages (the check of ``lm-eval-bias recompute``:
+    never true or false, which would count as 1 or 0), or ``[side, value]`` / ``[group, value]``
+    with a finite number for a gap / a range or spread between groups. Text, a list where a number
+    belongs, an object, NaN or Infinity would crash the task's aggregation or be read as another number.
+    A metric the task aggregates otherwise is left to its own aggregation.
+
+    Parameters
+    ----------
+    path : Path
+        The samples file, as messages name it.
+    task : str
+        The task (one of this package's).
+    filter_name : str
+        The filter of the samples.
+    samples : list of (int, dict)
+        (line, sample) of that filter.
+    metrics : iterable of str
+        The metrics to check.
+
+    Returns
+    -------
+    None; a value the task never writes raises :class:`ResultsError` naming the file, the line, the
+    metric, the value and the fix.
+    """
+    from lm_eval.api.metrics import mean
+
+    declared = declared_aggregations(task)
+    for name in dict.fromkeys(metrics):
+        aggregation = harness.aggregation_for(name, declared)
+        shape = None if aggregation is mean else _pair_shape(aggregation)
+        if aggregation is not mean and shape is None:
+            continue
+        for line, sample in samples:
+            value = sample.get(name)
+            if value is None:
+                continue
+            if aggregation is mean:
+                check_document_value(path, task, line, name, filter_name, value, declared)
+                if not _is_finite_number(value):
+                    raise ResultsError(
+                        f"{path}, line {line}: {name} ({filter_name}) is {json.dumps(value)[:60]}, where {task} writes "
+                        f"a number (or null for a document it leaves out); {_FIX}"
+                    )
+                continue
+            described, first_ok = shape
+            if not (isinstance(value, list) and len(value) == 2 and _pair_item_ok(value[0], first_ok)) or not (
+                _is_finite_number(value[1])
+            ):
+                raise ResultsError(
+                    f"{path}, line {line}: {name} ({filter_name}) is {json.dumps(value)[:60]}, where {task} writes "
+                    f"{described} with a finite number as the value, or null; {_FIX}"
+                )
+
+
+def _pair_item_ok(item, check) -> bool:
+    """The first item of a gap's or a range's pair: never true or false (which would pass for 1 or 0)."""
+    return not isinstance(item, bool) and check(item)
+
+
+def _content_key(sample: dict, ignore_fields: frozenset[str] = frozenset()) -> str:
+    """A document's content as one text: its ``doc`` in NFC, keys sorted, without ``ignore_fields``."""
+    doc = sample["doc"]
+    if ignore_fields and isinstance(doc, dict):
+        doc = {key: value for key, value in doc.items() if key not in ignore_fields}
+    return json.dumps(_canonical(doc), sort_keys=True, ensure_ascii=False)
+
+
+def _keys(samples: list[tuple[int, dict]], by_hash: bool, ignore_fields: frozenset[str]) -> list[str]:
     if by_hash:
         return [sample["doc_hash"] for _, sample in samples]
-    return [hashlib.sha256(_content_key(sample).encode("utf-8")).hexdigest() for _, sample in samples]
+    return [hashlib.sha256(_content_key(sample, ignore_fields).encode("utf-8")).hexdigest() for _, sample in samples]
 
 
 @dataclass(frozen=True)
@@ -188,18 +295,41 @@ class Pairing:
     repeated: int  # documents logged more than once in a run, paired by their order among identical ones
 
     @property
+    def unpaired_baseline(self) -> int:
+        """The baseline's documents with no partner in the candidate."""
+        return self.n_baseline - len(self.pairs)
+
+    @property
+    def unpaired_candidate(self) -> int:
+        """The candidate's documents with no partner in the baseline."""
+        return self.n_candidate - len(self.pairs)
+
+    @property
     def note(self) -> str:
-        """What a reader must know about the pairing ("" when nothing)."""
-        if not self.repeated:
-            return ""
-        return (
-            f"{self.repeated} documents appear more than once in a run: paired by their order among the "
-            "identical documents"
-        )
+        """What a reader must know about the pairing ("" when nothing): the documents of each run left
+        without a partner, and documents logged more than once."""
+        parts = []
+        if self.unpaired_baseline or self.unpaired_candidate:
+            parts.append(
+                f"{self.unpaired_baseline} of the baseline's {self.n_baseline} documents and "
+                f"{self.unpaired_candidate} of the candidate's {self.n_candidate} have no partner in the other "
+                "run and are left out"
+            )
+        if self.repeated:
+            parts.append(
+                f"{self.repeated} documents appear more than once in a run: paired by their order among the "
+                "identical documents"
+            )
+        return "; ".join(parts)
 
 
-def pair_documents(baseline: list[tuple[int, dict]], candidate: list[tuple[int, dict]], where: str) -> Pairing:
-    """Documents of two runs paired by content, never by position.
+def pair_documents(
+    baseline: list[tuple[int, dict]],
+    candidate: list[tuple[int, dict]],
+    where: str,
+    ignore_fields: frozenset[str] = frozenset(),
+) -> Pairing:
+    """Documents of two runs paired by what defines them, never by position.
 
     Parameters
     ----------
@@ -207,32 +337,37 @@ def pair_documents(baseline: list[tuple[int, dict]], candidate: list[tuple[int, 
         Each run's samples of one task and filter, as (line, sample).
     where : str
         The task and the two samples files, for messages.
+    ignore_fields : frozenset of str
+        Fields of a ``doc`` that are facts of the run, not of the document (the task's
+        ``run_level_doc_fields``). Where there are any, documents are paired by their content without
+        them, as lm-eval's ``doc_hash`` hashes the whole document; else by ``doc_hash``.
 
     Returns
     -------
     Pairing
-        The pairs, sorted by the document's hash (then its occurrence), so that reordering either run,
+        The pairs, sorted by the document's key (then its occurrence), so that reordering either run,
         or swapping them, pairs the same documents in the same order.
 
     Raises
     ------
     ResultsError
-        A sample without ``doc_hash`` or ``doc``, or two samples with one ``doc_hash`` whose documents
-        differ (an edited file).
+        A sample without ``doc_hash`` or ``doc`` (without ``doc`` where ``ignore_fields`` is given), or
+        two samples with one ``doc_hash`` whose documents differ (an edited file).
     """
     everything = [sample for _, sample in baseline + candidate]
-    by_hash = all(isinstance(sample.get("doc_hash"), str) for sample in everything)
+    by_hash = not ignore_fields and all(isinstance(sample.get("doc_hash"), str) for sample in everything)
     if not by_hash and not all("doc" in sample for sample in everything):
+        known_by = "its doc (this task's doc_hash also hashes facts of the run)" if ignore_fields else "content"
         raise ResultsError(
-            f"{where}: a sample has neither doc_hash nor doc, so its document cannot be known by content; "
-            "lm-eval writes both: use the samples files --log_samples wrote"
+            f"{where}: a sample has {'no doc' if ignore_fields else 'neither doc_hash nor doc'}, so its document "
+            f"cannot be known by {known_by}; lm-eval writes both: use the samples files --log_samples wrote"
         )
     sides = []
     repeated = 0
     for samples in (baseline, candidate):
         seen: dict[str, int] = {}
         keyed = {}
-        for key, (line, sample) in zip(_keys(samples, by_hash), samples):
+        for key, (line, sample) in zip(_keys(samples, by_hash, ignore_fields), samples):
             occurrence = seen.get(key, 0)
             seen[key] = occurrence + 1
             keyed[(key, occurrence)] = (line, sample)
@@ -241,7 +376,7 @@ def pair_documents(baseline: list[tuple[int, dict]], candidate: list[tuple[int, 
     pairs = []
     for key in sorted(set(sides[0]) & set(sides[1])):
         (line_b, first), (line_c, second) = sides[0][key], sides[1][key]
-        if "doc" in first and "doc" in second and _content_key(first) != _content_key(second):
+        if by_hash and "doc" in first and "doc" in second and _content_key(first) != _content_key(second):
             raise ResultsError(
                 f"{where}: doc_hash {key[0][:16]}... names another document in the baseline (line {line_b}) than in "
                 f"the candidate (line {line_c}); a file was edited: use the samples files --log_samples wrote"

@@ -356,10 +356,26 @@ def _document_range(name: str, declared: dict) -> tuple[float, float] | None:
     return metric_range(base)
 
 
-def _check_document_value(path: Path, task: str, line: int, name: str, filter_name: str, value, declared: dict) -> None:
+def check_document_value(path: Path, task: str, line: int, name: str, filter_name: str, value, declared: dict) -> None:
     """One document's value of a metric, as our ``process_results`` write it: never true or false
     (which would count as 1 or 0), never NaN, infinite or "N/A" (a document always has a value; only
-    an aggregate may be N/A), and within the metric's range (see :func:`_document_range`)."""
+    an aggregate may be N/A), and within the metric's range (see :func:`_document_range`).
+
+    Parameters
+    ----------
+    path, task, line, name, filter_name
+        Where the value stands, for the message: the samples file, its task, the line, the metric and
+        its filter.
+    value
+        The logged value.
+    declared : dict
+        The task's declared aggregations (:func:`declared_aggregations`).
+
+    Raises
+    ------
+    ResultsError
+        A value no task of ours writes, naming the file, line, metric and the fix.
+    """
     where = f"{path}, line {line}: {name} ({filter_name}) is {json.dumps(value)[:60]}"
     fix = "the line was edited or damaged: correct it, or use the file --log_samples wrote"
     if isinstance(value, bool):
@@ -415,7 +431,7 @@ def recompute(samples_path: str | Path, task: str | None = None) -> dict:
     _check_output_type(path, task, *samples[0], named_in_file)
     for (name, filter_name), lines_and_items in values.items():
         for line_number, item in lines_and_items:
-            _check_document_value(path, task, line_number, name, filter_name, item, declared)
+            check_document_value(path, task, line_number, name, filter_name, item, declared)
     results = {}
     for (name, filter_name), lines_and_items in values.items():
         aggregation = harness.aggregation_for(name, declared)
@@ -438,7 +454,7 @@ class _Metric:
 
 
 def _kind(value) -> str:
-    """A value's kind, as a message names it ("N/A" is refused before: see :func:`_check_document_value`)."""
+    """A value's kind, as a message names it ("N/A" is refused before: see :func:`check_document_value`)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return "a number"
     if isinstance(value, str):
