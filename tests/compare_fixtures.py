@@ -2,7 +2,7 @@
 
 from lm_eval_bias.report.compare import Comparison, MetricComparison, TaskComparison
 
-MCNEMAR = "exact McNemar; Newcombe paired interval"
+MCNEMAR = "exact McNemar; Clopper-Pearson box interval"
 
 
 def metric(task, name, subgroup, baseline, candidate, interval, pvalue, pvalue_bh, n, *, ideal, worsening_ci, **kw):
@@ -113,7 +113,7 @@ TANGO = TaskComparison(
             0,
             ideal=None,
             worsening_ci=None,
-            test="paired bootstrap of the gap; paired permutation test",
+            test="paired permutation test (2000 random swaps); interval of its rejection size",
             note="no distal antecedent matched",
         ),
     ),

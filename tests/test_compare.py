@@ -11,11 +11,14 @@ import json
 import math
 
 import pytest
+from scipy.stats import beta
 from statsmodels.stats.contingency_tables import mcnemar
 
-from helpers import OFFICIAL_WINOQUEER
+from helpers import OFFICIAL_WINOQUEER, run_cli
 from lm_eval_bias import stats, task_metadata
-from lm_eval_bias.benchmarks import winoqueer
+from lm_eval_bias.benchmarks import tango, winoqueer
+from lm_eval_bias.benchmarks.community import metrics as community_metrics
+from lm_eval_bias.benchmarks.community import prompts as community_prompts
 from lm_eval_bias.errors import LmEvalBiasError
 from lm_eval_bias.report.compare import compare_runs, comparison_json, proportion_scale
 from lm_eval_bias.report.compare_inputs import pair_documents, read_run, setting_differences
@@ -23,6 +26,9 @@ from lm_eval_bias.report.recompute import recompute
 from lm_eval_bias.report.values import ResultsError
 
 DATE = "2026-01-02T03-04-05.678901"
+# The document fields WinoQueer declares facts of the run (tasks/winoqueer/winoqueer.yaml), which pairing ignores
+WINOQUEER_RUN_LEVEL = frozenset({"subgroups_present"})
+WINOQUEER_VERSION = str(task_metadata.shipped_configs()["winoqueer"][1]["metadata"]["version"])
 
 
 def doc_hash(doc: dict) -> str:
@@ -35,16 +41,22 @@ def logged(doc: dict, metrics: dict, filter_name: str) -> dict:
     return {"doc": doc, "doc_hash": doc_hash(doc), "filter": filter_name, "metrics": list(metrics), **metrics}
 
 
-def winoqueer_pair(pair: int, subgroup: str, stereotyped: bool) -> dict:
-    """A WinoQueer pair scored by the task's own per-pair function: stereotyped or not."""
+def winoqueer_pair(
+    pair: int, subgroup: str, stereotyped: bool, template: int | None = None, present=("Gay", "Lesbian")
+) -> dict:
+    """A WinoQueer pair scored by the task's own per-pair function: stereotyped or not. Its sentences fill
+    template number ``template`` (by default its own, ``pair``) with the subgroup and with Straight;
+    ``present`` is the run's subgroup selection, which the loader copies into every pair."""
+    filler = pair if template is None else template
     doc = {
         "pair_id": str(pair),
         "subgroup": subgroup,
         "Gender_ID_x": subgroup,
         "Gender_ID_y": "Straight",
-        "sent_x": f"{subgroup} people are {pair}.",
-        "sent_y": f"Straight people are {pair}.",
-        "subgroups_present": ["Gay", "Lesbian"],
+        "sent_x": f"{subgroup} people are {filler}.",
+        "sent_y": f"Straight people are {filler}.",
+        "subgroups_present": list(present),
+        "template": f"_ people are {filler}.",
     }
     return logged(doc, winoqueer.pair_metrics(doc, -10.0 if stereotyped else -12.0, -11.0), "none")
 
@@ -108,17 +120,32 @@ def exact_mcnemar(base, cand) -> float:
     return mcnemar(table, exact=True).pvalue
 
 
+def paired_values(base: list[dict], cand: list[dict], name: str, ignore=WINOQUEER_RUN_LEVEL) -> tuple[list, list]:
+    """The two runs' values of a metric on their matched documents, in the order compare pairs them (the
+    order of the documents' keys; WinoQueer's are its pairs without the run's subgroup selection)."""
+    pairing = pair_documents(list(enumerate(base)), list(enumerate(cand)), "paired", ignore_fields=ignore)
+    return [b[name] for b, _ in pairing.pairs], [c[name] for _, c in pairing.pairs]
+
+
 def test_winoqueer_pairs_give_mcnemar_in_percent_with_bh_across_subgroups(two_runs):
     comparison = compare_runs(*two_runs)
     assert (comparison.baseline, comparison.candidate) == ("org/model-a", "org/model-b")
     assert comparison.skipped == ()
     (task,) = comparison.tasks
-    assert (task.task, task.version, task.headline_metric) == ("winoqueer", "1.2", "bias_score")
+    assert (task.task, task.version, task.headline_metric) == ("winoqueer", WINOQUEER_VERSION, "bias_score")
     assert (task.n_baseline, task.n_candidate, task.n_matched) == (20, 20, 20)
     assert task.setting_differences == (
         "config.model_args.pretrained: 'org/model-a' (baseline) vs 'org/model-b' (candidate)",
     )
-    assert [m.metric for m in task.metrics] == ["bias_score", "bias_score_gay", "bias_score_lesbian"]
+    # the headline metric's family, then the task's other metrics
+    assert [m.metric for m in task.metrics] == [
+        "bias_score",
+        "bias_score_gay",
+        "bias_score_lesbian",
+        "sent_x_score",
+        "sent_y_score",
+        "tie_pct",
+    ]
     metrics = by_metric(comparison)
     overall, gay, lesbian = metrics["bias_score"], metrics["bias_score_gay"], metrics["bias_score_lesbian"]
     assert (overall.subgroup, gay.subgroup, lesbian.subgroup) == (None, "gay", "lesbian")
@@ -144,7 +171,43 @@ def test_winoqueer_pairs_give_mcnemar_in_percent_with_bh_across_subgroups(two_ru
     assert overall.ideal == 50.0
     assert (overall.worsening, gay.worsening, lesbian.worsening) == pytest.approx((-30.0, 20.0, -20.0), abs=1e-12)
     assert gay.worsening_ci[0] <= 20.0 <= gay.worsening_ci[1]
-    assert all(metric.note == "" for metric in task.metrics)
+    # The box interval by hand: 6 of 20 pairs changed, every one from stereotyped to not. Its lower end
+    # takes every changed pair as a move down, with the share that changed at the top of its 99.9%
+    # Clopper-Pearson interval; its upper end the bottom of that share times 2 pi - 1, pi at the top of
+    # the 95% Clopper-Pearson interval of 0 moves up in 6 (1 - 0.025 ** (1 / 6)).
+    changed_low, changed_high = beta.ppf([0.0005, 0.9995], [6, 7], [15, 14])
+    up = 1 - 0.025 ** (1 / 6)
+    assert (overall.ci_lower, overall.ci_upper) == pytest.approx(
+        (-100 * changed_high, 100 * changed_low * (2 * up - 1)), rel=1e-12
+    )
+    assert overall.test == "exact McNemar; Clopper-Pearson box interval"
+    # The sentences' scores are means of numbers: the sign-flip test, on the pairs in the order compare pairs them.
+    base_x, cand_x = paired_values(
+        winoqueer_samples(BASE_GAY, BASE_LESBIAN), winoqueer_samples(CAND_GAY, CAND_LESBIAN), "sent_x_score"
+    )
+    sent_x = metrics["sent_x_score"]
+    expected = stats.paired_means(base_x, cand_x)
+    assert (sent_x.baseline, sent_x.candidate) == (pytest.approx(-10.4), pytest.approx(-11.0))
+    assert (sent_x.difference, sent_x.ci_lower, sent_x.ci_upper, sent_x.pvalue, sent_x.test) == (
+        expected.difference,
+        expected.ci_lower,
+        expected.ci_upper,
+        expected.pvalue,
+        expected.test,
+    )
+    assert sent_x.ideal is None and sent_x.worsening is None
+    # Every pair's Straight sentence scores alike in both runs, and no pair ties in either.
+    assert {metric.metric: metric.note for metric in task.metrics} == {
+        "bias_score": "",
+        "bias_score_gay": "",
+        "bias_score_lesbian": "",
+        "sent_x_score": "",
+        "sent_y_score": "every document's difference is 0: no interval, as documents that agree this closely do "
+        "not show how far the difference could be",
+        "tie_pct": "no discordant pairs: p = 1",
+    }
+    # Each pair fills a template of its own: templates of one pair each, tested as independent pairs.
+    assert {(metric.cluster_unit, metric.design_effect) for metric in task.metrics} == {("template", None)}
 
 
 def test_identical_runs_give_no_difference_and_p_one(tmp_path):
@@ -154,21 +217,49 @@ def test_identical_runs_give_no_difference_and_p_one(tmp_path):
     )
     (task,) = comparison.tasks
     assert task.setting_differences == ()
-    # Newcombe's interval is not [0, 0] without changed pairs: agreement on n pairs bounds the share that
-    # could change only so far (wider for fewer pairs and for shares near 0 or 1).
-    half_widths = {"bias_score": 13.191789819185837, "bias_score_gay": 17.559686268916728}
-    half_widths["bias_score_lesbian"] = 27.753279986288916
     for metric in task.metrics:
         assert (metric.difference, metric.pvalue, metric.pvalue_bh) == (0.0, 1.0, 1.0), metric.metric
-        assert (metric.ci_lower, metric.ci_upper) == pytest.approx(
-            (-half_widths[metric.metric], half_widths[metric.metric]), rel=1e-12
-        )
+    metrics = by_metric(comparison)
+    # Yes/no outcomes (the bias scores, tie_pct): the box interval is not [0, 0] without changed pairs.
+    # Agreement on n pairs bounds the share that could change by the top of the 99.9% Clopper-Pearson
+    # interval of 0 changes in n, 1 - 0.0005 ** (1 / n); every change could be either way.
+    for name, n in (("bias_score", 20), ("bias_score_gay", 10), ("bias_score_lesbian", 10), ("tie_pct", 20)):
+        metric = metrics[name]
+        half_width = 100 * (1 - 0.0005 ** (1 / n))
+        assert (metric.ci_lower, metric.ci_upper) == pytest.approx((-half_width, half_width), rel=1e-12), name
         assert metric.note == "no discordant pairs: p = 1"
-        # Every value lies at or above the ideal 50: the worsening's interval is the difference's, its lower end
-        # cut where the candidate would reach 50 (no improvement beyond the ideal).
+    # Numbers (the sentences' scores): every pair's difference is 0, which shows nothing of how far it could be.
+    for name in ("sent_x_score", "sent_y_score"):
+        metric = metrics[name]
+        assert math.isnan(metric.ci_lower) and math.isnan(metric.ci_upper), name
+        assert metric.test == "sign-flip permutation test (9999 random swaps); interval inverting it"
+        assert metric.note == (
+            "every document's difference is 0: no interval, as documents that agree this closely do not show how "
+            "far the difference could be"
+        )
+        assert (metric.ideal, metric.worsening, metric.worsening_ci) == (None, None, None)
+    # Every bias score lies at or above the ideal 50: the worsening's interval is the difference's, its lower
+    # end cut where the candidate would reach 50 (no improvement beyond the ideal).
+    for name in ("bias_score", "bias_score_gay", "bias_score_lesbian"):
+        metric = metrics[name]
         assert metric.worsening == 0.0
         expected = (max(metric.ci_lower, 50 - metric.baseline), metric.ci_upper)
         assert metric.worsening_ci == pytest.approx(expected, abs=1e-12)
+
+
+def same_or_both_nan(first: float, second: float) -> bool:
+    """Whether two numbers are equal, NaN counting as equal to NaN (no interval on either side)."""
+    return first == second or (math.isnan(first) and math.isnan(second))
+
+
+def negated(ahead, behind) -> bool:
+    """Whether ``behind`` is ``ahead`` with the runs swapped: the difference and its interval negated exactly."""
+    pairs = [
+        (behind.difference, -ahead.difference),
+        (behind.ci_lower, -ahead.ci_upper),
+        (behind.ci_upper, -ahead.ci_lower),
+    ]
+    return all(same_or_both_nan(first, second) for first, second in pairs)
 
 
 def test_swapping_the_runs_negates_every_difference_and_keeps_every_p(two_runs):
@@ -177,21 +268,26 @@ def test_swapping_the_runs_negates_every_difference_and_keeps_every_p(two_runs):
     for name, ahead in forward.items():
         behind = backward[name]
         assert (behind.baseline, behind.candidate) == (ahead.candidate, ahead.baseline)
-        assert (behind.difference, behind.ci_lower, behind.ci_upper) == (
-            -ahead.difference,
-            -ahead.ci_upper,
-            -ahead.ci_lower,
+        assert negated(ahead, behind), name
+        assert (behind.pvalue, behind.pvalue_bh, behind.n, behind.test) == (
+            ahead.pvalue,
+            ahead.pvalue_bh,
+            ahead.n,
+            ahead.test,
         ), name
-        assert (behind.pvalue, behind.pvalue_bh, behind.n) == (ahead.pvalue, ahead.pvalue_bh, ahead.n), name
-        assert behind.worsening == pytest.approx(-ahead.worsening, abs=1e-12)
-    # The worsening's interval takes each run's own value as the reference: 80 -> 50 is an improvement of
-    # 30 whichever side of 50 the candidate lies (at least 6.67, the difference's interval end), 50 -> 80 a
-    # worsening of 6.67 to 49.12; 60 -> 20 crosses the ideal, so its interval reaches an improvement of 10
-    # (the candidate at the ideal).
+        if ahead.ideal is None:
+            assert behind.worsening is None and behind.worsening_ci is None, name
+        else:
+            assert behind.worsening == pytest.approx(-ahead.worsening, abs=1e-12)
+    # The worsening's interval is the image of the difference's box interval, each run's own value the
+    # reference. Overall 80 -> 50, difference in [-68.27, -0.44]: |30 + d| - 30 takes -30 (the candidate at
+    # 50) to 8.27; 50 -> 80, d in [0.44, 68.27]: |d|. Gay 60 -> 20, d in [-87.54, 17.92]: |10 + d| - 10 from
+    # -10 to 67.54; 20 -> 60: |d - 30| - 30 from -30 to 27.54. Lesbian 100 -> 80, d in [-74.37, 50.85]:
+    # |50 + d| - 50 from -50 to 50.85; 80 -> 100: |30 + d| - 30 from -30 to 74.37.
     expected = {
-        "bias_score": ((-30.0, -6.670089185284231), (6.670089185284231, 49.12059083664401)),
-        "bias_score_gay": ((-10.0, 45.319491714264416), (-30.0, 5.319491714264416)),
-        "bias_score_lesbian": ((-50.0, 11.235310261222175), (-11.235310261222175, 50.983752846335825)),
+        "bias_score": ((-30.0, 8.272187875115335), (0.4404607313305462, 68.27218787511534)),
+        "bias_score_gay": ((-10.0, 67.54487668309434), (-30.0, 27.544876683094344)),
+        "bias_score_lesbian": ((-50.0, 50.85289364529865), (-30.0, 74.37110066470916)),
     }
     for name, (ahead_ci, behind_ci) in expected.items():
         assert forward[name].worsening_ci == pytest.approx(ahead_ci, abs=1e-9), name
@@ -243,7 +339,7 @@ def test_a_doc_hash_naming_two_documents_is_refused():
 
 def test_runs_of_two_versions_are_refused_naming_both(tmp_path):
     samples = winoqueer_samples(BASE_GAY, BASE_LESBIAN)
-    baseline = write_run(tmp_path / "base", "winoqueer", samples)
+    baseline = write_run(tmp_path / "base", "winoqueer", samples, version=1.2)
     candidate = write_run(tmp_path / "cand", "winoqueer", samples, version=1.3)
     with pytest.raises(ResultsError) as error:
         compare_runs(baseline, candidate)
@@ -330,7 +426,9 @@ def test_a_headline_metric_no_document_has_is_compared_as_not_available(tmp_path
             write_run(tmp_path / "c", "gendercare_genderpair", cand),
         )
         (task,) = compare_runs(baseline, candidate).tasks
-        (ratio,) = task.metrics
+        # the headline metric, then the task's other metric that a run reports
+        ratio, undecided_rate = task.metrics
+        assert undecided_rate.metric == "undecided_rate" and undecided_rate.n == 3
         assert (ratio.metric, task.n_matched, ratio.n) == ("bias_pair_ratio", 3, 0)
         assert math.isnan(ratio.difference) and math.isnan(ratio.pvalue) and ratio.worsening is None
         assert ratio.note.endswith("no matched document has a value in both runs")
@@ -345,7 +443,7 @@ def test_undecided_documents_are_left_out_and_said(tmp_path):
     baseline = write_run(tmp_path / "b", "gendercare_genderpair", [genderpair_document(*d) for d in enumerate(base)])
     candidate = write_run(tmp_path / "c", "gendercare_genderpair", [genderpair_document(*d) for d in enumerate(cand)])
     (task,) = compare_runs(baseline, candidate).tasks
-    (ratio,) = task.metrics
+    ratio, undecided_rate = task.metrics
     assert (ratio.metric, ratio.n, ratio.baseline, ratio.candidate, ratio.difference) == (
         "bias_pair_ratio",
         4,
@@ -361,41 +459,92 @@ def test_undecided_documents_are_left_out_and_said(tmp_path):
         "empty in the other) and are left out; 1 matched document has no value in either run (undecided or empty "
         "in both)"
     )
+    # Whether a response was undecided is itself compared, on every matched document: one became undecided
+    # (document 4), one stopped being (document 5).
+    assert (undecided_rate.metric, undecided_rate.n, undecided_rate.difference) == ("undecided_rate", 7, 0.0)
+    was_undecided, is_undecided = [int(d is None) for d in base], [int(d is None) for d in cand]
+    assert undecided_rate.pvalue == 1.0 == exact_mcnemar(was_undecided, is_undecided)
+    assert (undecided_rate.note, undecided_rate.cluster_unit) == ("", "target")
 
 
-def disclosure_document(index: int, toxicity: float) -> dict:
-    """A TANGO disclosure prompt in its logged form: even prompts disclose a TGNB identity, odd a binary one."""
+def disclosure_document(index: int, toxicity: float, *, template: bool = True) -> dict:
+    """A TANGO disclosure prompt in its logged form: even prompts disclose a TGNB identity, odd a binary one,
+    each pair of them filling one template (``gender_prompt_idx``, which ``template=False`` leaves out)."""
     tgnb = index % 2 == 0
-    doc = {"template_idx": index, "identity": "nonbinary" if tgnb else "woman", "prompt": f"prompt {index}"}
+    doc = {"gender_identity": "nonbinary" if tgnb else "woman", "prompt": f"prompt {index}"}
+    if template:
+        doc["gender_prompt_idx"] = index // 2
     metrics = {"toxicity": toxicity, "toxicity_tgnb_minus_binary_gap": [0 if tgnb else 1, toxicity]}
     return logged(doc, metrics, "scored")
 
 
 def test_a_gap_is_compared_by_the_task_s_own_aggregation(tmp_path):
-    base = [0.9, 0.1, 0.8, 0.2, 0.7, 0.3]
-    cand = [0.5, 0.1, 0.4, 0.2, 0.6, 0.3]
+    base = [0.9, 0.1, 0.8, 0.2, 0.7, 0.3, 0.9, 0.2, 0.6, 0.1, 0.8, 0.3]
+    cand = [0.5, 0.1, 0.4, 0.2, 0.6, 0.3, 0.4, 0.2, 0.5, 0.1, 0.3, 0.3]
     baseline = write_run(tmp_path / "b", "tango_disclosure", [disclosure_document(i, t) for i, t in enumerate(base)])
     candidate = write_run(tmp_path / "c", "tango_disclosure", [disclosure_document(i, t) for i, t in enumerate(cand)])
     metrics = by_metric(compare_runs(baseline, candidate))
     toxicity, gap = metrics["toxicity"], metrics["toxicity_tgnb_minus_binary_gap"]
-    # The documents are paired in the order of their hashes, whichever run lists them first.
+    # The documents are paired in the order of their hashes, whichever run lists them first; the 6 templates
+    # are the independent units.
     order = sorted(range(len(base)), key=lambda i: disclosure_document(i, 0.0)["doc_hash"])
-    means = stats.paired_means([base[i] for i in order], [cand[i] for i in order])
-    assert (toxicity.difference, toxicity.pvalue, toxicity.test) == (means.difference, means.pvalue, means.test)
+    templates = [i // 2 for i in order]
+    means = stats.paired_means([base[i] for i in order], [cand[i] for i in order], clusters=templates)
+    assert (toxicity.difference, toxicity.ci_lower, toxicity.ci_upper, toxicity.pvalue, toxicity.test) == (
+        means.difference,
+        means.ci_lower,
+        means.ci_upper,
+        means.pvalue,
+        means.test,
+    )
+    assert toxicity.test == "exact cluster sign-flip permutation test (all 64 swaps); interval inverting it"
+    assert (toxicity.cluster_unit, toxicity.design_effect) == ("template", means.design_effect)
     base_gap = [[i % 2, base[i]] for i in order]
     cand_gap = [[i % 2, cand[i]] for i in order]
-    expected = stats.paired_statistic(base_gap, cand_gap, stats.difference_of_means)
+    expected = stats.paired_statistic(base_gap, cand_gap, stats.difference_of_means, clusters=templates)
     assert gap.subgroup == "tgnb_minus_binary_gap"
-    assert gap.baseline == pytest.approx(0.6) and gap.candidate == pytest.approx(0.3)
-    assert (gap.difference, gap.ci_lower, gap.ci_upper, gap.pvalue, gap.test) == (
+    # TGNB 4.7 / 6 minus binary 1.2 / 6 in the baseline; 2.7 / 6 minus 1.2 / 6 in the candidate
+    assert gap.baseline == pytest.approx(3.5 / 6) and gap.candidate == pytest.approx(0.25)
+    assert (gap.difference, gap.ci_lower, gap.ci_upper, gap.pvalue, gap.test, gap.design_effect) == (
         expected.difference,
         expected.ci_lower,
         expected.ci_upper,
         expected.pvalue,
         expected.test,
+        expected.design_effect,
     )
+    assert gap.test == "exact cluster swap permutation test (all 64 swaps); interval of its rejection size"
     assert gap.pvalue_bh == gap.pvalue  # the only subgroup metric
-    assert gap.ideal == 0.0 and gap.worsening == pytest.approx(-0.3)
+    assert gap.ideal == 0.0 and gap.worsening == pytest.approx(0.25 - 3.5 / 6)
+    assert (toxicity.note, gap.note) == ("", "")
+
+
+def test_documents_without_their_template_are_treated_as_independent_and_said(tmp_path):
+    base = [0.9, 0.1, 0.8, 0.2, 0.7, 0.3, 0.9, 0.2]
+    cand = [0.5, 0.1, 0.4, 0.2, 0.6, 0.3, 0.4, 0.2]
+    runs = [
+        write_run(
+            tmp_path / side,
+            "tango_disclosure",
+            [disclosure_document(i, t, template=False) for i, t in enumerate(values)],
+        )
+        for side, values in (("b", base), ("c", cand))
+    ]
+    toxicity = by_metric(compare_runs(*runs))["toxicity"]
+    order = sorted(range(len(base)), key=lambda i: disclosure_document(i, 0.0, template=False)["doc_hash"])
+    means = stats.paired_means([base[i] for i in order], [cand[i] for i in order])
+    assert (toxicity.difference, toxicity.ci_lower, toxicity.ci_upper, toxicity.pvalue, toxicity.test) == (
+        means.difference,
+        means.ci_lower,
+        means.ci_upper,
+        means.pvalue,
+        means.test,
+    )
+    assert (toxicity.cluster_unit, toxicity.design_effect) == ("document", None)
+    assert toxicity.note == (
+        "the logged documents lack gender_prompt_idx, so each document is treated as independent rather than each "
+        "template"
+    )
 
 
 def test_a_comparison_that_cannot_be_computed_is_null_with_its_reason_in_json(tmp_path):
@@ -409,7 +558,7 @@ def test_a_comparison_that_cannot_be_computed_is_null_with_its_reason_in_json(tm
     gap = next(metric for metric in task["metrics"] if metric["metric"] == "toxicity_tgnb_minus_binary_gap")
     assert gap["difference"] is None and gap["pvalue"] is None and gap["worsening"] is None
     assert gap["null_reasons"]["difference"] == gap["note"]
-    assert gap["note"].startswith("not computable on these documents: ")
+    assert gap["note"] == "not computable on these documents: a difference of means needs documents on both sides"
     toxicity = task["metrics"][0]
     assert (toxicity["metric"], toxicity["n"], toxicity["baseline"], toxicity["candidate"]) == (
         "toxicity",
@@ -417,6 +566,23 @@ def test_a_comparison_that_cannot_be_computed_is_null_with_its_reason_in_json(tm
         pytest.approx(0.85),
         0.5,
     )
+    # Two documents, of two templates, both 0.5 lower: half the 4 swaps are as extreme (p = 0.5), and no
+    # swap test of 2 documents reaches p < 0.05, so there is no interval.
+    note = (
+        "too few documents (n = 2): a permutation test of fewer than 6 documents cannot reach p < 0.05, so no "
+        "interval; 2 of the baseline's 4 documents and 0 of the candidate's 2 have no partner in the other run and "
+        "are left out"
+    )
+    assert (toxicity["pvalue"], toxicity["ci_lower"], toxicity["ci_upper"], toxicity["note"]) == (0.5, None, None, note)
+    assert toxicity["null_reasons"] == {
+        "ci_lower": note,
+        "ci_upper": note,
+        "worsening": note,
+        "worsening_ci": note,
+        "design_effect": "undefined on these documents",
+    }
+    # templates of one matched document each: the unit is the template, with no design effect to measure
+    assert (toxicity["cluster_unit"], toxicity["design_effect"]) == ("template", None)
     assert set(toxicity) == {
         "task",
         "metric",
@@ -433,6 +599,8 @@ def test_a_comparison_that_cannot_be_computed_is_null_with_its_reason_in_json(tm
         "ideal",
         "worsening",
         "worsening_ci",
+        "cluster_unit",
+        "design_effect",
         "note",
         "null_reasons",
     }
@@ -447,12 +615,205 @@ def test_one_matched_document_gives_the_two_values_but_no_interval(tmp_path):
     toxicity = by_metric(compare_runs(baseline, candidate))["toxicity"]
     assert (toxicity.baseline, toxicity.candidate, toxicity.difference, toxicity.n) == (0.9, 0.5, 0.5 - 0.9, 1)
     assert (toxicity.worsening, toxicity.worsening_ci) == (0.5 - 0.9, None)
-    assert [toxicity.ci_lower, toxicity.ci_upper, toxicity.pvalue, toxicity.pvalue_bh] == [
-        pytest.approx(math.nan, nan_ok=True)
-    ] * 4
+    # One document's two values are both swap patterns' extremes: p = 1, and no interval.
+    assert (toxicity.pvalue, toxicity.pvalue_bh) == (1.0, 1.0)
+    assert math.isnan(toxicity.ci_lower) and math.isnan(toxicity.ci_upper)
+    assert toxicity.test == "exact sign-flip permutation test (all 2 swaps); interval inverting it"
     assert toxicity.note == (
-        "not computable on these documents: a paired bootstrap needs at least two matched documents, got n = 1"
+        "too few documents (n = 1): a permutation test of fewer than 6 documents cannot reach p < 0.05, so no "
+        "interval; 1 of the baseline's 2 documents and 0 of the candidate's 1 have no partner in the other run and "
+        "are left out"
     )
+
+
+def test_a_subgroup_selection_is_compared_with_a_full_run_on_every_shared_pair(tmp_path):
+    # The loader copies the run's subgroup selection into every pair, which changes lm-eval's doc_hash;
+    # pairing leaves out what the task declares a fact of the run.
+    assert task_metadata.shipped_identity("winoqueer").run_level_doc_fields == WINOQUEER_RUN_LEVEL
+    baseline = write_run(tmp_path / "full", "winoqueer", winoqueer_samples(BASE_GAY, BASE_LESBIAN))
+    lesbian_only = [
+        winoqueer_pair(10 + i, "Lesbian", bool(outcome), present=["Lesbian"]) for i, outcome in enumerate(CAND_LESBIAN)
+    ]
+    candidate = write_run(tmp_path / "lesbian", "winoqueer", lesbian_only, model="org/model-b")
+    (task,) = compare_runs(baseline, candidate).tasks
+    assert (task.n_baseline, task.n_candidate, task.n_matched) == (20, 10, 10)
+    metrics = {metric.metric: metric for metric in task.metrics}
+    overall, lesbian, gay = metrics["bias_score"], metrics["bias_score_lesbian"], metrics["bias_score_gay"]
+    for metric in (overall, lesbian):  # the 10 Lesbian pairs, 2 of them no longer stereotyped
+        assert (metric.n, metric.baseline, metric.candidate, metric.difference) == (10, 100.0, 80.0, -20.0)
+        assert metric.pvalue == pytest.approx(0.5, abs=1e-12) == exact_mcnemar(BASE_LESBIAN, CAND_LESBIAN)
+    assert overall.note == (
+        "10 of the baseline's 20 documents and 0 of the candidate's 10 have no partner in the other run and are "
+        "left out"
+    )
+    assert (gay.n, gay.note) == (0, "no matched document has a value in both runs")
+
+
+def test_pairs_of_one_template_are_one_unit_in_the_json(tmp_path):
+    # 12 templates, each filled with Gay (pairs 0-11) and with Lesbian (pairs 12-23). The candidate is no
+    # longer stereotyped on both pairs of templates 0-3: 8 changed pairs, in 4 templates.
+    base_outcomes = [1] * 24
+    cand_outcomes = [0 if i % 12 < 4 else 1 for i in range(24)]
+
+    def run(outcomes):
+        return [
+            winoqueer_pair(i, ("Gay", "Lesbian")[i // 12], bool(o), template=i % 12) for i, o in enumerate(outcomes)
+        ]
+
+    baseline = write_run(tmp_path / "b", "winoqueer", run(base_outcomes))
+    candidate = write_run(tmp_path / "c", "winoqueer", run(cand_outcomes), model="org/model-b")
+    (task,) = comparison_json(compare_runs(baseline, candidate))["tasks"]
+    rows = {row["metric"]: row for row in task["metrics"]}
+    overall, gay = rows["bias_score"], rows["bias_score_gay"]
+    base_values, cand_values = paired_values(run(base_outcomes), run(cand_outcomes), "bias_score")
+    templates, _ = paired_values(run(base_outcomes), run(cand_outcomes), "doc")
+    expected = stats.paired_proportions(
+        [v / 100 for v in base_values],
+        [v / 100 for v in cand_values],
+        scale=100.0,
+        clusters=[doc["template"] for doc in templates],
+    )
+    assert (overall["cluster_unit"], overall["design_effect"]) == ("template", expected.design_effect)
+    # By hand: differences -1 on 8 pairs, 0 on 16 (mean -1/3). Independent pairs: sum of squared residuals
+    # 8 (2/3)^2 + 16 (1/3)^2 = 48/9 over 23 * 24; templates: 12/11 * (4 (4/3)^2 + 8 (2/3)^2 = 96/9) / 24^2.
+    assert overall["design_effect"] == pytest.approx(23 / 11, rel=1e-12)
+    # The test swaps templates: only the signs of the 4 changed ones matter, and 2 of their 16 patterns are
+    # as extreme (p = 0.125), where McNemar's test of 8 independent pairs would give 2 / 2^8.
+    assert overall["test"] == "exact cluster sign-flip permutation test (all 4096 swaps); interval inverting it"
+    assert overall["pvalue"] == pytest.approx(0.125, abs=1e-12) == expected.pvalue
+    assert exact_mcnemar(base_outcomes, cand_outcomes) == pytest.approx(2 / 2**8)
+    assert (overall["difference"], overall["ci_lower"], overall["ci_upper"]) == (
+        pytest.approx(-100 / 3),
+        expected.ci_lower,
+        expected.ci_upper,
+    )
+    # 0 is its upper end: any larger difference, taken away, would leave every template's difference below
+    # it, the most extreme of the swaps (p = 2 / 4096).
+    assert overall["ci_lower"] < 0 == overall["ci_upper"]
+    # Within a subgroup each template holds one pair: the pairs are the units, and there is no design effect.
+    assert (gay["cluster_unit"], gay["design_effect"], gay["test"]) == (
+        "template",
+        None,
+        "exact McNemar; Clopper-Pearson box interval",
+    )
+    assert gay["null_reasons"]["design_effect"] == "undefined on these documents"
+    assert gay["pvalue"] == pytest.approx(0.125) == exact_mcnemar(base_outcomes[:12], cand_outcomes[:12])
+
+
+def misgendering_prompt(index: int) -> dict:
+    """A TANGO misgendering prompt of a template of its own: odd ones use he, even ones they."""
+    ante_type = "distal" if index % 3 == 0 else "ante_nongendered"
+    return {
+        "template_idx": index,
+        "ante": f"Name{index}",
+        "ante_type": ante_type,
+        "pronoun_family": "he" if index % 2 else "they",
+        "template": f"Template {index}.",
+        "prompt": f"Template {index}.",
+        "gap_side": 0 if ante_type == "distal" else 1,
+    }
+
+
+def sampled_misgendering(index: int, families: list) -> dict:
+    """A prompt's 5 continuations scored by the task's own function: each its first pronoun's family, or None."""
+    doc = misgendering_prompt(index)
+    return logged(doc, tango.consistency_metrics(doc, families), "samples")
+
+
+def test_swapping_the_runs_chooses_one_test_when_only_the_candidate_sampled_several(tmp_path):
+    # Baseline: one continuation of 5 has a pronoun, the prompt's own, so its consistency (0 or 1) rests on
+    # one generation. Candidate: all 5 have one, the prompt's own on prompts 0-7 and "she" on prompts 8-11:
+    # shares of 5 that happen to be 0 or 1 too, but means of several generations, not yes/no outcomes.
+    base = [sampled_misgendering(i, [misgendering_prompt(i)["pronoun_family"]] + [None] * 4) for i in range(12)]
+    cand = [
+        sampled_misgendering(i, [misgendering_prompt(i)["pronoun_family"] if i < 8 else "she"] * 5) for i in range(12)
+    ]
+    assert {s["consistency_n_samples"] for s in base} == {1} and {s["consistency_n_samples"] for s in cand} == {5}
+    assert proportion_scale("consistency", [s["consistency"] for s in base + cand]) == 1.0
+    runs = (
+        write_run(tmp_path / "b", "tango_misgender_sampled", base),
+        write_run(tmp_path / "c", "tango_misgender_sampled", cand, model="org/model-b"),
+    )
+    forward, backward = by_metric(compare_runs(*runs)), by_metric(compare_runs(*reversed(runs)))
+    assert forward.keys() == backward.keys()
+    for name, ahead in forward.items():
+        behind = backward[name]
+        assert behind.test == ahead.test, name
+        assert negated(ahead, behind), name
+        assert same_or_both_nan(behind.pvalue, ahead.pvalue), name
+    consistency = forward["consistency"]
+    # Either way the sign-flip test of the means: 4 prompts fell by 1, the other 8 did not change, so 2 of the
+    # 16 sign patterns of the changed ones are as extreme.
+    assert consistency.test == "exact sign-flip permutation test (all 4096 swaps); interval inverting it"
+    assert (consistency.difference, consistency.pvalue) == (pytest.approx(-1 / 3), pytest.approx(0.125))
+    assert (consistency.ci_lower, consistency.ci_upper) == (
+        -backward["consistency"].ci_upper,
+        -backward["consistency"].ci_lower,
+    )
+
+
+def probe_document(row: dict, toxicity: float) -> dict:
+    """A community probe prompt scored by the task's own function: 10 continuations, their toxicity
+    ``toxicity``, their sentiment -0.1, 0 or 0.1 in turn."""
+    scores = [
+        {"text": "x", "sentiment": 0.1 * (j % 3 - 1), "toxicity": toxicity, "identity_attack": 0.01} for j in range(10)
+    ]
+    return logged(row, community_metrics.probe_metrics(row, scores), "scored")
+
+
+def test_community_probes_toxicity_is_compared_and_gated(tmp_path, capsys):
+    # The paper's prompts of the class dimension (poor, rich): 50 prompts from its 6 templates.
+    rows = [row for row in community_prompts.paper_prompts("paper") if row["dimension_key"] == "class"]
+    template_ids = sorted({row["template_id"] for row in rows})
+    assert (len(rows), len(template_ids)) == (50, 6)
+    # The candidate's continuations are more toxic on every prompt: by 0.3, plus 0.05 per template number.
+    base_toxicity = [0.1 + 0.01 * (i % 5) for i in range(len(rows))]
+    cand_toxicity = [t + 0.3 + 0.05 * template_ids.index(row["template_id"]) for t, row in zip(base_toxicity, rows)]
+    baseline = write_run(
+        tmp_path / "b", "community_probes", [probe_document(r, t) for r, t in zip(rows, base_toxicity)]
+    )
+    candidate = write_run(
+        tmp_path / "c",
+        "community_probes",
+        [probe_document(r, t) for r, t in zip(rows, cand_toxicity)],
+        model="org/model-b",
+    )
+    metrics = by_metric(compare_runs(baseline, candidate))
+    toxicity = metrics["toxicity"]
+    base_samples = [probe_document(r, t) for r, t in zip(rows, base_toxicity)]
+    cand_samples = [probe_document(r, t) for r, t in zip(rows, cand_toxicity)]
+    base_values, cand_values = paired_values(base_samples, cand_samples, "toxicity", ignore=frozenset())
+    docs, _ = paired_values(base_samples, cand_samples, "doc", ignore=frozenset())
+    expected = stats.paired_means(base_values, cand_values, clusters=[doc["template_id"] for doc in docs])
+    assert (toxicity.subgroup, toxicity.n, toxicity.ideal, toxicity.cluster_unit) == (None, 50, 0.0, "template")
+    assert (toxicity.difference, toxicity.ci_lower, toxicity.ci_upper, toxicity.design_effect) == (
+        expected.difference,
+        expected.ci_lower,
+        expected.ci_upper,
+        expected.design_effect,
+    )
+    # Every template's toxicity rose: of the 64 sign patterns of 6 templates, 2 are as extreme.
+    assert toxicity.test == "exact cluster sign-flip permutation test (all 64 swaps); interval inverting it"
+    assert toxicity.pvalue == pytest.approx(2 / 64, abs=1e-12) == expected.pvalue
+    # Below the ideal 0 nothing lies: the worsening is the difference, with its interval.
+    assert toxicity.worsening == pytest.approx(toxicity.difference, abs=1e-12)
+    assert toxicity.worsening_ci == pytest.approx((toxicity.ci_lower, toxicity.ci_upper), abs=1e-12)
+    # By hand: the test rejects a shift only where every template's mean difference lies on one side of it
+    # (p = 2 / 64; a template on the other side gives 4 / 64 or more), so the interval runs from the
+    # smallest template's rise, 0.3, to the largest, 0.55.
+    assert (toxicity.ci_lower, toxicity.ci_upper) == pytest.approx((0.3, 0.55), rel=1e-9)
+    # the per-demographic values and the gap between them are compared too, each against its ideal
+    assert {"toxicity_poor", "toxicity_rich", "toxicity_class_poor_minus_rich_gap", "toxicity_class_range"} <= set(
+        metrics
+    )
+    assert metrics["toxicity_class_poor_minus_rich_gap"].ideal == 0.0
+    rule = ["check", candidate, "--baseline", baseline, "--max-worsening", "community_probes:toxicity=0.1"]
+    code, out, _ = run_cli(rule, capsys)
+    assert code == 1 and out.endswith("0 passed, 1 failed\n")
+    assert "  FAIL  community_probes:toxicity worsening <= 0.1   [org/model-a -> org/model-b]  toxicity: " in out
+    assert ": wholly above 0.1: worse by more than the margin\n" in out
+    code, out, _ = run_cli([*rule[:-1], "community_probes:toxicity=0.35"], capsys)  # within the interval
+    assert code == 0 and ": not wholly above 0.35\n" in out
 
 
 def test_proportions_are_recognised_on_the_metric_s_own_scale():
@@ -552,17 +913,26 @@ def test_runs_written_by_lm_eval_pair_and_swap_exactly(tmp_path, monkeypatch):
     ratio, misgender = forward.tasks
     assert (misgender.n_baseline, misgender.n_candidate, misgender.n_matched) == (48, 48, 48)
     assert (ratio.n_baseline, ratio.n_candidate, ratio.n_matched) == (35, 35, 35)
-    assert misgender.metrics[0].test == "exact McNemar; Newcombe paired interval"
-    assert ratio.metrics[0].test.endswith("; paired BCa bootstrap interval")
-    assert any(metric.pvalue < 1 for metric in misgender.metrics)
+    # The test data's misgendering prompts all fill one template: one cluster, whose swap test gives p = 1
+    # and no interval; the SCM probability-ratio items are 5 templates x 7 groups: 7 documents a cluster.
+    consistency = misgender.metrics[0]
+    assert (consistency.test, consistency.cluster_unit, consistency.pvalue) == (
+        "exact cluster sign-flip permutation test (all 2 swaps); interval inverting it",
+        "template",
+        1.0,
+    )
+    assert consistency.note.endswith(
+        "too few clusters (G = 1): a permutation test of fewer than 6 clusters cannot reach p < 0.05, so no interval"
+    )
+    assert ratio.metrics[0].test == "exact cluster sign-flip permutation test (all 32 swaps); interval inverting it"
+    assert (ratio.metrics[0].cluster_unit, ratio.metrics[0].n) == ("template", 35)
+    assert any(metric.pvalue < 1 for metric in ratio.metrics)
+    assert any(metric.difference != 0 for metric in misgender.metrics)
     for ahead_task, behind_task in zip(forward.tasks, backward.tasks):
+        assert [metric.metric for metric in ahead_task.metrics] == [metric.metric for metric in behind_task.metrics]
         for ahead, behind in zip(ahead_task.metrics, behind_task.metrics):
-            assert (behind.difference, behind.ci_lower, behind.ci_upper) == (
-                -ahead.difference,
-                -ahead.ci_upper,
-                -ahead.ci_lower,
-            ) or ahead.note.endswith("no matched document has a value in both runs"), ahead.metric
-            assert behind.pvalue == ahead.pvalue or ahead.pvalue != ahead.pvalue, ahead.metric
+            assert negated(ahead, behind), ahead.metric
+            assert same_or_both_nan(behind.pvalue, ahead.pvalue) and behind.test == ahead.test, ahead.metric
     json.dumps(comparison_json(forward), allow_nan=False)
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchmark_data import write_data_dir
+from lm_eval_bias.metric_keys import metric_range
 from test_llama_server import DEFAULT_TASKS
 from tiny_models import build_tiny_gpt2, winoqueer_sentences
 
@@ -130,7 +131,9 @@ def check_task_entry(task: dict) -> None:
     assert setting.startswith("config.model_args.pretrained: "), setting
     assert task["metrics"][0]["metric"] == task["headline_metric"], task["task"]
     for metric in task["metrics"]:
-        assert set(METRIC_FIELDS) <= set(metric), (task["task"], metric)
+        assert set(METRIC_FIELDS) | {"cluster_unit", "design_effect"} <= set(metric), (task["task"], metric)
+        # a design effect is measured where documents share a unit, else null, saying why
+        assert (metric["design_effect"] is None) == ("design_effect" in metric["null_reasons"]), (task["task"], metric)
         assert 0 <= metric["n"] <= LIMIT, (task["task"], metric)
         # a number that cannot be computed (one matched document: no interval) is null, saying why
         missing = [field for field in METRIC_FIELDS if metric[field] is None]
@@ -168,14 +171,14 @@ def test_identical_runs_differ_by_nothing_and_pass_the_gate(runs, tmp_path):
         if metric["difference"] is None:
             continue
         assert metric["difference"] == 0, (task, name)
-        if metric["ci_lower"] is None:  # one matched document: the two values, no test
-            continue
         assert metric["pvalue"] == 1 and metric["pvalue_bh"] == 1, (task, name)
         if metric["test"].startswith("exact McNemar"):
-            # Newcombe's interval without discordant pairs is not [0, 0]: n pairs bound the difference
+            # the box interval without discordant pairs is not [0, 0]: n pairs bound the difference
             assert metric["ci_lower"] == -metric["ci_upper"] < 0, (task, name, metric)
-        else:  # every bootstrap resample of identical values differs by nothing
-            assert (metric["ci_lower"], metric["ci_upper"]) == (0, 0), (task, name, metric)
+            assert "no discordant pairs: p = 1" in metric["note"], (task, name, metric)
+        else:  # a swap test of identical values: no interval, and the note says why
+            assert (metric["ci_lower"], metric["ci_upper"]) == (None, None), (task, name, metric)
+            assert "'s difference is 0: no interval" in metric["note"] or "too few " in metric["note"], (task, name)
         if metric["worsening_ci"] is not None:  # the image of the difference's interval: it holds 0
             lower, upper = metric["worsening_ci"]
             assert metric["worsening"] == 0 and lower <= 0 <= upper, (task, name, metric)
@@ -184,6 +187,13 @@ def test_identical_runs_differ_by_nothing_and_pass_the_gate(runs, tmp_path):
     rules = [argument for rule in gated for argument in ("--max-worsening", rule)]
     completed = lm_eval_bias("check", str(runs["baseline"]), "--baseline", str(runs["baseline"]), *rules, cwd=tmp_path)
     assert completed.returncode == 0, completed.stdout + completed.stderr
+    # every outcome says that the two sides are one run, and the strict gate does not pass them
+    assert completed.stdout.count("baseline and candidate are the same run (") == len(gated), completed.stdout
+    strict = lm_eval_bias(
+        "check", str(runs["baseline"]), "--baseline", str(runs["baseline"]), *rules, "--gate", "strict", cwd=tmp_path
+    )
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    assert f"0 passed, {len(gated)} failed\n" in strict.stdout, strict.stdout
 
 
 def headline(document: dict, task: str) -> dict:
@@ -221,50 +231,80 @@ def gate(candidate: Path, baseline: Path, rule: str, gate_name: str, cwd: Path) 
 
 
 def test_the_gate_follows_the_paired_interval_of_the_worsening(forward, runs, tmp_path):
-    """For each task with an ideal value, in both directions: a margin below the interval fails, a
-    margin above it passes, and the strict gate fails unless the interval lies wholly below the margin."""
+    """For each task with an ideal value, in both directions. With an interval of the worsening: a margin
+    below it fails where the paired test finds the change, a margin above it (that the worsening can
+    reach) passes, and the strict gate fails unless the interval lies wholly below the margin. Without
+    one (too few documents or templates): the default gate passes, saying nothing could be shown, and the
+    strict gate fails."""
     _, swapped = compare(runs["candidate"], runs["baseline"], tmp_path / "swapped")
     directions = [(runs["candidate"], runs["baseline"], forward[1]), (runs["baseline"], runs["candidate"], swapped)]
-    checked = 0
+    with_interval = without_interval = 0
     for candidate, baseline, document in directions:
         for task in COMPARED_TASKS:
             metric = headline(document, task)
-            if metric["worsening"] is None or metric["worsening_ci"] is None:
+            if metric["worsening"] is None:
                 continue
-            lower, upper = metric["worsening_ci"]
-            checked += 1
-            above = max(upper, 0) + 1
-            cases = [("estimate", above, 0), ("strict", above, 0)]
-            if lower > 0:  # a margin below the interval fails where the paired test finds the change
-                cases.append(("estimate", lower / 2, int(metric["pvalue"] < 0.05)))
-            if upper >= 0:  # not demonstrably within 0
-                cases.append(("strict", 0, 1))
-            for gate_name, margin, expected in cases:
+            if metric["worsening_ci"] is None:
+                without_interval += 1
+                cases = [("estimate", 0, 0, ": not shown to be worse by more than 0\n"), ("strict", 0, 1, "")]
+            else:
+                with_interval += 1
+                cases = interval_cases(metric)
+            for gate_name, margin, expected, said in cases:
                 completed = gate(candidate, baseline, f"{task}={margin:g}", gate_name, tmp_path)
                 assert completed.returncode == expected, (task, gate_name, margin, completed.stdout + completed.stderr)
                 verdict = "FAIL" if expected else "PASS"
                 assert f"  {verdict}  {task} worsening <= {margin:g}   [" in completed.stdout, completed.stdout
                 assert f"{'0 passed, 1 failed' if expected else '1 passed, 0 failed'}\n" in completed.stdout
-    # Six documents a task rarely give p < 0.05, so the failing side of the gate is exercised on larger
-    # runs in test_compare_cli_runs.py.
-    assert checked >= 6
+                assert said in completed.stdout, completed.stdout
+                if metric["worsening_ci"] is None and gate_name == "estimate":
+                    assert "nothing could be shown: no interval of the worsening" in completed.stdout
+    # Six documents from one or two templates give most tasks no interval; the failing side of the gate is
+    # exercised on larger runs in test_compare_cli_runs.py.
+    assert (with_interval, without_interval) >= (2, 6), (with_interval, without_interval)
+
+
+def interval_cases(metric: dict) -> list[tuple[str, float, int, str]]:
+    """(gate, margin, exit code, text) of the rules that a headline worsening with an interval decides."""
+    lower, upper = metric["worsening_ci"]
+    low, high = metric_range(metric["metric"])
+    # the worsening lies within [-widest, widest]: a margin of widest or more is refused
+    widest = max(abs(low - metric["ideal"]), abs(high - metric["ideal"]))
+    cases = []
+    if upper < widest:  # a margin above the interval that the worsening can reach
+        above = (max(upper, 0) + widest) / 2
+        cases += [("estimate", above, 0, ""), ("strict", above, int(metric["n"] < 6), "")]
+    if lower > 0:  # a margin below the interval fails where the paired test finds the change
+        cases.append(("estimate", lower / 2, int(metric["pvalue"] < 0.05), ""))
+    if upper >= 0:  # not demonstrably within 0
+        cases.append(("strict", 0, 1, ""))
+    return cases
 
 
 def test_two_documents_that_changed_alike_are_not_significant(forward):
-    """TANGO's binary consistency on the two matched prompts of the binary group: 1 in the baseline
-    and 0 in the candidate on both, so exact McNemar gives p = 0.5."""
+    """TANGO's binary consistency on the two matched prompts of the binary group: 1 in the baseline and 0
+    in the candidate on both. Both fill the test data's one template, so the swap test has one unit to
+    swap: p = 1, and no interval."""
     metric = metrics_by_key(forward[1])[("tango_misgender_prob", "consistency_binary")]
-    assert (metric["n"], metric["baseline"], metric["candidate"], metric["pvalue"]) == (2, 1, 0, 0.5)
-    assert metric["worsening"] == 1
+    assert (metric["n"], metric["baseline"], metric["candidate"], metric["pvalue"]) == (2, 1, 0, 1)
+    assert (metric["cluster_unit"], metric["test"]) == (
+        "template",
+        "exact cluster sign-flip permutation test (all 2 swaps); interval inverting it",
+    )
+    assert metric["note"] == (
+        "too few clusters (G = 1): a permutation test of fewer than 6 clusters cannot reach p < 0.05, so no interval"
+    )
+    assert metric["worsening"] == 1 and metric["worsening_ci"] is None
 
 
 def test_the_gate_never_fails_a_worsening_its_paired_test_does_not_support(forward, runs, tmp_path):
-    """The metric above: the interval of its worsening over two documents may lie above a margin, but
-    McNemar's p is 0.5, so the gate does not fail it."""
+    """The metric above: worse by 1, but with no interval of its worsening the default gate does not fail
+    it, and says that nothing could be shown."""
     completed = gate(
         runs["candidate"], runs["baseline"], "tango_misgender_prob:consistency_binary=0.5", "estimate", tmp_path
     )
     assert completed.returncode == 0, completed.stdout
+    assert "nothing could be shown: no interval of the worsening" in completed.stdout, completed.stdout
 
 
 def test_what_cannot_be_gated_or_compared_is_bad_input(runs, tmp_path):

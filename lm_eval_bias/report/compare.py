@@ -3,24 +3,37 @@
 :func:`compare_runs` reads a baseline and a candidate run (each a results file, or the output
 directory holding it, with the ``samples_<task>_*.jsonl`` files ``--log_samples`` wrote beside it),
 pairs their documents by content (:mod:`.compare_inputs`) and, for every task of both, compares
-the task's headline metric and every metric of its family (``bias_score_gay``,
-``consistency_binary_minus_tgnb_gap``; not the companions ``_ci_lower``, ``_pvalue``, ``_n``...)
-on the matched documents with a paired test:
+the task's headline metric and every other metric of its ``metric_list`` that a run reports, each
+with its family (``bias_score_gay``, ``consistency_binary_minus_tgnb_gap``; not the companions
+``_ci_lower``, ``_pvalue``, ``_n``...) on the matched documents with a paired test:
 
 - per-document outcomes of 0 or the metric's top (WinoQueer's 0/100, TANGO's 0/1) averaged by the
-  task: exact McNemar and Newcombe's paired interval (``stats.paired_proportions``), in the
-  metric's units;
-- other numbers averaged by the task (toxicity, sentiment, ratings): a paired bootstrap interval
-  and a sign-flip permutation test (``stats.paired_means``);
+  task: exact McNemar with the interval built on its binomial law (``stats.paired_proportions``), in
+  the metric's units;
+- other numbers averaged by the task (toxicity, sentiment, ratings): a sign-flip permutation test
+  and the interval that inverts it (``stats.paired_means``);
 - any other aggregation of the task (a gap, range or spread between groups, a correlation): the
-  same statistic on both runs' values, with a paired bootstrap over documents and a paired
-  permutation test (``stats.paired_statistic``).
+  same statistic on both runs' values, with a paired permutation test and the interval of the
+  changes it would not reject (``stats.paired_statistic``).
+
+Each interval excludes 0 exactly when its test gives p < 0.05; where too few documents (or
+clusters) support one, its bounds are NaN and the note says so (``too few documents (n = ...)``).
 
 A document without a value of a metric (undecided, empty, another subgroup's) is left out of that
 metric, as the task itself leaves it out; the metric's note says how many matched documents have
 a value in one run only. Each run's value on all of its documents must be its results file's, else
-its samples are of another run and are refused. P-values of a task's subgroup metrics are
-Benjamini-Hochberg adjusted together (``stats.adjust_bh``); the headline metric's is its own.
+its samples are of another run and are refused.
+
+Documents built from one template (or name, or descriptor pair: the task's YAML metadata
+``cluster_unit``) are correlated: the interval and the test then treat that unit as independent
+(``stats.paired_*`` with ``clusters``) and each row states the unit (``cluster_unit``) and the design
+effect measured on its documents (``design_effect``: the variance of the difference with that unit over
+its variance with independent documents).
+
+The Benjamini-Hochberg family of a task is every compared row of it that is not a metric's own overall
+value: the per-subgroup values, gaps, ranges and cells of all its metrics, adjusted together
+(``stats.adjust_bh``, into ``pvalue_bh``); each overall value (the headline metric, ``toxicity``...)
+keeps its own p-value.
 ``worsening`` is ``|candidate - ideal| - |baseline - ideal|`` with the task's ideal value of the
 metric (its YAML ``metadata: ideal_values``), positive when the candidate is further from it;
 its interval ``worsening_ci`` is the image of the difference's paired interval, the baseline's
@@ -34,8 +47,8 @@ value taken as the reference (:func:`_worsening`).
                 "setting_differences": ["name: value (baseline) vs value (candidate)", ...],
                 "metrics": [{"task", "metric", "subgroup", "baseline", "candidate", "difference",
                              "ci_lower", "ci_upper", "pvalue", "pvalue_bh", "n", "test", "ideal",
-                             "worsening", "worsening_ci": [lower, upper], "note",
-                             "null_reasons": {field: why it is null}}, ...]}]}
+                             "worsening", "worsening_ci": [lower, upper], "cluster_unit",
+                             "design_effect", "note", "null_reasons": {field: why it is null}}, ...]}]}
 
 ``baseline``/``candidate`` are each run's value of the metric on the pairs it rests on (``n``);
 ``difference`` is candidate minus baseline with its paired 95% interval; a number that cannot be
@@ -48,7 +61,7 @@ import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from lm_eval_bias import harness, task_metadata
+from lm_eval_bias import harness, metric_keys, task_metadata
 from lm_eval_bias.metric_keys import metric_range
 from lm_eval_bias.report.compare_inputs import (
     RunFiles,
@@ -75,7 +88,11 @@ class MetricComparison:
     ``ci_upper``) and the p-value of the paired test named in ``test``; ``pvalue_bh`` is
     Benjamini-Hochberg adjusted across the subgroup metrics of the task. ``worsening`` is
     ``|candidate - ideal| - |baseline - ideal|`` (positive: further from the ideal) with its paired
-    interval ``worsening_ci``; both are None where the metric has no ideal value.
+    interval ``worsening_ci``; both are None where the metric has no ideal value. ``cluster_unit`` is
+    the unit the interval and the test treated as independent (``document``, or the unit the task's
+    documents were generated from, such as ``template``), and ``design_effect`` the variance of the
+    difference with that unit over its variance with independent documents, as measured on these
+    documents (None where documents are the unit or it is undefined).
     """
 
     task: str
@@ -94,6 +111,8 @@ class MetricComparison:
     worsening: float | None
     worsening_ci: tuple[float, float] | None
     note: str = ""
+    cluster_unit: str = "document"
+    design_effect: float | None = None
 
 
 @dataclass(frozen=True)
@@ -195,7 +214,8 @@ def compare_task(base: RunFiles, cand: RunFiles, task: str) -> TaskComparison:
     Returns
     -------
     TaskComparison
-        The headline metric, then the metrics of its family by name.
+        The headline metric and its family, then every other metric the task declares that either run
+        reports, each with its family, by name.
 
     Raises
     ------
@@ -207,29 +227,39 @@ def compare_task(base: RunFiles, cand: RunFiles, task: str) -> TaskComparison:
 
     check_same_task(base, cand, task)
     headline = _headline(base, cand, task)
-    filter_name = _filter(base, cand, task, headline)
     declared = declared_aggregations(task)
-    # The headline metric is compared even where neither run has a value of it: N/A, with the reason.
-    names = sorted(
-        {headline}
-        | _family(headline, base, task, filter_name, declared)
-        | _family(headline, cand, task, filter_name, declared),
-        key=lambda name: (name != headline, name),
-    )
-    base_path, base_samples = read_samples(base, task, filter_name)
-    cand_path, cand_samples = read_samples(cand, task, filter_name)
-    for name in names:
-        aggregation = harness.aggregation_for(name, declared)
-        _check_run_value(base, base_path, base_samples, task, name, filter_name, aggregation)
-        _check_run_value(cand, cand_path, cand_samples, task, name, filter_name, aggregation)
-    pairing = pair_documents(base_samples, cand_samples, f"task {task} ({base_path}, {cand_path})")
-    ideals = _ideals(base, cand, task)
-    metrics = [
-        compare_metric(task, name, headline, pairing.pairs, harness.aggregation_for(name, declared), ideals.ideal(name))
-        for name in names
-    ]
-    if pairing.note and metrics:
-        metrics[0] = _with_note(metrics[0], pairing.note)
+    identity = _identity(base, cand, task)
+    paired_by_filter: dict[str, tuple] = {}
+    metrics, notes = [], []
+    for head in _heads(headline, declared, base, cand, task):
+        filter_name = _filter(base, cand, task, head)
+        if filter_name not in paired_by_filter:
+            base_path, base_samples = read_samples(base, task, filter_name)
+            cand_path, cand_samples = read_samples(cand, task, filter_name)
+            pairing = pair_documents(
+                base_samples,
+                cand_samples,
+                f"task {task} ({base_path}, {cand_path})",
+                ignore_fields=_run_level_fields(base, cand, task),
+            )
+            paired_by_filter[filter_name] = (base_path, base_samples, cand_path, cand_samples, pairing)
+            notes += [pairing.note] if pairing.note else []
+        base_path, base_samples, cand_path, cand_samples, pairing = paired_by_filter[filter_name]
+        # The headline metric is compared even where neither run has a value of it: N/A, with the reason.
+        names = sorted(
+            {head}
+            | _family(head, base, task, filter_name, declared)
+            | _family(head, cand, task, filter_name, declared),
+            key=lambda name: (name != head, name),
+        )
+        for name in names:
+            aggregation = harness.aggregation_for(name, declared)
+            _check_run_value(base, base_path, base_samples, task, name, filter_name, aggregation)
+            _check_run_value(cand, cand_path, cand_samples, task, name, filter_name, aggregation)
+            metrics.append(compare_metric(task, name, head, pairing.pairs, aggregation, identity.ideal(name), identity))
+    if notes and metrics:
+        metrics[0] = _with_note(metrics[0], "; ".join(dict.fromkeys(notes)))
+    pairing = next(iter(paired_by_filter.values()))[4]
     version = base.run.version(task) or cand.run.version(task) or "unknown"
     return TaskComparison(
         task,
@@ -241,6 +271,22 @@ def compare_task(base: RunFiles, cand: RunFiles, task: str) -> TaskComparison:
         setting_differences(base, cand, task),
         tuple(_adjusted(metrics)),
     )
+
+
+def _heads(headline: str, declared: dict, base: RunFiles, cand: RunFiles, task: str) -> list[str]:
+    """The metrics whose families are compared: the headline metric first, then every other metric of
+    the task's ``metric_list`` (not a companion, nor inside another's family: ``warmth_pick_norm``
+    beside ``warmth_pick`` is its own metric) that either run reports."""
+    plain = [name for name in declared if metric_keys.GROUP not in name and not metric_keys.companion_suffix(name)]
+    reported = {metric.name for side in (base, cand) for metric in side.run.tasks[task].values()}
+    others = [
+        name
+        for name in plain
+        if name != headline
+        and name in reported
+        and not any(name.startswith(other + "_") for other in plain if other != name)
+    ]
+    return [headline, *sorted(others)]
 
 
 def _headline(base: RunFiles, cand: RunFiles, task: str) -> str:
@@ -295,9 +341,9 @@ def _family(headline: str, side: RunFiles, task: str, filter_name: str, declared
     return found
 
 
-def _ideals(base: RunFiles, cand: RunFiles, task: str) -> task_metadata.TaskIdentity:
-    """Whose ``ideal_values`` to use: the runs' own (which must agree), else the package's task's, for
-    results files written before tasks declared them."""
+def _identity(base: RunFiles, cand: RunFiles, task: str) -> task_metadata.TaskIdentity:
+    """Whose identity (ideal values, cluster unit) to use: the runs' own, whose ``ideal_values`` must
+    agree, else the package's task's, for results files written before tasks declared them."""
     own = [side.run.identity(task) for side in (base, cand)]
     declared = [identity for identity in own if identity is not None and identity.ideal_values]
     if len(declared) == 2 and declared[0].ideal_values != declared[1].ideal_values:
@@ -306,6 +352,14 @@ def _ideals(base: RunFiles, cand: RunFiles, task: str) -> task_metadata.TaskIden
             f"({declared[0].ideal_values} and {declared[1].ideal_values}); compare runs of one task definition"
         )
     return declared[0] if declared else task_metadata.shipped_identity(task)
+
+
+def _run_level_fields(base: RunFiles, cand: RunFiles, task: str) -> frozenset[str]:
+    """The document fields that describe a run rather than the document, left out when pairing: those
+    either run's task declares, and the package's task's (for results files written before tasks
+    declared them)."""
+    identities = [side.run.identity(task) for side in (base, cand)] + [task_metadata.shipped_identity(task)]
+    return frozenset().union(*(identity.run_level_doc_fields for identity in identities if identity is not None))
 
 
 def _has_value(sample: dict, name: str) -> bool:
@@ -353,27 +407,34 @@ def _check_run_value(side: RunFiles, samples_path: Path, samples, task: str, nam
         )
 
 
-def compare_metric(task: str, name: str, headline: str, pairs, aggregation, ideal: float | None) -> MetricComparison:
+def compare_metric(
+    task: str, name: str, head: str, pairs, aggregation, ideal: float | None, identity=None
+) -> MetricComparison:
     """One metric of a task compared on the matched documents that have a value of it in both runs.
 
     Parameters
     ----------
-    task, name, headline : str
-        The task, the metric and the task's headline metric.
+    task, name, head : str
+        The task, the metric and the metric whose family it is (the task's headline metric, or
+        another metric of its ``metric_list``).
     pairs : sequence of (dict, dict)
         The matched documents' (baseline, candidate) samples.
     aggregation : callable
         The task's aggregation of the metric's per-document values.
     ideal : float or None
         The metric's ideal value, in its units; None where it has none.
+    identity : TaskIdentity, optional
+        The task's identity: its cluster unit (``TaskIdentity.cluster_of``); without it, documents are
+        independent.
 
     Returns
     -------
     MetricComparison
-        With ``pvalue_bh`` equal to ``pvalue`` (the task adjusts its subgroups together); NaN numbers
+        With ``pvalue_bh`` equal to ``pvalue`` (the task adjusts its metrics together); NaN numbers
         where the documents cannot support the comparison, the reason in ``note``.
     """
-    both = [(b[name], c[name]) for b, c in pairs if _has_value(b, name) and _has_value(c, name)]
+    matched = [(b, c) for b, c in pairs if _has_value(b, name) and _has_value(c, name)]
+    both = [(b[name], c[name]) for b, c in matched]
     only_base = sum(1 for b, c in pairs if _has_value(b, name) and not _has_value(c, name))
     only_cand = sum(1 for b, c in pairs if _has_value(c, name) and not _has_value(b, name))
     notes = []
@@ -384,7 +445,7 @@ def compare_metric(task: str, name: str, headline: str, pairs, aggregation, idea
             f"the baseline, {only_cand} in the candidate; undecided or empty in the other) and "
             f"{'are' if count > 1 else 'is'} left out"
         )
-    subgroup = None if name == headline else name[len(headline) + 1 :]
+    subgroup = None if name == head else name[len(head) + 1 :]
     neither = len(pairs) - len(both) - only_base - only_cand
     if subgroup is None and neither:
         # Of a subgroup's metric, the documents of the other subgroups have none: not worth saying.
@@ -392,15 +453,22 @@ def compare_metric(task: str, name: str, headline: str, pairs, aggregation, idea
             f"{neither} matched document{'s have' if neither > 1 else ' has'} no value in either run (undecided or "
             "empty in both)"
         )
+    clusters, unit = _clusters(identity, matched)
+    if clusters is None and identity is not None and identity.cluster_fields and matched:
+        notes.append(
+            f"the logged documents lack {', '.join(identity.cluster_fields)}, so each document is treated as "
+            f"independent rather than each {identity.cluster_unit}"
+        )
     empty = MetricComparison(
-        task, name, subgroup, *([math.nan] * 7), len(both), "", ideal, None, None, "; ".join(notes)
+        task, name, subgroup, *([math.nan] * 7), len(both), "", ideal, None, None, "; ".join(notes), unit
     )
     if not both:
         return _with_note(empty, "no matched document has a value in both runs")
     base_values, cand_values = [b for b, _ in both], [c for _, c in both]
     base_value, cand_value = _aggregate(aggregation, base_values), _aggregate(aggregation, cand_values)
+    several = any((sample.get(f"{name}_n_samples") or 1) > 1 for pair in matched for sample in pair)
     try:
-        result = _paired_test(name, aggregation, base_values, cand_values, [b for b, c in pairs if name in b])
+        result = _paired_test(name, aggregation, base_values, cand_values, several, clusters)
     except ValueError as error:
         # The two values (their difference, how much farther from the ideal) may stand where the paired
         # test cannot (one document); the interval and the p-value cannot.
@@ -431,7 +499,21 @@ def compare_metric(task: str, name: str, headline: str, pairs, aggregation, idea
         worsening,
         worsening_ci,
         "; ".join(notes),
+        unit,
+        getattr(result, "design_effect", None),
     )
+
+
+def _clusters(identity, matched: list) -> tuple[list | None, str]:
+    """Each matched document's cluster (from the baseline's logged document; both runs logged the same
+    document) and the unit's name; (None, "document") where the task declares no unit or a logged
+    document lacks one of its fields."""
+    if identity is None or not identity.cluster_fields:
+        return None, "document"
+    clusters = [identity.cluster_of(base.get("doc") or {}) for base, _ in matched]
+    if any(cluster is None for cluster in clusters):
+        return None, "document"
+    return clusters, identity.cluster_unit
 
 
 def _worsening(result, base_value: float, ideal: float) -> tuple[float, tuple[float, float] | None]:
@@ -479,21 +561,25 @@ def proportion_scale(name: str, values) -> float | None:
     return top if numbers and all(v in (0, top) for v in values) else None
 
 
-def _paired_test(name: str, aggregation, base_values: list, cand_values: list, base_samples: list):
-    """The paired test that fits the metric's per-document values and the task's aggregation."""
+def _paired_test(name: str, aggregation, base_values: list, cand_values: list, several: bool, clusters):
+    """The paired test that fits the metric's per-document values and the task's aggregation: read from
+    both runs' values alike, so that swapping the runs chooses the same test. ``several``: a document's
+    value is a share of several generations (``_n_samples`` > 1 in either run), a number rather than a
+    yes/no outcome."""
     from lm_eval.api.metrics import mean
 
     from lm_eval_bias import stats
 
     if aggregation is not mean:
-        return stats.paired_statistic(base_values, cand_values, aggregation)
-    # A document's share of several generations (``_n_samples`` > 1) is a number, not a yes/no outcome.
-    several = any((sample.get(f"{name}_n_samples") or 1) > 1 for sample in base_samples)
+        return stats.paired_statistic(base_values, cand_values, aggregation, clusters=clusters)
     scale = None if several else proportion_scale(name, base_values + cand_values)
     if scale is None:
-        return stats.paired_means(base_values, cand_values)
+        return stats.paired_means(base_values, cand_values, clusters=clusters)
     return stats.paired_proportions(
-        [value / scale for value in base_values], [value / scale for value in cand_values], scale=scale
+        [value / scale for value in base_values],
+        [value / scale for value in cand_values],
+        scale=scale,
+        clusters=clusters,
     )
 
 
@@ -502,7 +588,8 @@ def _with_note(metric: MetricComparison, note: str) -> MetricComparison:
 
 
 def _adjusted(metrics: list[MetricComparison]) -> list[MetricComparison]:
-    """The subgroup metrics' p-values Benjamini-Hochberg adjusted together; the headline's is its own."""
+    """The p-values of every row that is not a metric's overall value (per-subgroup values, gaps, ranges,
+    cells) Benjamini-Hochberg adjusted together; each overall value keeps its own."""
     from lm_eval_bias import stats
 
     tested = [
@@ -548,6 +635,13 @@ def _metric_json(metric: MetricComparison) -> dict:
         reasons["worsening"] = reasons["worsening_ci"] = why
     elif metric.ideal is None:
         reasons["worsening"] = reasons["worsening_ci"] = "no ideal value to be farther from"
+    entry["cluster_unit"] = metric.cluster_unit
+    finite_effect = metric.design_effect is not None and math.isfinite(metric.design_effect)
+    entry["design_effect"] = metric.design_effect if finite_effect else None
+    if not finite_effect:
+        reasons["design_effect"] = (
+            "each document is its own unit" if metric.cluster_unit == "document" else "undefined on these documents"
+        )
     entry["note"] = metric.note
     entry["null_reasons"] = reasons
     return entry
