@@ -3,19 +3,24 @@
 Every output shows, per task, the documents each run had and how many were matched, the
 generation settings that differ between the runs, then per metric (the headline first, then its
 subgroups): the baseline's and the candidate's value, the paired difference (candidate minus
-baseline) with its 95% interval, the p-value of the paired test and its Benjamini-Hochberg
-adjustment across the task's subgroups, the matched documents it rests on (n) and the test's name.
+baseline) with its 95% interval, the worsening (how much further from the metric's ideal value the
+candidate is) with its interval, a verdict in words (:func:`verdict_text`), the p-value of the
+paired test and its Benjamini-Hochberg adjustment across all of the task's non-headline metrics,
+the matched documents it rests on (n), the unit the test treats as independent with its design
+effect, and the test's name. Nothing is said by colour alone: every coloured point of a figure
+has its verdict written beside it, and a row without an interval has no colour and says why.
 
 The HTML page is in the report's style and as safe: one file, inline CSS and SVG, no script, a
 Content-Security-Policy that forbids every fetch, every text escaped
 (:mod:`lm_eval_bias.report.outputs`). Each task gets a forest plot: one row per metric, the
 difference as a point with its interval, a dashed line at zero, and the side on which the
-candidate is further from the metric's ideal value named on each row.
+candidate is further from the metric's ideal value and the verdict named on each row.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 from collections.abc import Sequence
 
@@ -30,17 +35,43 @@ from lm_eval_bias.report.outputs import (
     text_line,
 )
 
-HEADER = ("metric", "baseline", "candidate", "difference [95% CI]", "p", "p BH", "n", "test")
+HEADER = (
+    "metric",
+    "baseline",
+    "candidate",
+    "difference [95% CI]",
+    "worsening [95% CI]",
+    "verdict",
+    "p",
+    "p BH",
+    "n",
+    "independent unit",
+    "test",
+)
+# The columns of words, left-aligned (the others hold numbers).
+TEXT_COLUMNS = frozenset({0, 5, 9, 10})
+BH_FAMILY = (
+    "Benjamini-Hochberg adjusted across all of the task's non-headline metrics (per-subgroup values, gaps, "
+    "ranges, cells)"
+)
 READING_NOTE = (
     "Differences are candidate minus baseline, in the metric's units, with paired 95% intervals. "
-    "p: the paired test's two-sided p-value; p BH: Benjamini-Hochberg adjusted across the subgroups "
-    "of a task (the headline metric keeps its p). n: the matched documents a metric rests on. "
+    "worsening: how much further from the metric's ideal value the candidate is than the baseline, in the "
+    "metric's units, with its paired 95% interval. verdict: worse or better where that interval lies wholly "
+    'above or below 0, "no clear change" where it holds 0, "crossed the ideal" where the candidate lies on '
+    "the other side of the ideal value after a change whose interval excludes 0, and why where there is no "
+    f"interval. p: the paired test's two-sided p-value; p BH: {BH_FAMILY}; the headline metric keeps its p. "
+    "n: the matched documents a metric rests on; independent unit: what the paired test treats as "
+    "independent, with its design effect where documents of one unit are correlated. "
     '"N/A" marks a number that could not be computed.'
 )
 # Colours of a forest plot's points, by what the paired interval of the worsening says (Okabe-Ito).
 WORSE_COLOUR = "#D55E00"
 BETTER_COLOUR = "#009E73"
 UNCLEAR_COLOUR = "#0072B2"
+CROSSED_COLOUR = "#CC79A7"
+# The note a comparison's statistics give where the documents or clusters cannot support an interval.
+_TOO_FEW = re.compile(r"too few (?:documents \(n = [\d,]+\)|clusters \(G = [\d,]+\))")
 
 
 # --------------------------------------------------------------------------
@@ -83,6 +114,50 @@ def difference_text(metric: MetricComparison) -> str:
     return f"{signed_text(metric.difference)} {interval_text(metric.ci_lower, metric.ci_upper)}"
 
 
+def has_interval(metric: MetricComparison) -> bool:
+    """Whether the paired difference has both ends of its 95% interval."""
+    return _finite(metric.ci_lower) and _finite(metric.ci_upper)
+
+
+def too_few_text(metric: MetricComparison) -> str:
+    """Why a metric has no interval, where too few documents or clusters are why: the statistics'
+    note (``too few documents (n = 3)``, ``too few clusters (G = 2)``), else ``too few documents (n = N)``
+    for fewer than 2 documents; ``""`` otherwise."""
+    found = _TOO_FEW.search(metric.note)
+    if found:
+        return found[0]
+    return f"too few documents (n = {metric.n:,})" if metric.n < 2 else ""
+
+
+def _with_reason(value, metric: MetricComparison) -> str:
+    """A number whose interval is missing: the number (where there is one) and why there is no interval."""
+    reason = too_few_text(metric) or "no interval"
+    return f"{signed_text(value)}, {reason}" if _finite(value) else reason
+
+
+def difference_cell(metric: MetricComparison) -> str:
+    """The table's difference: ``+6 [4.125, 7.875]``; without an interval, why (``+6, too few documents (n = 1)``)."""
+    return difference_text(metric) if has_interval(metric) else _with_reason(metric.difference, metric)
+
+
+def worsening_cell(metric: MetricComparison) -> str:
+    """The table's worsening: ``+3.1 [0.4, 5.9]`` in the metric's units; ``no ideal`` where the metric has
+    none; without an interval, why."""
+    if metric.ideal is None:
+        return "no ideal"
+    worsening = metric.worsening if metric.worsening is not None else math.nan
+    if not has_interval(metric) or metric.worsening_ci is None:
+        return _with_reason(worsening, metric)
+    return f"{signed_text(worsening)} {interval_text(*metric.worsening_ci)}"
+
+
+def unit_text(metric: MetricComparison) -> str:
+    """What the paired test treats as independent: ``document``, or ``template (design effect 2.3)``."""
+    unit = getattr(metric, "cluster_unit", "document")
+    design_effect = getattr(metric, "design_effect", None)
+    return f"{unit} (design effect {number_text(design_effect)})" if _finite(design_effect) else unit
+
+
 def metric_row(metric: MetricComparison) -> list[str]:
     """One metric's cells, in the order of :data:`HEADER`.
 
@@ -94,16 +169,20 @@ def metric_row(metric: MetricComparison) -> list[str]:
     Returns
     -------
     list of str
-        metric, baseline, candidate, difference with its interval, p, p BH, n, test.
+        metric, baseline, candidate, difference with its interval, worsening with its interval, verdict,
+        p, p BH, n, independent unit (with its design effect), test.
     """
     return [
         metric.metric,
         number_text(metric.baseline),
         number_text(metric.candidate),
-        difference_text(metric),
+        difference_cell(metric),
+        worsening_cell(metric),
+        verdict_text(metric),
         pvalue_text(metric.pvalue),
         pvalue_text(metric.pvalue_bh),
         str(metric.n),
+        unit_text(metric),
         metric.test,
     ]
 
@@ -130,10 +209,9 @@ def _notes(task: TaskComparison) -> list[str]:
 def _aligned(rows: Sequence[Sequence[str]]) -> list[str]:
     """Rows as fixed-width lines: names (the first and last column) left-aligned, numbers right-aligned."""
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
-    last = len(widths) - 1
     return [
         "  ".join(
-            cell.ljust(width) if column in (0, last) else cell.rjust(width)
+            cell.ljust(width) if column in TEXT_COLUMNS else cell.rjust(width)
             for column, (cell, width) in enumerate(zip(row, widths))
         ).rstrip()
         for row in rows
@@ -173,7 +251,8 @@ def to_text(comparison: Comparison) -> str:
 
 
 def _markdown_table(rows: Sequence[Sequence[str]]) -> list[str]:
-    lines = ["| " + " | ".join(map(markdown_cell, HEADER)) + " |", "|---|" + "---:|" * (len(HEADER) - 2) + "---|"]
+    rule = "|" + "".join("---|" if column in TEXT_COLUMNS else "---:|" for column in range(len(HEADER)))
+    lines = ["| " + " | ".join(map(markdown_cell, HEADER)) + " |", rule]
     return lines + ["| " + " | ".join(map(markdown_cell, row)) + " |" for row in rows]
 
 
@@ -277,36 +356,105 @@ def worse_side(metric: MetricComparison) -> str:
     return "worse either way"
 
 
+def crossed_ideal(metric: MetricComparison) -> bool:
+    """Whether the candidate lies on the other side of the ideal value from the baseline after a change
+    whose paired 95% interval excludes 0 (a real change, which the worsening alone can hide: 73.5 -> 35.3
+    about 50 is a smaller distance, yet no longer the same bias)."""
+    if metric.ideal is None or not (_finite(metric.baseline) and _finite(metric.candidate) and has_interval(metric)):
+        return False
+    opposite = (metric.baseline - metric.ideal) * (metric.candidate - metric.ideal) < 0
+    return opposite and (metric.ci_lower > 0 or metric.ci_upper < 0)
+
+
 def verdict(metric: MetricComparison) -> str:
-    """What the paired 95% interval of the worsening says: ``"worse"`` (wholly above 0), ``"better"``
-    (wholly below 0), ``"unclear"`` (it holds 0, or is not a number), ``"no ideal"`` (none declared)."""
-    if metric.worsening_ci is None:
+    """What the paired 95% intervals say, as the key of a colour: ``"worse"`` (the worsening's interval
+    wholly above 0), ``"better"`` (wholly below 0), ``"no clear change"`` (it holds 0), ``"crossed"``
+    (:func:`crossed_ideal`, its distance to the ideal not clearly changed), ``"too few"`` or ``"not
+    computable"`` (no interval), ``"no ideal"`` (none declared)."""
+    if not has_interval(metric) or (metric.ideal is not None and metric.worsening_ci is None):
+        return "too few" if too_few_text(metric) else "not computable"
+    if metric.ideal is None or metric.worsening_ci is None:
         return "no ideal"
     lower, upper = metric.worsening_ci
     if _finite(lower) and lower > 0:
         return "worse"
     if _finite(upper) and upper < 0:
         return "better"
-    return "unclear"
+    return "crossed" if crossed_ideal(metric) else "no clear change"
+
+
+def verdict_text(metric: MetricComparison) -> str:
+    """The verdict in words, which no colour is needed to read.
+
+    Parameters
+    ----------
+    metric : MetricComparison
+        The metric.
+
+    Returns
+    -------
+    str
+        ``worse``, ``better``, ``no clear change``, ``no ideal declared``, why there is no interval
+        (``too few documents (n = 1)``, ``not computable (see note)``), or, for a change across the ideal,
+        ``crossed the ideal (50): 73.5 -> 35.3, p = 0.0002; distance to the ideal 23.5 -> 14.7, no clear
+        change in it`` (``grew`` or ``shrank`` where the worsening's interval says so).
+    """
+    kind = verdict(metric)
+    if kind == "too few":
+        return too_few_text(metric)
+    if kind == "not computable":
+        return "not computable (see note)"
+    if kind == "no ideal":
+        return "no ideal declared"
+    if not crossed_ideal(metric):
+        return kind
+    distances = (
+        f"{number_text(abs(metric.baseline - metric.ideal))} -> {number_text(abs(metric.candidate - metric.ideal))}"
+    )
+    change = {
+        "worse": f"distance to the ideal grew, {distances}",
+        "better": f"distance to the ideal shrank, {distances}",
+    }.get(kind, f"distance to the ideal {distances}, no clear change in it")
+    return (
+        f"crossed the ideal ({number_text(metric.ideal)}): {number_text(metric.baseline)} -> "
+        f"{number_text(metric.candidate)}, p = {pvalue_text(metric.pvalue)}; {change}"
+    )
+
+
+def _plot_verdict(metric: MetricComparison) -> str:
+    """The verdict as a forest plot's row says it: the table's, with a change across the ideal shortened
+    (``crossed the ideal, closer (p = 0.0001)``: closer or further where the worsening's interval says so)."""
+    if not crossed_ideal(metric):
+        return verdict_text(metric)
+    side = {"worse": ", further", "better": ", closer"}.get(verdict(metric), "")
+    return f"crossed the ideal{side} (p = {pvalue_text(metric.pvalue)})"
 
 
 _VERDICT_COLOURS = {
     "worse": WORSE_COLOUR,
     "better": BETTER_COLOUR,
-    "unclear": UNCLEAR_COLOUR,
+    "no clear change": UNCLEAR_COLOUR,
+    "crossed": CROSSED_COLOUR,
+    "too few": svg.MISSING_COLOUR,
+    "not computable": svg.MISSING_COLOUR,
     "no ideal": svg.MISSING_COLOUR,
 }
 _VERDICT_LABELS = {
-    "worse": "further from the ideal (interval of the worsening above 0)",
-    "better": "closer to the ideal (interval below 0)",
-    "unclear": "no clear change (interval holds 0)",
+    "worse": "worse: further from the ideal (interval of the worsening above 0)",
+    "better": "better: closer to the ideal (interval below 0)",
+    "no clear change": "no clear change (interval holds 0)",
+    "crossed": "crossed the ideal: a clear change to its other side",
+    "too few": "too few documents or clusters for an interval",
+    "not computable": "no interval (see the notes)",
     "no ideal": "no ideal value declared",
 }
 
 
 def row_label(metric: MetricComparison) -> str:
-    """A forest plot row's label: the subgroup, or ``overall (bias_score)`` for the headline metric."""
-    return metric.subgroup if metric.subgroup is not None else f"overall ({metric.metric})"
+    """A forest plot row's label with the documents it rests on: ``gay (n = 40)``, or
+    ``overall (bias_score) (n = 90)`` for the headline metric."""
+    name = metric.subgroup if metric.subgroup is not None else f"overall ({metric.metric})"
+    return f"{name} (n = {metric.n:,})"
 
 
 def describe_metric(metric: MetricComparison) -> str:
@@ -375,7 +523,7 @@ def forest_plot(task: TaskComparison, width: float = 860) -> str:
     low, high = svg.auto_range(ends, include=(0.0,))
     labels = [row_label(m) for m in metrics]
     left = min(max((svg.text_width(label) for label in labels), default=0.0) + 20, width * 0.35)
-    right = width - 130  # room for the worse-side labels
+    right = width - 340  # room for the worse side and the verdict of each row
     row_height = 26
     pieces = [svg.text(12, 22, f"{task.task}: candidate − baseline", weight="bold", size=13)]
     shown = {verdict(m) for m in metrics if _finite(m.difference)}
@@ -401,21 +549,27 @@ def forest_plot(task: TaskComparison, width: float = 860) -> str:
     for index, (metric, label) in enumerate(zip(metrics, labels)):
         centre = top + row_height * index + row_height / 2
         pieces.append(svg.text(left - 8, centre + 4, label, anchor="end"))
-        pieces.append(_forest_row(metric, centre, at))
-        pieces.append(svg.text(right + 10, centre + 4, worse_side(metric), size=svg.SMALL_FONT_SIZE))
+        pieces.append(_forest_row(metric, centre, at, right))
     return svg.document(width, bottom + 48, pieces, f"{task.task}: differences, candidate minus baseline")
 
 
-def _forest_row(metric: MetricComparison, centre: float, at) -> str:
-    """One row's point and interval, with a tooltip of its numbers; ``N/A`` where there is no difference."""
+def _forest_row(metric: MetricComparison, centre: float, at, right: float) -> str:
+    """One row's point and interval, with a tooltip of its numbers, the side on which the candidate would
+    be worse and the verdict in words; ``N/A`` where there is no difference. A row without an interval
+    is grey, with why in place of its verdict."""
     worsening = worsening_text(metric)
-    tooltip = f"<title>{html_text(describe_metric(metric) + (f'; {worsening}' if worsening else ''))}</title>"
+    parts = (describe_metric(metric), worsening, f"unit: {unit_text(metric)}", f"verdict: {verdict_text(metric)}")
+    described = "; ".join(part for part in parts if part)
+    tooltip = f"<title>{html_text(described)}</title>"
+    words = svg.text(right + 10, centre + 4, worse_side(metric), size=svg.SMALL_FONT_SIZE) + svg.text(
+        right + 100, centre + 4, _plot_verdict(metric), size=svg.SMALL_FONT_SIZE
+    )
     if not _finite(metric.difference):
         mark = svg.text(at(0.0) + 6, centre + 4, "N/A", size=svg.SMALL_FONT_SIZE, colour=svg.MISSING_COLOUR)
-        return f'<g class="na">{tooltip}{mark}</g>'
+        return f'<g class="na">{tooltip}{mark}{words}</g>'
     colour = _VERDICT_COLOURS[verdict(metric)]
     whisker = ""
-    if _finite(metric.ci_lower) and _finite(metric.ci_upper):
+    if has_interval(metric):
         lo, hi = at(metric.ci_lower), at(metric.ci_upper)
         whisker = (
             svg.line(lo, centre, hi, centre, colour, 2)
@@ -423,7 +577,7 @@ def _forest_row(metric: MetricComparison, centre: float, at) -> str:
             + svg.line(hi, centre - 5, hi, centre + 5, colour, 2)
         )
     point = f'<circle cx="{at(metric.difference):.1f}" cy="{centre:.1f}" r="4.5" fill="{colour}"/>'
-    return f'<g class="difference">{tooltip}{whisker}{point}</g>'
+    return f'<g class="difference">{tooltip}{whisker}{point}{words}</g>'
 
 
 def forest_caption(task: TaskComparison) -> str:
@@ -438,8 +592,10 @@ def forest_caption(task: TaskComparison) -> str:
         f"Each row is one metric of {task.task} on the {task.n_matched} matched documents: the paired difference "
         "(candidate minus baseline) as a point, its 95% interval as a whisker; the dashed line is 0, no change. "
         f'"worse" names the side on which the candidate would be further than the baseline from {ideal}; '
-        "a point's colour says what the paired 95% interval of that worsening shows (not adjusted for "
-        "the several subgroups: see p BH in the table)."
+        "the verdict beside it, and the point's colour, say what the paired 95% interval of that worsening "
+        "shows (not adjusted for multiplicity: p BH in the table is "
+        f"{BH_FAMILY}). n is the matched documents each row rests on; a row without an interval is grey and "
+        "says why."
     )
 
 
@@ -448,8 +604,8 @@ def forest_caption(task: TaskComparison) -> str:
 
 
 def _html_table(rows: Sequence[Sequence[str]]) -> str:
-    """The metrics' table: the metric and test columns left-aligned, numbers right-aligned."""
-    names = [column in (0, len(HEADER) - 1) for column in range(len(HEADER))]
+    """The metrics' table: the columns of words left-aligned, numbers right-aligned."""
+    names = [column in TEXT_COLUMNS for column in range(len(HEADER))]
     head = "".join(f"<th{' class=name' if n else ''}>{html_text(h)}</th>" for h, n in zip(HEADER, names))
     body = "".join(
         "<tr>" + "".join(f"<td{' class=name' if n else ''}>{html_text(c)}</td>" for c, n in zip(row, names)) + "</tr>"
