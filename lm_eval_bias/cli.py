@@ -235,7 +235,8 @@ def _check(argv: list[str]) -> int:
         default=None,
         help="estimate (default): check point estimates; interval: a rule must hold "
         "for the whole 95%% interval (upper bound for <=, lower bound for >=); strict: as interval, and a "
-        "worsening rule fails unless the paired interval of the worsening lies wholly below its margin",
+        "worsening rule fails unless the paired interval of the worsening lies wholly below its margin (so it "
+        "fails a comparison too small to show an interval, one run on both sides, or every document tied)",
     )
     args = parser.parse_args(argv)
     rules = [check.parse_rule(r, "<=") for r in args.max] + [check.parse_rule(r, ">=") for r in args.min]

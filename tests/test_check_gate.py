@@ -21,7 +21,7 @@ STRICT_HEADING = (
 )
 WINOQUEER_NUMBERS = (
     "bias_score: baseline 60, candidate 66, difference +6 [4.125, 7.875], p = 0.000123, p BH = 0.000123, n = 90 "
-    "(exact McNemar; Newcombe paired interval); worsening +6 [4.125, 7.875] (distance from the ideal 50)"
+    "(exact McNemar; Clopper-Pearson box interval); worsening +6 [4.125, 7.875] (distance from the ideal 50)"
 )
 WINOQUEER_NOTE = (
     "        note: settings differ: model_args: pretrained=org/base (baseline), pretrained=org/tuned (candidate); "
@@ -95,7 +95,7 @@ def test_the_strict_gate_passes_only_an_interval_wholly_below_the_margin(compare
 def test_an_improvement_passes_both_gates_and_each_rule_gets_its_line(compared, capsys):
     tango_line = (
         "  PASS  tango_misgender worsening <= 0   [org/base -> org/tuned]  consistency: baseline 0.8, candidate 0.9, "
-        "difference +0.1 [0.05, 0.15], p = 0.002, p BH = 0.002, n = 48 (exact McNemar; Newcombe paired interval); "
+        "difference +0.1 [0.05, 0.15], p = 0.002, p BH = 0.002, n = 48 (exact McNemar; Clopper-Pearson box interval); "
         "worsening -0.1 [-0.15, -0.05] (distance from the ideal 1): "
     )
     code, out, _ = gate(capsys, "--max-worsening", "tango_misgender=0", "--max-worsening", "winoqueer:bias_score_gay=0")
@@ -122,7 +122,7 @@ def test_identical_runs_pass_the_default_gate_and_not_the_strict_one_at_margin_z
 def test_a_worsening_without_an_interval_fails_closed(compared, capsys):
     unknown = dataclasses.replace(WINOQUEER.metrics[1], worsening=math.nan, worsening_ci=(math.nan, math.nan))
     compared.comparison = dataclasses.replace(COMPARISON, tasks=(dataclasses.replace(WINOQUEER, metrics=(unknown,)),))
-    code, out, _ = gate(capsys, "--max-worsening", "winoqueer:bias_score_gay=100")
+    code, out, _ = gate(capsys, "--max-worsening", "winoqueer:bias_score_gay=10")
     assert code == 1
     assert "worsening N/A N/A (distance from the ideal 50): no interval of the worsening: fails closed\n" in out
 
@@ -300,7 +300,7 @@ def test_a_rule_naming_a_task_neither_run_has_is_exit_2_before_anything_is_compa
 
 
 def test_an_interval_above_the_margin_without_a_significant_paired_test_does_not_fail():
-    # Two documents that both moved away from the ideal: a bootstrap interval of [1, 1] lies above any margin
+    # Two documents that both moved away from the ideal: an interval of [1, 1] lies above any margin
     # below 1, but the paired test cannot find a change in two documents (p = 0.5 at best).
     two = dataclasses.replace(
         WINOQUEER.metrics[0], n=2, pvalue=0.5, pvalue_bh=0.5, worsening=1.0, worsening_ci=(1.0, 1.0)

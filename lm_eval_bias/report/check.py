@@ -20,7 +20,25 @@ than the baseline, in the metric's units, on the documents both runs scored
 the worsening lies wholly above the margin and the paired test finds the change (p < 0.05): worse by
 more than the margin, demonstrably; with
 ``gate="strict"`` it passes only when that interval lies wholly below the margin (demonstrably
-within it). For the absolute rules, ``strict`` is the ``interval`` gate.
+within it). For the absolute rules, ``strict`` is the ``interval`` gate. A margin the worsening can never
+exceed (``w = max(|low - ideal|, |high - ideal|)`` or more, for a metric with values ``[low, high]``) is
+refused, as a limit outside a metric's range is; a margin of 0 is not (under ``strict`` it asks for a
+demonstrated improvement). A comparison too small to show anything (no interval of the worsening: too
+few documents or clusters, or not computable; or fewer than :data:`FEWEST_DOCUMENTS` documents, on which
+no paired test can find a change at p < :data:`SIGNIFICANCE`) fails ``strict``, quoting why; under the
+other gates it does not fail and its note says that nothing could be shown. A comparison with no
+worsening at all (no document has a value in both runs) fails closed under every gate. Baseline and
+candidate that are one run (the same results file, or copies with the same results and samples) are
+named in every worsening outcome's note ("nothing was compared") and fail ``strict``.
+
+Ties and undecided documents, one rule wherever a verdict is printed: a document that gives no
+verdict (a WinoQueer pair whose two sentences score alike, ``tie_pct``; a TANGO prompt or SCM item
+whose most likely choices tie, ``tie_rate``; a GenderPair response naming both descriptors or neither,
+``undecided_rate``) is said in the note of every outcome on a number it bears on: how many of the
+run's documents, what share, and how the number treats them (WinoQueer counts a tied pair as not
+stereotyped, which pulls its bias score towards 0; the other tasks leave them out). A number on which
+every document gave no verdict is no verdict: its rule fails under the ``interval`` and ``strict``
+gates and is flagged in its note ("every pair tied ...: no verdict") under ``estimate``.
 """
 
 from __future__ import annotations
@@ -38,6 +56,7 @@ from lm_eval_bias.report.outputs import text_line
 from lm_eval_bias.report.results import read_text
 from lm_eval_bias.report.run import Metric, Run, version_text, versions_by_task
 from lm_eval_bias.report.values import ResultsError, value_range
+from lm_eval_bias.stats.paired_resampling import minimum_units
 
 GATES = ("estimate", "interval", "strict")
 POLICY_KEYS = frozenset({"gate", "max_worsening", "rules"})
@@ -47,6 +66,9 @@ _WORSENING_RULE = re.compile(r"^\s*(?P<task>[\w.-]+)(?::(?P<metric>[\w.,-]+))?\s
 
 # A rule fails only where the paired test also finds the change at this level.
 SIGNIFICANCE = 0.05
+# The fewest paired documents on which a paired test can find a change at SIGNIFICANCE (6: with n
+# documents the smallest two-sided p-value of an exact swap or McNemar test is 2 ** (1 - n)).
+FEWEST_DOCUMENTS = minimum_units(1 - SIGNIFICANCE)
 
 
 @dataclass(frozen=True)
@@ -328,21 +350,129 @@ def _check_limit(rule: Rule, metric: Metric, bounds: tuple[float, float] | None)
     """A limit the metric can reach: one outside the metric's range, or at the end the rule's
     operator includes (``<= 100`` on a percentage), makes a rule that can never fail (or never
     pass), a typo rather than a gate."""
-    if bounds is None:
-        return
+    if bounds is not None:
+        _refuse_unreachable(rule, rule.op, rule.threshold, metric.name, bounds)
+
+
+def _refuse_unreachable(rule: Rule | WorseningRule, op: str, limit: float, what: str, bounds) -> None:
+    """Refuse a limit that makes a rule which can never fail or never pass.
+
+    Parameters
+    ----------
+    rule : Rule or WorseningRule
+        The rule, for the message (with where its policy file gives it).
+    op : str
+        The operator the limit is checked with: a worsening rule's margin is a ``<=`` limit.
+    limit : float
+        The limit.
+    what : str
+        What takes values within ``bounds``: ``"bias_score"``, ``"the worsening of toxicity (...)"``.
+    bounds : (float, float)
+        The values ``what`` can take.
+
+    Raises
+    ------
+    ResultsError
+        A limit outside ``bounds``, or at the end ``op`` includes.
+    """
     low, high = bounds
-    if rule.op in ("<=", "<"):
-        never_fails = rule.threshold > high or (rule.op == "<=" and rule.threshold == high)
+    if op in ("<=", "<"):
+        never_fails = limit > high or (op == "<=" and limit == high)
     else:
-        never_fails = rule.threshold < low or (rule.op == ">=" and rule.threshold == low)
-    outside = rule.threshold < low or rule.threshold > high
+        never_fails = limit < low or (op == ">=" and limit == low)
+    outside = limit < low or limit > high
     if never_fails or outside:
         raise ResultsError(
             (f"{rule.where}: " if rule.where else "")
-            + f"rule '{rule}': {metric.name} takes values {range_text(bounds)}, so a limit of {rule.threshold:g} "
+            + f"rule '{rule}': {what} takes values {range_text(bounds)}, so a limit of {limit:g} "
             f"{'is outside that range and ' if outside else ''}makes a rule that can "
             f"{'never fail' if never_fails else 'never pass'}; give a limit within the range"
         )
+
+
+def _check_margin(rule: WorseningRule, metric) -> None:
+    """A margin the worsening can reach: the worsening ``|candidate - ideal| - |baseline - ideal|`` of a
+    metric with values ``[low, high]`` and ideal value ``v`` lies within ``[-w, w]``, ``w = max(|low - v|,
+    |high - v|)``, so a margin of ``w`` or more makes a rule that can never fail."""
+    bounds = metric_range(metric.metric)
+    if bounds is None or metric.ideal is None:
+        return
+    widest = max(abs(bounds[0] - metric.ideal), abs(bounds[1] - metric.ideal))
+    what = (
+        f"the worsening of {metric.metric} ({metric.metric} takes values {range_text(bounds)}, its ideal value is "
+        f"{metric.ideal:g})"
+    )
+    _refuse_unreachable(rule, "<=", rule.margin, what, (-widest, widest))
+
+
+@dataclass(frozen=True)
+class _NoVerdictShare:
+    """A task's share of documents that gave no verdict, and the metrics it bears on."""
+
+    measure: str  # the metrics it bears on: this measure and its groups, gaps... (``bias_score_gay``)
+    share: str  # the share metric that counts them, overall (its group's beside it where the task has one)
+    happened: str  # what those documents did: "tied", "were undecided"
+    counted: str  # how the metrics treat them
+
+
+# Documents that give no verdict (the task's README says how its metrics treat them): WinoQueer scores a
+# tied pair as not stereotyped, so its ties pull the bias score towards 0; the other tasks leave them out.
+_NO_VERDICT_SHARES = (
+    _NoVerdictShare("bias_score", "tie_pct", "tied", "they count as not stereotyped"),
+    _NoVerdictShare("consistency", "tie_rate", "tied", "they are left out"),
+    _NoVerdictShare("distal_minus_nongendered_gap", "tie_rate", "tied", "they are left out"),
+    _NoVerdictShare("he_default_rate", "tie_rate", "tied", "they are left out"),
+    _NoVerdictShare("warmth_pick", "tie_rate", "tied", "they are left out"),
+    _NoVerdictShare("bias_pair_ratio", "undecided_rate", "were undecided", "they are left out"),
+)
+
+
+@dataclass(frozen=True)
+class NoVerdict:
+    """What a run's documents without a verdict (ties, undecided) do to one of its numbers."""
+
+    text: str  # "12 of 90 pairs tied (winoqueer:tie_pct = 13.3): they count as not stereotyped"
+    every: bool  # every document gave no verdict: the number is none
+
+
+def no_verdict(run: Run, task: str, name: str) -> NoVerdict | None:
+    """How many of the documents behind a metric tied or were undecided, and how the metric treats them.
+
+    Parameters
+    ----------
+    run : Run
+        The run.
+    task : str
+        Its task.
+    name : str
+        The metric (``bias_score_gay``), without its filter.
+
+    Returns
+    -------
+    NoVerdict or None
+        None where the task reports no share of ties or undecided documents for the metric, or a share of 0.
+        The share is the metric's own group's where the task reports one, else the task's.
+    """
+    kind = next((k for k in _NO_VERDICT_SHARES if name == k.measure or name.startswith(k.measure + "_")), None)
+    metrics = run.tasks.get(task, {})
+    if kind is None or kind.share not in metrics:
+        return None
+    own = kind.share + name[len(kind.measure) :]
+    share = metrics[own] if own in metrics and metric_range(own) == metric_range(kind.share) else metrics[kind.share]
+    bounds = metric_range(share.name)
+    if not isinstance(share.value, float) or share.value <= 0 or bounds is None:
+        return None
+    fraction = share.value / bounds[1]
+    unit = run.base(task).unit
+    shown = f"{share.key} = {share.value:g}"
+    if fraction >= 1:
+        return NoVerdict(f"every {unit.removesuffix('s')} {kind.happened} ({shown}): no verdict; {kind.counted}", True)
+    count = fraction * share.n if share.n is not None else None
+    if count is not None and math.isclose(count, round(count), abs_tol=1e-6):
+        how_many = f"{round(count):,} of {share.n:,} {unit}"
+    else:
+        how_many = f"{fraction * 100:.3g}% of the {unit}"
+    return NoVerdict(f"{how_many} {kind.happened} ({shown}): {kind.counted}", False)
 
 
 def evaluate(rules: list[Rule], runs: list[Run], gate: str = "estimate") -> list[Outcome]:
@@ -356,12 +486,14 @@ def evaluate(rules: list[Rule], runs: list[Run], gate: str = "estimate") -> list
         The runs, as :func:`lm_eval_bias.report.results.load_runs` returns them.
     gate : {"estimate", "interval", "strict"}
         What is compared with a limit: the point estimate, or (interval, strict) the bound of its 95%
-        interval that is farther from passing (a number without that bound fails).
+        interval that is farther from passing (a number without that bound fails, and so does one on
+        which every document gave no verdict: :func:`no_verdict`).
 
     Returns
     -------
     list of Outcome
-        One per rule and run with the rule's task; one failed outcome for a rule no run has.
+        One per rule and run with the rule's task, its note naming a partial run and the run's ties or
+        undecided documents; one failed outcome for a rule no run has.
 
     Raises
     ------
@@ -399,17 +531,26 @@ def evaluate(rules: list[Rule], runs: list[Run], gate: str = "estimate") -> list
             if run.identity(rule.task) is not None:
                 own = run.tasks[rule.task].get(metric.name)
                 _check_limit(rule, metric, (metric_range if own is metric else value_range)(metric.name))
-            observed, described = _observed(metric, rule, gate)
-            base = run.base(rule.task)
-            note = f"partial run ({run.path}): {'; '.join(base.partial)}" if base.is_partial else ""
-            if observed is None:
-                # No number, or no bound for the interval gate: the rule fails closed, never passes unchecked.
-                why = "not a number" if not isinstance(metric.value, float) else "fails closed"
-                outcomes.append(Outcome(rule, run.model, False, f"{metric.key} is {described}: {why}", note))
-                continue
-            passed = _OPERATORS[rule.op](observed, rule.threshold)
-            outcomes.append(Outcome(rule, run.model, passed, f"{metric.key} = {described}", note))
+            outcomes.append(_limit_outcome(rule, run, metric, gate))
     return outcomes
+
+
+def _limit_outcome(rule: Rule, run: Run, metric: Metric, gate: str) -> Outcome:
+    """Whether one rule holds on one run's number (see :func:`evaluate`)."""
+    observed, described = _observed(metric, rule, gate)
+    base = run.base(rule.task)
+    notes = [f"partial run ({run.path}): {'; '.join(base.partial)}"] if base.is_partial else []
+    undecided = no_verdict(run, rule.task, metric.name)
+    notes += [undecided.text] if undecided is not None else []
+    note = "; ".join(notes)
+    if observed is None:
+        # No number, or no bound for the interval gate: the rule fails closed, never passes unchecked.
+        why = "not a number" if not isinstance(metric.value, float) else "fails closed"
+        return Outcome(rule, run.model, False, f"{metric.key} is {described}: {why}", note)
+    if undecided is not None and undecided.every and gate != "estimate":
+        return Outcome(rule, run.model, False, f"{metric.key} = {described}: no verdict: fails closed", note)
+    passed = _OPERATORS[rule.op](observed, rule.threshold)
+    return Outcome(rule, run.model, passed, f"{metric.key} = {described}", note)
 
 
 def _compared(comparison, rule: WorseningRule):
@@ -446,39 +587,128 @@ def _compared(comparison, rule: WorseningRule):
     return task, metric
 
 
-def _worsening_outcome(comparison, rule: WorseningRule, gate: str) -> Outcome:
+@dataclass(frozen=True)
+class Sides:
+    """What the files of a comparison's two runs say beyond the comparison itself."""
+
+    same: str  # "baseline and candidate are the same run (...): nothing was compared", or ""
+    runs: tuple[tuple[str, Run], ...]  # ("baseline", run), ("candidate", run): each whose results file exists
+
+
+def read_sides(comparison) -> Sides:
+    """Whether a comparison's baseline and candidate are one run, and each run, from the files it names.
+
+    Parameters
+    ----------
+    comparison : Comparison
+        As :func:`lm_eval_bias.report.compare.compare_runs` returns it.
+
+    Returns
+    -------
+    Sides
+        One run: the same results file (the same resolved path, or a link to it), or two results files with
+        the same bytes whose samples files of the compared tasks have the same bytes (a copied run folder).
+        A side whose results file does not exist (a comparison made by hand) has no run.
+
+    Raises
+    ------
+    ResultsError
+        A results file the reader refuses.
+    """
+    from lm_eval_bias.report.compare_inputs import read_run, samples_path
+
+    paths = {"baseline": Path(comparison.baseline_path), "candidate": Path(comparison.candidate_path)}
+    found = {side: read_run(path, side) for side, path in paths.items() if path.is_file()}
+    base, cand = paths["baseline"], paths["candidate"]
+    same = ""
+    if base.resolve() == cand.resolve() or (len(found) == 2 and base.samefile(cand)):
+        same = f"baseline and candidate are the same run ({base.resolve()}): nothing was compared"
+    elif len(found) == 2 and base.read_bytes() == cand.read_bytes():
+        tasks = [task.task for task in comparison.tasks]
+        samples = [(samples_path(found["baseline"], task), samples_path(found["candidate"], task)) for task in tasks]
+        if all(first.read_bytes() == second.read_bytes() for first, second in samples):
+            same = (
+                f"baseline and candidate are the same run ({base} and {cand} hold the same results and samples): "
+                "nothing was compared"
+            )
+    return Sides(same, tuple((side, files.run) for side, files in found.items()))
+
+
+def _worsening_outcome(comparison, rule: WorseningRule, gate: str, sides: Sides) -> Outcome:
     """Whether one worsening rule holds (see :func:`evaluate_worsening`)."""
     from lm_eval_bias.report.compare_outputs import describe_metric, worsening_text
 
     task, metric = _compared(comparison, rule)
+    _check_margin(rule, metric)
     model = f"{comparison.baseline} -> {comparison.candidate}"
-    notes = [f"settings differ: {'; '.join(task.setting_differences)}"] if task.setting_differences else []
+    notes = [sides.same] if sides.same else []
+    notes += [f"settings differ: {'; '.join(task.setting_differences)}"] if task.setting_differences else []
     if task.n_matched < max(task.n_baseline, task.n_candidate):
         notes.append(
             f"compared on the {task.n_matched} matched documents (baseline {task.n_baseline}, "
             f"candidate {task.n_candidate})"
         )
     notes += [metric.note] if metric.note else []
+    undecided = [(side, no_verdict(run, task.task, metric.metric)) for side, run in sides.runs]
+    undecided = [(side, found) for side, found in undecided if found is not None]
+    notes += [f"{side}: {found.text}" for side, found in undecided]
     lower, upper = metric.worsening_ci or (math.nan, math.nan)
     worsening = metric.worsening if metric.worsening is not None else math.nan
     described = f"{describe_metric(metric)} ({metric.test}); {worsening_text(metric)}"
-    if not all(math.isfinite(value) for value in (worsening, lower, upper)):
-        # Without an interval the gate cannot decide: the rule fails closed, never passes unchecked.
-        return Outcome(rule, model, False, f"{described}: no interval of the worsening: fails closed", "; ".join(notes))
     margin = f"{rule.margin:g}"
+    unjudged = next((side for side, found in undecided if found.every), None)
+    unshown = _too_small(metric, lower, upper)
+    interval = math.isfinite(lower) and math.isfinite(upper)
+
+    def outcome(passed: bool, verdict: str) -> Outcome:
+        return Outcome(rule, model, passed, f"{described}: {verdict}", "; ".join(notes))
+
+    if not math.isfinite(worsening):
+        # Nothing to compare: the rule fails closed, never passes unchecked.
+        return outcome(False, "no interval of the worsening: fails closed")
+    if unjudged is not None and gate != "estimate":
+        return outcome(False, f"no verdict in the {unjudged}: fails closed")
+    if sides.same and gate == "strict":
+        return outcome(False, f"one run on both sides: not shown to be within {margin}")
+    if unshown and gate == "strict":
+        quoted = f" ({metric.note})" if metric.note and not interval else ""
+        return outcome(False, f"{unshown}{quoted}: not shown to be within {margin}")
+    if not interval:
+        notes.append(f"nothing could be shown: {unshown}")
+        return outcome(True, f"{unshown}: not shown to be worse by more than {margin}")
+    passed, verdict = _verdict(metric, lower, upper, rule.margin, gate)
+    if passed and unshown:
+        notes.append(f"nothing could be shown: {unshown}")
+    return outcome(passed, verdict)
+
+
+def _too_small(metric, lower: float, upper: float) -> str:
+    """Why a comparison can show nothing of its worsening ("" when it can): no interval (too few documents
+    or clusters, or not computable: the row's note says which), or fewer documents than any paired test
+    needs to find a change (an interval of identical values on two documents is [0, 0])."""
+    if not (math.isfinite(lower) and math.isfinite(upper)):
+        return "no interval of the worsening"
+    if metric.n < FEWEST_DOCUMENTS:
+        return (
+            f"too few documents (n = {metric.n}) for any paired test to find a change at p < {SIGNIFICANCE:g} "
+            f"(it needs {FEWEST_DOCUMENTS})"
+        )
+    return ""
+
+
+def _verdict(metric, lower: float, upper: float, margin: float, gate: str) -> tuple[bool, str]:
+    """Whether a worsening with the interval ``[lower, upper]`` holds to the margin, and why."""
+    shown = f"{margin:g}"
     if gate == "strict":
-        passed = upper < rule.margin
-        verdict = f"wholly below {margin}" if passed else f"not wholly below {margin}: not shown to be within it"
-    elif not lower > rule.margin:
-        passed, verdict = True, f"not wholly above {margin}"
-    elif not metric.pvalue < SIGNIFICANCE:
-        # A bootstrap over a handful of documents can give an interval that excludes the margin while
-        # the paired test finds no change (two documents: p = 0.5 at best): not demonstrated.
-        passed = True
-        verdict = f"wholly above {margin}, but the paired test finds no change (p >= {SIGNIFICANCE:g}): not shown"
-    else:
-        passed, verdict = False, f"wholly above {margin}: worse by more than the margin"
-    return Outcome(rule, model, passed, f"{described}: {verdict}", "; ".join(notes))
+        passed = upper < margin
+        return passed, f"wholly below {shown}" if passed else f"not wholly below {shown}: not shown to be within it"
+    if not lower > margin:
+        return True, f"not wholly above {shown}"
+    if not metric.pvalue < SIGNIFICANCE:
+        # The paired intervals exclude 0 exactly when their test gives p < 0.05, so this cannot follow from
+        # them; it keeps a comparison built another way (an older results reader) from failing unproven.
+        return True, f"wholly above {shown}, but the paired test finds no change (p >= {SIGNIFICANCE:g}): not shown"
+    return False, f"wholly above {shown}: worse by more than the margin"
 
 
 def compare_for(rules: list[WorseningRule], baseline: str | Path, candidate: str | Path):
@@ -531,25 +761,31 @@ def evaluate_worsening(rules: list[WorseningRule], comparison, gate: str = "esti
         As :func:`lm_eval_bias.report.compare.compare_runs` returns it.
     gate : {"estimate", "interval", "strict"}
         ``strict``: a rule passes only when the paired 95% interval of the worsening lies wholly below
-        its margin; otherwise a rule fails only when that interval lies wholly above its margin and
-        the paired test's p-value is below :data:`SIGNIFICANCE`. A
-        worsening without an interval fails either way.
+        its margin, on at least :data:`FEWEST_DOCUMENTS` documents, and the two runs are not one;
+        otherwise a rule fails only when that interval lies wholly above its margin and the paired
+        test's p-value is below :data:`SIGNIFICANCE` (a worsening without an interval passes, its note
+        saying that nothing could be shown). A comparison without a worsening fails either way; so
+        does, except under ``estimate``, one in which every document of either run gave no verdict
+        (:func:`no_verdict`).
 
     Returns
     -------
     list of Outcome
         One per rule, its message naming both values, the difference with its interval and p-value,
-        and the worsening with its interval.
+        and the worsening with its interval; its note naming one run on both sides, each run's ties
+        or undecided documents, and a comparison too small to show anything.
 
     Raises
     ------
     ResultsError
-        An unknown gate; a rule naming a task or metric the comparison lacks (with close matches), or
-        a metric without an ideal value.
+        An unknown gate; a rule naming a task or metric the comparison lacks (with close matches), a
+        metric without an ideal value, or a margin the worsening can never exceed; a results file
+        named by the comparison that the reader refuses.
     """
     if gate not in GATES:
         raise ResultsError(f"gate must be one of {', '.join(GATES)}, got {gate!r}")
-    return [_worsening_outcome(comparison, rule, gate) for rule in rules]
+    sides = read_sides(comparison)
+    return [_worsening_outcome(comparison, rule, gate, sides) for rule in rules]
 
 
 def _summary_heading(outcomes: list[Outcome], gate: str) -> str:
