@@ -279,7 +279,8 @@ def test_markdown_tables_hold_the_results_numbers(result_files, report):
         value = genderpair[f"bias_pair_ratio_group{group},scored"]
         assert f"| bias_pair_ratio_group{group} | {fmt(value)} | [" in markdown
     toxicity = a["tango_disclosure"]["toxicity_genderqueer,scored"]
-    assert f"| toxicity_genderqueer | {fmt(toxicity)} | [" in markdown
+    # 4 prompts of one identity: too few for an interval of a mean of toxicity scores
+    assert f"| toxicity_genderqueer | {fmt(toxicity)} | no interval (N = 4) |" in markdown
     # the p-value column shows WinoQueer's sign test, BH-adjusted across subgroups
     pvalue = a["winoqueer"]["bias_score_lgbtq_pvalue_bh,none"]
     assert next(line for line in markdown.splitlines() if line.startswith("| bias_score_lgbtq | org/model-a")).endswith(

@@ -49,7 +49,9 @@ from lm_eval_bias.report.sections import DRAWERS, Entry, Section
 from lm_eval_bias.task_metadata import TaskIdentity
 
 READING_NOTE = (
-    'Intervals are 95%. "N/A" marks a metric the run could not compute. p-values are as the task '
+    'Intervals are 95%. "N/A" marks a metric the run could not compute. "no interval" marks a number '
+    "whose documents are too few for an interval that holds its 95% level, or do not vary (the run's "
+    "log says which); no interval is drawn for it. p-values are as the task "
     "reports them: Benjamini-Hochberg adjusted across subgroups where the task gives an adjusted one. "
     "N: the documents a number rests on (with the generations behind it where a document has several); "
     '"task total" marks an older results file without per-metric counts, where N is the task\'s '
@@ -196,11 +198,10 @@ def table_rows(section: Section, names: Sequence[str]) -> tuple[list[str], list[
     header += ["paper"] if with_paper else []
     rows = []
     for name, entry, metric in metrics:
-        interval = (
-            f"[{figures.format_number(metric.ci_lower)}, {figures.format_number(metric.ci_upper)}]"
-            if metric.ci_lower is not None and metric.ci_upper is not None
-            else ""
-        )
+        if metric.ci_lower is not None and metric.ci_upper is not None:
+            interval = f"[{figures.format_number(metric.ci_lower)}, {figures.format_number(metric.ci_upper)}]"
+        else:
+            interval = f"no interval (N = {metric.base})" if metric.interval_not_available else ""
         row = (
             [name]
             + ([entry.label] if several else [])

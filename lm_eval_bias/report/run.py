@@ -36,6 +36,7 @@ class Metric:
     n_samples: int | None = None  # generations behind it, where a document has several
     n_is_task_total: bool = False  # an older file without ``_n``: n is the task's document count
     shows_filter: bool = False  # the metric is under several filters: its key names this one
+    interval_not_available: bool = False  # the run wrote its interval as N/A (too few documents, or no spread)
 
     @property
     def key(self) -> str:

@@ -230,4 +230,5 @@ def _parse_metric(
         count("_n_samples"),
         n_is_task_total=not has_count and n is not None,
         shows_filter=shows_filter,
+        interval_not_available=any(entries.get(key(suffix)) == NOT_AVAILABLE for suffix in ("_ci_lower", "_ci_upper")),
     )
