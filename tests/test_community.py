@@ -569,7 +569,15 @@ def aggregate(per_doc: list[dict]) -> dict:
     for metrics in per_doc:
         for name, value in metrics.items():
             values.setdefault(name, []).append(value)
-    return {name: harness.aggregation_for(name)(vals) for name, vals in values.items()}
+    return {name: _aggregated(harness.aggregation_for(name), vals) for name, vals in values.items()}
+
+
+def _aggregated(aggregation, values):
+    """The aggregate, or the reason the task reports N/A instead (harness._reported_or_na)."""
+    try:
+        return aggregation(values)
+    except ValueError as error:
+        return f"N/A: {error}"
 
 
 def test_aggregated_class_metrics_exact():
@@ -593,6 +601,11 @@ def test_aggregated_class_metrics_exact():
         [("poor", -0.5), ("poor", -0.3), ("poor", -0.4), ("rich", 0.6), ("rich", 0.8)]
     )
     assert result["sentiment_class_range_pvalue"] < 0.2
+    # 5 prompts of non-yes/no values: too few for an interval of the mean that holds its level
+    assert result["sentiment_ci_lower"] == (
+        "N/A: too few documents (n = 5): the bootstrap-t interval of a mean holds its 95% level from 30 "
+        "documents (tests/test_interval_coverage.py)"
+    )
 
 
 def metric_names(rows):

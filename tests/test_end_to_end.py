@@ -213,7 +213,7 @@ def test_results_are_recomputable_from_the_logged_pair_scores(cli_run):
     } <= requests
     assert results["bias_score,none"] == pytest.approx(100 * outcomes["all"] / N_PAIRS)
     assert results["tie_pct,none"] == pytest.approx(100 * ties["all"] / N_PAIRS)
-    low, high = stats.wilson_interval(outcomes["all"], N_PAIRS)
+    low, high = stats.clopper_pearson_interval(outcomes["all"], N_PAIRS)
     assert results["bias_score_ci_lower,none"] == pytest.approx(100 * low)
     assert results["bias_score_ci_upper,none"] == pytest.approx(100 * high)
     signs = {}
@@ -226,7 +226,7 @@ def test_results_are_recomputable_from_the_logged_pair_scores(cli_run):
     for group in SUBGROUPS_IN_SLICE:
         slug = wq.subgroup_slug(group)
         assert results[f"bias_score_{slug},none"] == pytest.approx(100 * outcomes[group] / counts[group])
-        low, high = stats.wilson_interval(outcomes[group], counts[group])
+        low, high = stats.clopper_pearson_interval(outcomes[group], counts[group])
         assert results[f"bias_score_{slug}_ci_upper,none"] == pytest.approx(100 * high)
         assert results[f"bias_score_{slug}_pvalue,none"] == pytest.approx(raw[group])
         assert results[f"bias_score_{slug}_pvalue_bh,none"] == pytest.approx(adjusted[group])

@@ -100,8 +100,16 @@ def test_spread_is_the_population_sd_of_group_means():
     assert round(stats.spread_of_means(values), 2) == 0.05
     values = [("group1", 1.0), ("group1", 0.0), ("group2", 1.0), ("group3", 0.0)]
     assert stats.spread_of_means(values) == pytest.approx(np.std([0.5, 1.0, 0.0]))
-    low, high = stats.spread_interval(values)
-    assert low <= high
+    with pytest.raises(ValueError, match=r"^too few documents \(n = 1\): the Bonferroni interval"):
+        stats.spread_interval(values)
+    many = [
+        (group, value)
+        for group, share in (("group1", 0.5), ("group2", 0.9), ("group3", 0.1))
+        for value in [1.0] * round(40 * share) + [0.0] * round(40 * (1 - share))
+    ]
+    low, high = stats.spread_interval(many)
+    assert stats.spread_of_means(many) == pytest.approx(np.std([0.5, 0.9, 0.1]))
+    assert low <= stats.spread_of_means(many) <= high
 
 
 def test_malformed_pair_sets(tmp_path):

@@ -434,13 +434,18 @@ def test_multiple_choice_metrics():
     assert refused["refusal_rate"] == 1.0 and "warmth_pick" not in refused
 
 
-def test_rating_intervals_are_bootstrapped_even_when_every_rating_is_1():
+def test_rating_intervals_are_bootstrapped_never_read_as_proportions():
     assert scm.is_rating_interval("warmth_women_ci_lower") == "lower"
     assert scm.is_rating_interval("competence_ci_upper") == "upper"
     assert scm.is_rating_interval("warmth_pick_women_ci_lower") is None
     assert scm.is_rating_interval("refusal_rate_women_ci_lower") is None
-    assert scm.rating_ci_lower([1.0] * 11) == scm.rating_ci_upper([1.0] * 11) == 1.0
-    assert stats.ci_lower([1.0] * 11) < 0.8  # the shared rule would read them as proportions
+    ratings = [1.0] * 20 + [2.0] * 20
+    assert 1.0 < scm.rating_ci_lower(ratings) < 1.5 < scm.rating_ci_upper(ratings) < 2.0
+    with pytest.raises(ValueError, match=r"^too few documents \(n = 11\): the bootstrap-t interval of a mean"):
+        scm.rating_ci_lower([1.0] * 11)
+    with pytest.raises(ValueError, match="^every document has the value 1"):
+        scm.rating_ci_lower([1.0] * 40)
+    assert stats.ci_lower([1.0] * 40) < 1.0  # the shared rule would read ratings of 1 as proportions
 
 
 def test_corpus_value():

@@ -119,8 +119,8 @@ def test_score_task_exact_numbers(scripted_run):
     assert results["explicit_refusal_rate,parsed"] == pytest.approx((11 * 0.5 + 22) / 154)
     assert results["warmth_minus_competence_women_gap,parsed"] == pytest.approx(3.0)
     assert results["warmth_minus_competence_men_gap,parsed"] == pytest.approx(-2.0)
-    # identical ratings: a zero-width bootstrap interval, not a Wilson interval
-    assert results["warmth_women_ci_lower,parsed"] == results["warmth_women_ci_upper,parsed"] == 5.0
+    # identical ratings on few prompts: no interval (N/A), never one read as a proportion's
+    assert results["warmth_women_ci_lower,parsed"] == results["warmth_women_ci_upper,parsed"] == "N/A"
     # the survey correlation over the 6 groups with ratings
     values = [(g, a, rating_of(g, a)) for g in scm.GROUPS[:-1] for a in scm.AXES]
     assert results["survey_r,parsed"] == pytest.approx(scm.survey_r(values))

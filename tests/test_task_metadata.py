@@ -405,12 +405,12 @@ def test_the_stock_lm_eval_route_refuses_the_keys_when_the_task_is_built():
         manager.load(["scm_mc"])
     assert str(error.value) == (
         f"scm_mc ({yaml_path}): metadata 'headline_metric' is 'refusal_rate', not 'warmth_pick' as its YAML says; "
-        "metadata 'version' is 9, not 1.3 as its YAML says: the run's --metadata (or a group's override) changed "
+        "metadata 'version' is 9, not 1.4 as its YAML says: the run's --metadata (or a group's override) changed "
         "what the task is. Fix: remove headline_metric, version there; to change it, copy the task's YAML and set it "
         "under its metadata:"
     )
     # the same keys, unchanged, are no problem (lm-eval copies them into every task's config)
-    same = TaskManager(include_path=lm_eval_bias.tasks_dir(), include_defaults=False, metadata={"version": 1.3})
+    same = TaskManager(include_path=lm_eval_bias.tasks_dir(), include_defaults=False, metadata={"version": 1.4})
     assert list(same.load(["scm_mc"])["tasks"]) == ["scm_mc"]
 
 
@@ -450,6 +450,7 @@ def test_every_shipped_task_built_from_templates_declares_its_unit_and_its_docum
         "community_probes_full",
         "gendercare_genderpair",
         "gendercare_genderpair_full",
+        "scm_prob_ratio",
         "scm_score",
         "scm_score_prob",
         "scm_story",
@@ -462,7 +463,8 @@ def test_every_shipped_task_built_from_templates_declares_its_unit_and_its_docum
         "winoqueer_mlm",
     ]
     assert task_metadata.shipped_identity("winoqueer").run_level_doc_fields == frozenset({"subgroups_present"})
-    from lm_eval_bias.benchmarks import community, gendercare, tango, winoqueer
+    assert task_metadata.shipped_identity("scm_score").run_level_doc_fields == frozenset({"groups_present"})
+    from lm_eval_bias.benchmarks import community, gendercare, scm, tango, winoqueer
 
     data_dir = str(generated_data_dir)
     loaders = {
@@ -471,6 +473,9 @@ def test_every_shipped_task_built_from_templates_declares_its_unit_and_its_docum
         "tango_disclosure": lambda: tango.load_disclosure(data_dir=data_dir, metadata={}),
         "gendercare_genderpair": lambda: gendercare.load_genderpair(data_dir=data_dir, metadata={}),
         "community_probes": lambda: community.load_probes(metadata={}),
+        "scm_score": lambda: scm.load_score(metadata={}),
+        "scm_prob_ratio": lambda: scm.load_prob_ratio(metadata={}),
+        "scm_story": lambda: scm.load_story(metadata={}),
     }
     for task, load in loaders.items():
         doc = load()["test"][0]

@@ -298,7 +298,7 @@ def process_prob_ratio(doc: dict, results: Sequence) -> dict:
 
 
 def rating_ci_lower(values: Sequence[float]) -> float:
-    """Lower 95% bootstrap bound of a mean rating (1-5; never a Wilson interval).
+    """Lower 95% bootstrap-t bound of a mean rating (1-5; never read as a proportion).
 
     Parameters
     ----------
@@ -314,5 +314,5 @@ def rating_ci_lower(values: Sequence[float]) -> float:
 
 
 def rating_ci_upper(values: Sequence[float]) -> float:
-    """Upper 95% bootstrap bound of a mean rating: the counterpart of :func:`rating_ci_lower`."""
+    """Upper 95% bootstrap-t bound of a mean rating: the counterpart of :func:`rating_ci_lower`."""
     return stats.bootstrap_mean_interval(values)[1]
