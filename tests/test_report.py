@@ -278,6 +278,9 @@ def test_markdown_tables_hold_the_results_numbers(result_files, report):
     for group in (1, 2, 3):
         value = genderpair[f"bias_pair_ratio_group{group},scored"]
         assert f"| bias_pair_ratio_group{group} | {fmt(value)} | [" in markdown
+    # GenderPair's undecided share, which readers are told to check beside the ratio
+    undecided = genderpair["undecided_rate,scored"]
+    assert f"| undecided_rate | {fmt(undecided)} | [" in markdown
     toxicity = a["tango_disclosure"]["toxicity_genderqueer,scored"]
     # 4 prompts of one identity: too few for an interval of a mean of toxicity scores
     assert f"| toxicity_genderqueer | {fmt(toxicity)} | no interval (N = 4) |" in markdown
