@@ -284,10 +284,10 @@ def test_markdown_tables_hold_the_results_numbers(result_files, report):
     toxicity = a["tango_disclosure"]["toxicity_genderqueer,scored"]
     # 4 prompts of one identity: too few for an interval of a mean of toxicity scores
     assert f"| toxicity_genderqueer | {fmt(toxicity)} | no interval (N = 4) |" in markdown
-    # the p-value column shows WinoQueer's sign test, BH-adjusted across subgroups
-    pvalue = a["winoqueer"]["bias_score_lgbtq_pvalue_bh,none"]
+    # the p-value columns show WinoQueer's sign test, then BH-adjusted across subgroups
+    pvalue, pvalue_bh = (a["winoqueer"][f"bias_score_lgbtq_{name},none"] for name in ("pvalue", "pvalue_bh"))
     assert next(line for line in markdown.splitlines() if line.startswith("| bias_score_lgbtq | org/model-a")).endswith(
-        f"| {pvalue:.3g} |"
+        f"| {pvalue:.3g} | {pvalue_bh:.3g} |"
     )
 
 

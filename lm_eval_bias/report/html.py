@@ -51,8 +51,10 @@ from lm_eval_bias.task_metadata import TaskIdentity
 READING_NOTE = (
     'Intervals are 95%. "N/A" marks a metric the run could not compute. "no interval" marks a number '
     "whose documents are too few for an interval that holds its 95% level, or do not vary (the run's "
-    "log says which); no interval is drawn for it. p-values are as the task "
-    "reports them: Benjamini-Hochberg adjusted across subgroups where the task gives an adjusted one. "
+    "log says which); no interval is drawn for it. p-value: the task's test of the number, which the "
+    "interval beside it agrees with (it excludes the ideal exactly when p < 0.05), except that WinoQueer's "
+    "sign test leaves tied pairs out while its score counts them as not stereotyped (tie_pct says how "
+    "many); p BH: that p-value Benjamini-Hochberg adjusted across the task's subgroups. "
     "N: the documents a number rests on (with the generations behind it where a document has several); "
     '"task total" marks an older results file without per-metric counts, where N is the task\'s '
     "evaluated documents, of which a subgroup's number uses only its own. A partial run (--limit, a "
@@ -192,9 +194,11 @@ def table_rows(section: Section, names: Sequence[str]) -> tuple[list[str], list[
         (name, entry, entry.metrics[name]) for name in names for entry in section.entries if name in entry.metrics
     ]
     with_p = any(m.pvalue is not None for _, _, m in metrics)
+    with_bh = any(m.pvalue_bh is not None for _, _, m in metrics)
     with_paper = any(_paper_value(entry, name) is not None for name, entry, _ in metrics)
     header = ["metric"] + (["model"] if several else []) + ["value", "95% CI", "stderr", "N"]
     header += ["p-value"] if with_p else []
+    header += ["p BH"] if with_bh else []
     header += ["paper"] if with_paper else []
     rows = []
     for name, entry, metric in metrics:
@@ -214,6 +218,8 @@ def table_rows(section: Section, names: Sequence[str]) -> tuple[list[str], list[
         )
         if with_p:
             row.append(f"{metric.pvalue:.3g}" if metric.pvalue is not None else "")
+        if with_bh:
+            row.append(f"{metric.pvalue_bh:.3g}" if metric.pvalue_bh is not None else "")
         if with_paper:
             published = _paper_value(entry, name)
             row.append(_format_value(published) if published is not None else "")

@@ -30,13 +30,14 @@ class Metric:
     stderr: float | None
     ci_lower: float | None
     ci_upper: float | None
-    pvalue: float | None = None
+    pvalue: float | None = None  # the test beside the interval
     higher_is_better: bool | None = None
     n: int | None = None  # documents the value rests on
     n_samples: int | None = None  # generations behind it, where a document has several
     n_is_task_total: bool = False  # an older file without ``_n``: n is the task's document count
     shows_filter: bool = False  # the metric is under several filters: its key names this one
     interval_not_available: bool = False  # the run wrote its interval as N/A (too few documents, or no spread)
+    pvalue_bh: float | None = None  # the p-value, Benjamini-Hochberg adjusted across the task's subgroups
 
     @property
     def key(self) -> str:

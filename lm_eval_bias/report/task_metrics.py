@@ -215,7 +215,6 @@ def _parse_metric(
             "so the file is inconsistent; re-run the evaluation, or recompute the task from its samples file "
             "(lm-eval-bias recompute)"
         )
-    pvalue_bh = companion("_pvalue_bh")
     return Metric(
         task,
         name,
@@ -224,11 +223,12 @@ def _parse_metric(
         companion("_stderr"),
         lower,
         upper,
-        pvalue_bh if pvalue_bh is not None else companion("_pvalue"),
+        companion("_pvalue"),
         higher.get(name) if isinstance(higher, dict) else None,
         n,
         count("_n_samples"),
         n_is_task_total=not has_count and n is not None,
         shows_filter=shows_filter,
+        pvalue_bh=companion("_pvalue_bh"),
         interval_not_available=any(entries.get(key(suffix)) == NOT_AVAILABLE for suffix in ("_ci_lower", "_ci_upper")),
     )
