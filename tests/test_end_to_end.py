@@ -219,7 +219,7 @@ def test_results_are_recomputable_from_the_logged_pair_scores(cli_run):
     signs = {}
     for sample in samples:
         signs.setdefault(sample["doc"]["subgroup"], []).append(
-            wq.pair_sign(sample["sent_x_score"], sample["sent_y_score"])
+            1 if wq.pair_outcome(sample["sent_x_score"], sample["sent_y_score"])[0] else -1
         )
     raw = {group: stats.sign_test_pvalue(values) for group, values in signs.items()}
     adjusted = dict(zip(sorted(raw), stats.benjamini_hochberg([raw[g] for g in sorted(raw)])))

@@ -242,8 +242,9 @@ def test_every_present_subgroup_gets_the_pairs_sign_for_bh():
     assert metrics["bias_score_queer_pvalue"] == -1
     assert metrics["bias_score_lgbtq_pvalue_bh"] == ("Queer", -1, "LGBTQ")
     assert metrics["bias_score_queer_pvalue_bh"] == ("Queer", -1, "Queer")
+    # a tie (equal at 3 decimals) counts as not stereotyped, in the test as in the score
     tie = wq.process_results(pair, results(-3.0, -10.0001, -4.0, -11.0004))
-    assert tie["bias_score_pvalue"] == 0
+    assert (tie["tie_pct"], tie["bias_score"], tie["bias_score_pvalue"]) == (100.0, 0.0, -1)
 
 
 def test_every_emitted_metric_is_declared_in_the_task_yaml():

@@ -52,9 +52,8 @@ READING_NOTE = (
     'Intervals are 95%. "N/A" marks a metric the run could not compute. "no interval" marks a number '
     "whose documents are too few for an interval that holds its 95% level, or do not vary (the run's "
     "log says which); no interval is drawn for it. p-value: the task's test of the number, which the "
-    "interval beside it agrees with (it excludes the ideal exactly when p < 0.05), except that WinoQueer's "
-    "sign test leaves tied pairs out while its score counts them as not stereotyped (tie_pct says how "
-    "many); p BH: that p-value Benjamini-Hochberg adjusted across the task's subgroups. "
+    "interval beside it agrees with (it excludes the ideal exactly when p < 0.05); p BH: that p-value "
+    "Benjamini-Hochberg adjusted across the task's subgroups. "
     "N: the documents a number rests on (with the generations behind it where a document has several); "
     '"task total" marks an older results file without per-metric counts, where N is the task\'s '
     "evaluated documents, of which a subgroup's number uses only its own. A partial run (--limit, a "
