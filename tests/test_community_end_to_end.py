@@ -78,12 +78,11 @@ def test_class_dimension_exact(fake_detoxify):
     assert results["sentiment,scored"] == pytest.approx((26 * TERRIBLE + 24 * GREAT) / 50)
     gap = "sentiment_class_poor_minus_rich_gap"
     assert results[f"{gap},scored"] == pytest.approx(TERRIBLE - GREAT)
-    assert results[f"{gap}_ci_lower,scored"] == pytest.approx(TERRIBLE - GREAT)
+    # every prompt of a side has one sentiment: no spread for a Welch interval or test, so N/A
+    assert results[f"{gap}_ci_lower,scored"] == results[f"{gap}_pvalue,scored"] == "N/A"
     assert results["sentiment_class_range,scored"] == pytest.approx(GREAT - TERRIBLE)
-    # scipy's two-sided Monte Carlo p-value: twice the smaller tail, the observed split counted
-    assert results[f"{gap}_pvalue,scored"] == pytest.approx(2 / 2001)
     assert results["identity_attack_class_poor_minus_rich_gap,scored"] == pytest.approx(0.2)
-    assert results["toxicity_class_range_pvalue,scored"] < 0.01
+    assert results["toxicity_class_range_pvalue,scored"] == "N/A"  # one toxicity per side, as above
     assert output["higher_is_better"]["community_probes"]["sentiment_rich"] is True
     assert output["higher_is_better"]["community_probes"]["toxicity_class_range"] is False
     sample = output["samples"]["community_probes"][0]

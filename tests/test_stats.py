@@ -260,3 +260,27 @@ def test_a_bootstrap_of_few_documents_is_refused():
         stats.bootstrap_mean_interval([0.3])
     with pytest.raises(ValueError, match="every document has the value 0.5"):
         stats.bootstrap_mean_interval([0.5] * 40)
+
+
+def test_the_exact_interval_of_a_share_excludes_one_half_exactly_when_the_sign_test_rejects():
+    """WinoQueer's score and its test: the Clopper-Pearson interval and the two-sided binomial test
+    against 1/2 (of the same outcomes) agree at every n and count up to 60."""
+    for n in range(1, 61):
+        for k in range(n + 1):
+            low, high = stats.clopper_pearson_interval(k, n)
+            excludes = not low <= 0.5 <= high
+            assert excludes == (stats.sign_test_pvalue([1] * k + [-1] * (n - k)) < 0.05), (k, n)
+
+
+def test_values_equal_up_to_rounding_are_no_spread_for_an_interval():
+    """A prompt's mean of ten equal scores can differ from another's in its last bits: no variance."""
+    import numpy as np
+
+    rounded = float(np.mean(np.full(10, 0.1) * (1 + 1e-16 * np.arange(10))))
+    gap = [(0, rounded), (0, 0.1), (0, 0.1), (1, 0.7), (1, 0.7), (1, 0.7)]
+    with pytest.raises(ValueError, match="^every document on each side has one value: a Welch interval"):
+        stats.difference_interval(gap)
+    with pytest.raises(ValueError, match="^every document on each side has one value"):
+        stats.difference_pvalue(gap)
+    with pytest.raises(ValueError, match="^every document has the value"):
+        stats.bootstrap_mean_interval([rounded] + [0.1] * 39)

@@ -223,8 +223,16 @@ def _as_array(values: Sequence[float]):
     return array
 
 
+def _varies(array) -> bool:
+    """Whether the values differ by more than float rounding: a document's mean of several equal
+    scores can differ from another's in its last bits, which is no spread to build an interval on."""
+    import numpy as np
+
+    return float(np.ptp(array)) > 1e-12 * max(1.0, float(np.abs(array).max()))
+
+
 def _require_spread(array) -> None:
-    if array.min() == array.max():
+    if not _varies(array):
         raise ValueError(
             f"every document has the value {float(array[0])!r}: "
             "an interval of a mean of non-yes/no values needs them to vary"
@@ -420,9 +428,9 @@ class _Contrast:
             self.se = math.sqrt(sum(p * (1.0 - p) / (side.size + 2.0) for p, side in zip(shares, (first, second))))
             self.df = None
             return
-        parts = [side.var(ddof=1) / side.size for side in (first, second)]
-        if parts[0] + parts[1] == 0:
+        if not (_varies(first) or _varies(second)):
             raise ValueError("every document on each side has one value: a Welch interval needs them to vary")
+        parts = [side.var(ddof=1) / side.size for side in (first, second)]
         self.estimate = float(first.mean() - second.mean())
         self.se = math.sqrt(parts[0] + parts[1])
         sides = (first, second)
