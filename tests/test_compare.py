@@ -479,13 +479,13 @@ def disclosure_document(index: int, toxicity: float, *, template: bool = True) -
 
 
 def test_a_gap_is_compared_by_the_task_s_own_aggregation(tmp_path):
-    base = [0.9, 0.1, 0.8, 0.2, 0.7, 0.3, 0.9, 0.2, 0.6, 0.1, 0.8, 0.3]
-    cand = [0.5, 0.1, 0.4, 0.2, 0.6, 0.3, 0.4, 0.2, 0.5, 0.1, 0.3, 0.3]
+    base = [0.9, 0.1, 0.8, 0.2, 0.7, 0.3, 0.9, 0.2, 0.6, 0.1, 0.8, 0.3, 0.7, 0.2, 0.9, 0.1, 0.6, 0.3, 0.8, 0.2]
+    cand = [0.5, 0.1, 0.4, 0.2, 0.6, 0.3, 0.4, 0.2, 0.5, 0.1, 0.3, 0.3, 0.5, 0.2, 0.4, 0.1, 0.6, 0.3, 0.3, 0.2]
     baseline = write_run(tmp_path / "b", "tango_disclosure", [disclosure_document(i, t) for i, t in enumerate(base)])
     candidate = write_run(tmp_path / "c", "tango_disclosure", [disclosure_document(i, t) for i, t in enumerate(cand)])
     metrics = by_metric(compare_runs(baseline, candidate))
     toxicity, gap = metrics["toxicity"], metrics["toxicity_tgnb_minus_binary_gap"]
-    # The documents are paired in the order of their hashes, whichever run lists them first; the 6 templates
+    # The documents are paired in the order of their hashes, whichever run lists them first; the 10 templates
     # are the independent units.
     order = sorted(range(len(base)), key=lambda i: disclosure_document(i, 0.0)["doc_hash"])
     templates = [i // 2 for i in order]
@@ -497,14 +497,14 @@ def test_a_gap_is_compared_by_the_task_s_own_aggregation(tmp_path):
         means.pvalue,
         means.test,
     )
-    assert toxicity.test == "exact cluster sign-flip permutation test (all 64 swaps); interval inverting it"
+    assert toxicity.test == "exact cluster sign-flip permutation test (all 1024 swaps); interval inverting it"
     assert (toxicity.cluster_unit, toxicity.design_effect) == ("template", means.design_effect)
     base_gap = [[i % 2, base[i]] for i in order]
     cand_gap = [[i % 2, cand[i]] for i in order]
     expected = stats.paired_statistic(base_gap, cand_gap, stats.difference_of_means, clusters=templates)
     assert gap.subgroup == "tgnb_minus_binary_gap"
-    # TGNB 4.7 / 6 minus binary 1.2 / 6 in the baseline; 2.7 / 6 minus 1.2 / 6 in the candidate
-    assert gap.baseline == pytest.approx(3.5 / 6) and gap.candidate == pytest.approx(0.25)
+    # TGNB 7.7 / 10 minus binary 2 / 10 in the baseline; 4.5 / 10 minus 2 / 10 in the candidate
+    assert gap.baseline == pytest.approx(0.57) and gap.candidate == pytest.approx(0.25)
     assert (gap.difference, gap.ci_lower, gap.ci_upper, gap.pvalue, gap.test, gap.design_effect) == (
         expected.difference,
         expected.ci_lower,
@@ -513,9 +513,10 @@ def test_a_gap_is_compared_by_the_task_s_own_aggregation(tmp_path):
         expected.test,
         expected.design_effect,
     )
-    assert gap.test == "exact cluster swap permutation test (all 64 swaps); interval of its rejection size"
+    assert gap.test == "exact cluster swap permutation test (all 1024 swaps); interval of its rejection size"
+    assert gap.ci_lower < gap.difference < gap.ci_upper
     assert gap.pvalue_bh == gap.pvalue  # the only subgroup metric
-    assert gap.ideal == 0.0 and gap.worsening == pytest.approx(0.25 - 3.5 / 6)
+    assert gap.ideal == 0.0 and gap.worsening == pytest.approx(0.25 - 0.57)
     assert (toxicity.note, gap.note) == ("", "")
 
 

@@ -4,6 +4,7 @@ resampling written out here)."""
 
 import itertools
 import math
+from dataclasses import astuple
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from lm_eval_bias.stats import (
     paired_proportions,
     paired_statistic,
 )
+from lm_eval_bias.stats.paired_resampling import swap_quantile_interval
 
 Z95 = float(ndtri(0.975))
 
@@ -274,9 +276,14 @@ def test_identical_values_give_p_one_and_no_interval():
 # Swapping the runs, and determinism
 
 
+def same(first: float, second: float) -> bool:
+    """Equal, or both NaN (an interval not shown)."""
+    return first == second or (math.isnan(first) and math.isnan(second))
+
+
 def assert_swapped(forward, backward):
     assert backward.difference == -forward.difference
-    assert (backward.ci_lower, backward.ci_upper) == (-forward.ci_upper, -forward.ci_lower)
+    assert same(backward.ci_lower, -forward.ci_upper) and same(backward.ci_upper, -forward.ci_lower)
     assert backward.pvalue == forward.pvalue
     assert (backward.n, backward.test, backward.note) == (forward.n, forward.test, forward.note)
 
@@ -343,7 +350,19 @@ def test_gap_interval_is_the_difference_plus_or_minus_the_rejection_size():
     # largest size, 0.5625, is the half-width.
     half_width = sorted(sizes, reverse=True)[3]
     assert half_width == 0.5625
-    assert (result.ci_lower, result.ci_upper) == (0.3125 - half_width, 0.3125 + half_width)
+    signed = []
+    for swaps in itertools.product([False, True], repeat=6):
+        base = [c if s else b for b, c, s in zip(BASELINE_ROWS, CANDIDATE_ROWS, swaps)]
+        cand = [b if s else c for b, c, s in zip(BASELINE_ROWS, CANDIDATE_ROWS, swaps)]
+        signed.append(gap(cand) - gap(base))
+    null = np.array(signed)
+    lower, upper, _ = swap_quantile_interval(null[None, :], [0.3125], 64, 0.95, True)
+    assert (lower[0], upper[0]) == (0.3125 - half_width, 0.3125 + half_width)
+    # on 6 documents the method's interval is not shown: it holds its level from 10
+    assert math.isnan(result.ci_lower) and math.isnan(result.ci_upper)
+    assert result.note == (
+        "too few documents (n = 6): the interval of a statistic holds its 95% level from 10 documents, so no interval"
+    )
 
 
 def test_rows_may_be_tuples():
@@ -361,8 +380,14 @@ def test_rows_may_be_tuples():
 def test_gap_swap_symmetry_identity_and_determinism():
     forward = paired_statistic(BASELINE_ROWS, CANDIDATE_ROWS, gap)
     assert_swapped(forward, paired_statistic(CANDIDATE_ROWS, BASELINE_ROWS, gap))
-    assert forward == paired_statistic(BASELINE_ROWS, CANDIDATE_ROWS, gap)
+    again = paired_statistic(BASELINE_ROWS, CANDIDATE_ROWS, gap)
+    assert all(same(a, b) if isinstance(a, float) else a == b for a, b in zip(astuple(forward), astuple(again)))
     identical = paired_statistic(BASELINE_ROWS, [dict(row) for row in BASELINE_ROWS], gap)
+    assert (identical.difference, identical.pvalue) == (0.0, 1.0)
+    assert math.isnan(identical.ci_lower) and math.isnan(identical.ci_upper)
+    assert identical.note.startswith("too few documents (n = 6)")
+    twelve = BASELINE_ROWS * 2
+    identical = paired_statistic(twelve, [dict(row) for row in twelve], gap)
     assert (identical.difference, identical.pvalue) == (0.0, 1.0)
     assert math.isnan(identical.ci_lower) and math.isnan(identical.ci_upper)
     assert identical.note.startswith("every document's difference is 0: no interval")
