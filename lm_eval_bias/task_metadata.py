@@ -16,6 +16,8 @@ run itself: a renamed copy of one of our tasks (a YAML that ``include:``s ours u
       ideal_values: {sentiment: null, sentiment_<group>_gap: 0}  # optional: each metric's ideal value
       cluster_unit: {name: template, fields: [template_id]}  # optional: what the documents were built from
       run_level_doc_fields: [groups_present]  # optional: document fields that are facts of the run
+      no_verdict:                        # optional: documents that give no verdict, per metric family
+        - {metrics: [warmth_pick], share: tie_rate, happened: tied, counted: they are left out}
 
 ``ideal_values`` gives the value an unbiased model would have for the headline metric and any
 other metric of the task and its family (``<metric>_...``: its subgroups, gaps, ranges), in the metric's units
@@ -29,6 +31,10 @@ comparison of two runs resamples and tests whole units and reports the design ef
 Without it every document is its own unit (``document``). ``run_level_doc_fields`` are fields the
 loader copies into every document that describe the run rather than the document (the subgroups a
 run selected); a comparison pairs documents by their content without them.
+
+``no_verdict`` says, for the metrics it names (and their families), which share metric counts the
+documents that gave no verdict (ties, undecided answers), what those documents did and how the metrics
+treat them; ``check`` says it beside every outcome on those metrics.
 
 ``paper_values`` has ``source`` (the paper and its table) and ``rows``, each with ``model`` (as
 the paper prints it), ``hf_ids`` (the Hugging Face ids that are that model) and ``values``
@@ -67,6 +73,7 @@ IDENTITY_KEYS = (
     "ideal_values",
     "cluster_unit",
     "run_level_doc_fields",
+    "no_verdict",
 )
 # Keys a task's YAML sets for that task alone; in --metadata (which lm-eval merges into every task
 # of the run, over the YAML's) they would relabel or re-version every task at once, or (plain_text)
@@ -79,6 +86,16 @@ class PaperRow:
     model: str  # as the paper prints it
     hf_ids: tuple[str, ...]
     values: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NoVerdictShare:
+    """A share metric that counts the documents giving no verdict, and the metrics it bears on."""
+
+    metrics: tuple[str, ...]  # the metrics it bears on, with their families (``bias_score_gay``)
+    share: str  # the share metric (its group's form beside it where the task has one)
+    happened: str  # what those documents did: "tied", "were undecided"
+    counted: str  # how the metrics treat them: "they are left out"
 
 
 @dataclass(frozen=True)
@@ -98,6 +115,15 @@ class TaskIdentity:
     cluster_fields: tuple[str, ...] = ()
     # document fields that describe the run, not the document (left out when pairing two runs)
     run_level_doc_fields: frozenset[str] = frozenset()
+    no_verdict: tuple[NoVerdictShare, ...] = ()
+
+    def no_verdict_share(self, metric: str) -> tuple[NoVerdictShare, str] | None:
+        """The no-verdict share that bears on ``metric``, with the family head it matched; None if none."""
+        for entry in self.no_verdict:
+            for head in entry.metrics:
+                if metric == head or metric.startswith(head + "_"):
+                    return entry, head
+        return None
 
     def cluster_of(self, doc: Mapping) -> str | None:
         """The cluster a logged document belongs to, as text (the JSON of its cluster fields' values);
@@ -222,9 +248,41 @@ def identity(metadata: Mapping | None, where: str, metrics: tuple[str, ...] | No
     ideals = {} if raw_ideals is None else _ideal_values(raw_ideals, headline, where)
     cluster_unit, cluster_fields = _cluster_unit(metadata.get("cluster_unit"), where)
     run_level = _names(metadata.get("run_level_doc_fields", []), "run_level_doc_fields", where)
+    no_verdict = _no_verdict(metadata.get("no_verdict", []), where)
     return TaskIdentity(
-        benchmark, headline, figure, unit, source, rows, ideals, cluster_unit, cluster_fields, frozenset(run_level)
+        benchmark,
+        headline,
+        figure,
+        unit,
+        source,
+        rows,
+        ideals,
+        cluster_unit,
+        cluster_fields,
+        frozenset(run_level),
+        no_verdict,
     )
+
+
+def _no_verdict(raw, where: str) -> tuple[NoVerdictShare, ...]:
+    """``no_verdict`` read: a list of {metrics, share, happened, counted}."""
+    expected = "a list of {metrics: [...], share: tie_rate, happened: tied, counted: they are left out}"
+    if not isinstance(raw, list):
+        raise ConfigurationError(f"{where}: metadata no_verdict is {raw!r}"[:300] + f"; expected {expected}")
+    entries = []
+    for index, entry in enumerate(raw):
+        texts = ("share", "happened", "counted")
+        if (
+            not isinstance(entry, Mapping)
+            or set(entry) != {"metrics", *texts}
+            or not all(isinstance(entry[key], str) and entry[key].strip() for key in texts)
+        ):
+            raise ConfigurationError(
+                f"{where}: metadata no_verdict[{index}] is {entry!r}"[:300] + f"; expected {expected}"
+            )
+        metrics = _names(entry["metrics"], f"no_verdict[{index}].metrics", where)
+        entries.append(NoVerdictShare(metrics, *(entry[key].strip() for key in texts)))
+    return tuple(entries)
 
 
 def _names(raw, key: str, where: str) -> tuple[str, ...]:

@@ -111,6 +111,11 @@ WINOQUEER_IDENTITY = {"benchmark": "winoqueer", "headline_metric": "bias_score",
             {**WINOQUEER_IDENTITY, "run_level_doc_fields": "subgroups_present"},
             "t: metadata run_level_doc_fields is 'subgroups_present'; expected a list of document fields",
         ),
+        (
+            {**WINOQUEER_IDENTITY, "no_verdict": [{"metrics": ["bias_score"], "share": "tie_pct"}]},
+            "t: metadata no_verdict[0] is {'metrics': ['bias_score'], 'share': 'tie_pct'}; expected a list of "
+            "{metrics: [...], share: tie_rate, happened: tied, counted: they are left out}",
+        ),
     ],
 )
 def test_a_wrong_identity_is_one_message_naming_the_fix(metadata, message):
@@ -303,7 +308,7 @@ def test_the_paper_s_value_stands_beside_ours_for_a_model_it_reports(tmp_path, m
     if not shown:
         assert "paper" not in header and "the paper reports" not in markdown
         return
-    assert header == ["metric", "value", "95% CI", "stderr", "N", "p-value", "paper"]
+    assert header == ["metric", "value", "95% CI", "stderr", "N", "p BH", "paper"]
     assert rows == [
         ["bias_score", "96.5", "[96.3, 96.7]", "0.5", "45,540", "", "97.86"],
         ["bias_score_lgbtq", "95", "[94, 96]", "2", "1,200", "0.012", "96.29"],
@@ -464,6 +469,12 @@ def test_every_shipped_task_built_from_templates_declares_its_unit_and_its_docum
     ]
     assert task_metadata.shipped_identity("winoqueer").run_level_doc_fields == frozenset({"subgroups_present"})
     assert task_metadata.shipped_identity("scm_score").run_level_doc_fields == frozenset({"groups_present"})
+    # which share counts the documents without a verdict, for the metrics of each family it names
+    wq = task_metadata.shipped_identity("winoqueer")
+    assert [(entry.share, head) for entry, head in [wq.no_verdict_share("bias_score_gay")]] == [
+        ("tie_pct", "bias_score")
+    ]
+    assert wq.no_verdict_share("sent_x_score") is None
     from lm_eval_bias.benchmarks import community, gendercare, scm, tango, winoqueer
 
     data_dir = str(generated_data_dir)

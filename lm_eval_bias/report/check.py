@@ -50,6 +50,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from lm_eval_bias import task_metadata
 from lm_eval_bias.metric_keys import metric_range, range_text
 from lm_eval_bias.readers import loads_yaml
 from lm_eval_bias.report.outputs import text_line
@@ -406,28 +407,6 @@ def _check_margin(rule: WorseningRule, metric) -> None:
 
 
 @dataclass(frozen=True)
-class _NoVerdictShare:
-    """A task's share of documents that gave no verdict, and the metrics it bears on."""
-
-    measure: str  # the metrics it bears on: this measure and its groups, gaps... (``bias_score_gay``)
-    share: str  # the share metric that counts them, overall (its group's beside it where the task has one)
-    happened: str  # what those documents did: "tied", "were undecided"
-    counted: str  # how the metrics treat them
-
-
-# Documents that give no verdict (the task's README says how its metrics treat them): WinoQueer scores a
-# tied pair as not stereotyped, so its ties pull the bias score towards 0; the other tasks leave them out.
-_NO_VERDICT_SHARES = (
-    _NoVerdictShare("bias_score", "tie_pct", "tied", "they count as not stereotyped"),
-    _NoVerdictShare("consistency", "tie_rate", "tied", "they are left out"),
-    _NoVerdictShare("distal_minus_nongendered_gap", "tie_rate", "tied", "they are left out"),
-    _NoVerdictShare("he_default_rate", "tie_rate", "tied", "they are left out"),
-    _NoVerdictShare("warmth_pick", "tie_rate", "tied", "they are left out"),
-    _NoVerdictShare("bias_pair_ratio", "undecided_rate", "were undecided", "they are left out"),
-)
-
-
-@dataclass(frozen=True)
 class NoVerdict:
     """What a run's documents without a verdict (ties, undecided) do to one of its numbers."""
 
@@ -453,11 +432,14 @@ def no_verdict(run: Run, task: str, name: str) -> NoVerdict | None:
         None where the task reports no share of ties or undecided documents for the metric, or a share of 0.
         The share is the metric's own group's where the task reports one, else the task's.
     """
-    kind = next((k for k in _NO_VERDICT_SHARES if name == k.measure or name.startswith(k.measure + "_")), None)
+    # the run's own declaration; the package's task's for a results file written before tasks declared it
+    identities = (run.identity(task), task_metadata.shipped_identity(task))
+    found = next((i.no_verdict_share(name) for i in identities if i is not None and i.no_verdict), None)
     metrics = run.tasks.get(task, {})
-    if kind is None or kind.share not in metrics:
+    if found is None or found[0].share not in metrics:
         return None
-    own = kind.share + name[len(kind.measure) :]
+    kind, head = found
+    own = kind.share + name[len(head) :]
     share = metrics[own] if own in metrics and metric_range(own) == metric_range(kind.share) else metrics[kind.share]
     bounds = metric_range(share.name)
     if not isinstance(share.value, float) or share.value <= 0 or bounds is None:
