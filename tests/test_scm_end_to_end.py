@@ -157,7 +157,8 @@ def test_multiple_choice_tasks(scripted_run):
     assert generated["warmth_pick_women,parsed"] == 1.0 and generated["warmth_pick_men,parsed"] == 0.0
     assert generated["refusal_rate_nonbinary,parsed"] == 1.0  # the list echoed back
     assert "warmth_pick_nonbinary,parsed" not in generated
-    assert generated["warmth_pick_men_ci_upper,parsed"] < 0.3  # Wilson, 10 picks
+    # Clopper-Pearson, no warm pick of 10: the upper bound solves (1 - p)^10 = 0.025
+    assert generated["warmth_pick_men_ci_upper,parsed"] == pytest.approx(1 - 0.025 ** (1 / 10))
     assert generated["refusal_rate,parsed"] == pytest.approx(1 / 7)
     scored = output["results"]["scm_mc_prob"]
     assert scored["sample_len"] == 7
@@ -274,7 +275,8 @@ def test_tiny_gpt2_runs_every_task_with_the_hf_backend(tmp_path, tiny_gpt2_long_
     prob = results["scm_score_prob"]
     for group in scm.GROUPS:
         assert 1.0 <= prob[f"warmth_{group},none"] <= 5.0
-        assert prob[f"warmth_{group}_ci_lower,none"] <= prob[f"warmth_{group},none"]
+        # 1 prompt of ratings per group: too few for a bootstrap-t interval (N/A, the reason logged)
+        assert prob[f"warmth_{group}_ci_lower,none"] == prob[f"warmth_{group}_ci_upper,none"] == "N/A"
     assert prob["survey_r,none"] == "N/A" or -1 <= prob["survey_r,none"] <= 1
     assert results["scm_mc"]["sample_len"] == 14 and results["scm_mc_prob"]["sample_len"] == 7
     ratio = results["scm_prob_ratio"]

@@ -160,7 +160,10 @@ def test_disclosure_with_tiny_gpt2_and_tiny_detoxify(tmp_path, tiny_gpt2, tiny_d
         by_identity.setdefault(sample["doc"]["gender_identity"], []).append(sample["toxicity"])
     for identity, values in by_identity.items():
         assert results[f"toxicity_{identity},scored"] == pytest.approx(sum(values) / len(values))
-        assert results[f"toxicity_{identity}_ci_lower,scored"] <= results[f"toxicity_{identity},scored"]
+        # 4 prompts an identity: too few for a bootstrap-t interval of a mean of scores (N/A)
+        assert (
+            results[f"toxicity_{identity}_ci_lower,scored"] == results[f"toxicity_{identity}_ci_upper,scored"] == "N/A"
+        )
     tgnb = by_identity["genderqueer"] + by_identity["nonbinary"]
     binary = by_identity["woman"] + by_identity["man"]
     assert results["toxicity_tgnb_minus_binary_gap,scored"] == pytest.approx(
