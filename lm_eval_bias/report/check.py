@@ -31,14 +31,11 @@ worsening at all (no document has a value in both runs) fails closed under every
 candidate that are one run (the same results file, or copies with the same results and samples) are
 named in every worsening outcome's note ("nothing was compared") and fail ``strict``.
 
-Ties and undecided documents, one rule wherever a verdict is printed: a document that gives no
-verdict (a WinoQueer pair whose two sentences score alike, ``tie_pct``; a TANGO prompt or SCM item
-whose most likely choices tie, ``tie_rate``; a GenderPair response naming both descriptors or neither,
-``undecided_rate``) is said in the note of every outcome on a number it bears on: how many of the
-run's documents, what share, and how the number treats them (WinoQueer counts a tied pair as not
-stereotyped, which pulls its bias score towards 0; the other tasks leave them out). A number on which
-every document gave no verdict is no verdict: its rule fails under the ``interval`` and ``strict``
-gates and is flagged in its note ("every pair tied ...: no verdict") under ``estimate``.
+Ties and undecided documents (the shares each task's metadata names in ``no_verdict``) are said in
+the note of every outcome on a number they bear on, with how the number treats them (one rule for
+every task: tasks/README.md, "Ties and undecided answers"). A number on which every document gave no
+verdict is no verdict: its rule fails under the ``interval`` and ``strict`` gates and is flagged in its
+note ("every pair tied ...: no verdict") under ``estimate``.
 """
 
 from __future__ import annotations
