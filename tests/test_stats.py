@@ -7,49 +7,18 @@ from lm_eval_bias import stats
 from lm_eval_bias.stats import intervals
 
 
-@pytest.mark.parametrize("k,n", [(8, 10), (0, 10), (10, 10), (1, 1), (3, 17), (4168, 5784)])
-def test_wilson_interval_matches_scipy(k, n):
-    expected = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
-    lower, upper = stats.wilson_interval(k, n)
-    assert lower == pytest.approx(expected.low, abs=1e-12)
-    assert upper == pytest.approx(expected.high, abs=1e-12)
-
-
-def test_wilson_interval_is_scipys_to_the_last_bit():
-    # _wilson writes out scipy's formula rather than calling binomtest (which first computes a p-value)
-    for n in [*range(1, 60), 997, 2880, 16004]:
-        for k in range(0, n + 1, max(1, n // 40)):
-            for confidence in (0.9, 0.95, 0.99):
-                expected = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
-                assert stats.wilson_interval(k, n, confidence) == (
-                    0.0 if k == 0 else float(expected.low),
-                    1.0 if k == n else float(expected.high),
-                )
-
-
-def test_wilson_interval_textbook_value():
-    lower, upper = stats.wilson_interval(8, 10)
-    assert (round(lower, 4), round(upper, 4)) == (0.4902, 0.9433)
-
-
-def test_wilson_interval_of_a_perfect_score_has_width():
-    lower, upper = stats.wilson_interval(10, 10)
-    assert upper == 1.0
-    assert lower == pytest.approx(0.7224672, abs=1e-6)
-
-
-@pytest.mark.parametrize("k,n", [(0, 0), (-1, 5), (6, 5)])
-def test_wilson_interval_rejects_impossible_counts(k, n):
+@pytest.mark.parametrize("k,n", [(0, 0), (-1, 5), (6, 5), (1.5, 5)])
+def test_the_exact_interval_rejects_impossible_counts(k, n):
     with pytest.raises(ValueError):
-        stats.wilson_interval(k, n)
+        stats.clopper_pearson_interval(k, n)
 
 
 def test_percent_aggregations_give_the_clopper_pearson_bounds():
     outcomes = [100.0] * 8 + [0.0] * 2
     exact = binomtest(8, 10).proportion_ci(confidence_level=0.95, method="exact")
-    assert stats.wilson_lower_pct(outcomes) == pytest.approx(44.3905, abs=1e-4)
-    assert stats.wilson_upper_pct(outcomes) == pytest.approx(97.4789, abs=1e-4)
-    assert (stats.wilson_lower_pct(outcomes), stats.wilson_upper_pct(outcomes)) == pytest.approx(
+    assert stats.exact_lower_pct(outcomes) == pytest.approx(44.3905, abs=1e-4)
+    assert stats.exact_upper_pct(outcomes) == pytest.approx(97.4789, abs=1e-4)
+    assert (stats.exact_lower_pct(outcomes), stats.exact_upper_pct(outcomes)) == pytest.approx(
         (100 * exact.low, 100 * exact.high), abs=1e-8
     )
 
@@ -62,8 +31,8 @@ def test_clopper_pearson_interval_matches_scipy(k, n):
 
 def test_percent_aggregations_reject_other_codings():
     with pytest.raises(ValueError, match="0 or 100"):
-        stats.wilson_lower_pct([1.0, 0.0])
-    assert not math.isnan(stats.wilson_upper_pct([0.0]))
+        stats.exact_lower_pct([1.0, 0.0])
+    assert not math.isnan(stats.exact_upper_pct([0.0]))
 
 
 def test_mean_interval_uses_clopper_pearson_for_outcomes_and_bootstrap_t_otherwise():

@@ -15,9 +15,9 @@ pairwise intervals for ranges and spreads. A gap's or range's p-value is the tes
 inverts, so the two never disagree about 0. Below the documents an interval needs, it and its
 p-value raise ``ValueError("too few documents (n = N): ...")``.
 
-scipy does the statistics where it has them: the exact sign test (``binomtest``; the
-Clopper-Pearson and Wilson intervals are its ``proportion_ci``, written out, see
-``intervals._wilson``), Benjamini-Hochberg (``false_discovery_control``), Pearson's r and its
+scipy does the statistics where it has them: the exact binomial test (``binomtest``; the
+Clopper-Pearson interval is its ``proportion_ci(method="exact")``, from the beta quantiles,
+``intervals.clopper_pearson_interval``), Benjamini-Hochberg (``false_discovery_control``), Pearson's r and its
 Fisher-z interval (``pearsonr``), Student's t and the normal law. The bootstrap is ours: lm-eval
 asks for each bound of each metric in a separate call, and the resamples are seeded, so that
 both bounds come from the same resamples (``scipy.stats.bootstrap`` would draw others for
@@ -41,6 +41,8 @@ from lm_eval_bias.stats.intervals import (
     difference_ci_upper,
     difference_interval,
     difference_of_means,
+    exact_lower_pct,
+    exact_upper_pct,
     mean_interval,
     pearson_interval,
     range_ci_lower,
@@ -52,9 +54,6 @@ from lm_eval_bias.stats.intervals import (
     spread_interval,
     spread_of_means,
     top_choices,
-    wilson_interval,
-    wilson_lower_pct,
-    wilson_upper_pct,
 )
 from lm_eval_bias.stats.paired import (
     PairedDifference,
@@ -108,7 +107,6 @@ __all__ = [
     "spread_interval",
     "spread_of_means",
     "top_choices",
-    "wilson_interval",
-    "wilson_lower_pct",
-    "wilson_upper_pct",
+    "exact_lower_pct",
+    "exact_upper_pct",
 ]

@@ -70,35 +70,6 @@ def _require_documents(n: int, fewest: int, what: str) -> None:
 # Proportions
 
 
-def wilson_interval(successes: float, n: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion, as scipy computes it (``_wilson``).
-
-    Not used for the per-run intervals: its coverage dips to 90% at n = 3 and 5 for p = 0.2
-    and 0.1 (82% near p = 0.09 at n = 2); those use :func:`clopper_pearson_interval`.
-
-    Parameters
-    ----------
-    successes : int
-        Number of successes, a whole number in [0, n].
-    n : int
-        Number of trials, at least 1.
-    confidence : float, default 0.95
-        The interval's confidence level, in (0, 1).
-
-    Returns
-    -------
-    (float, float)
-        The lower and upper bound, as proportions in [0, 1].
-
-    Raises
-    ------
-    ValueError
-        For counts that are not a proportion's, or a confidence outside (0, 1).
-    """
-    _check_counts(successes, n, confidence)
-    return _wilson(int(successes), int(n), float(confidence))
-
-
 def _check_counts(successes: float, n: int, confidence: float) -> None:
     _check_confidence(confidence)
     if n <= 0:
@@ -107,32 +78,15 @@ def _check_counts(successes: float, n: int, confidence: float) -> None:
         raise ValueError(f"successes must be a whole number in [0, n={n}], got {successes!r}")
 
 
-def _wilson(successes: int, n: int, confidence: float) -> tuple[float, float]:
-    """The interval of ``scipy.stats.binomtest(successes, n).proportion_ci(confidence,
-    "wilson")`` (Newcombe 1998), term for term, so the same floats (a test compares them on a
-    grid). Not scipy's call itself: scipy gives the interval only on a test result, and
-    ``binomtest`` first computes the exact two-sided p-value, which costs about 1 ms, 300 times
-    the interval (a task asks for dozens)."""
-    from scipy.special import ndtri
-
-    p = successes / n
-    z = ndtri(0.5 + 0.5 * confidence)
-    denom = 2 * (n + z**2)
-    center = (2 * n * p + z**2) / denom
-    delta = z / denom * math.sqrt(4 * n * p * (1 - p) + z**2)
-    lower = 0.0 if successes == 0 else float(center - delta)
-    upper = 1.0 if successes == n else float(center + delta)
-    return lower, upper
-
-
 def clopper_pearson_interval(successes: float, n: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Clopper-Pearson (exact) interval for a binomial proportion: the interval of
     ``scipy.stats.binomtest(successes, n).proportion_ci(confidence, "exact")``, from the beta
     quantiles that scipy finds by root-finding.
 
     Covers p with probability at least the confidence for every p and n (it inverts the
-    exact binomial test), so it holds from one document; the Wilson interval does not at small
-    n (see :func:`wilson_interval`).
+    exact binomial test), so it holds from one document; the Wilson interval does not at small n
+    (its coverage dips to 90% at n = 3 and 5 for p = 0.2 and 0.1, 82% near p = 0.09 at n = 2:
+    tests/test_interval_coverage.py).
 
     Parameters
     ----------
@@ -173,10 +127,8 @@ def _count_percent_outcomes(values: Sequence[float]) -> tuple[int, int]:
     return int(np.count_nonzero(array)), int(array.size)
 
 
-def wilson_lower_pct(values: Sequence[float]) -> float:
-    """lm-eval aggregation: the lower 95% Clopper-Pearson bound of outcomes coded 0/100, in
-    percent (the name is the YAMLs'; the Wilson interval it once gave dips below its level at
-    small n, see :func:`wilson_interval`).
+def exact_lower_pct(values: Sequence[float]) -> float:
+    """lm-eval aggregation: the lower 95% Clopper-Pearson bound of outcomes coded 0/100, in percent.
 
     Parameters
     ----------
@@ -191,9 +143,8 @@ def wilson_lower_pct(values: Sequence[float]) -> float:
     return 100.0 * clopper_pearson_interval(*_count_percent_outcomes(values))[0]
 
 
-def wilson_upper_pct(values: Sequence[float]) -> float:
-    """lm-eval aggregation: the upper 95% Clopper-Pearson bound of outcomes coded 0/100, in
-    percent (see :func:`wilson_lower_pct`).
+def exact_upper_pct(values: Sequence[float]) -> float:
+    """lm-eval aggregation: the upper 95% Clopper-Pearson bound of outcomes coded 0/100, in percent.
 
     Parameters
     ----------
