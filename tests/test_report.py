@@ -577,3 +577,13 @@ def test_the_page_renders_in_headless_chromium_without_console_errors(report, tm
     logged = chromium("--enable-logging=stderr", "--v=1", "--dump-dom", broken.as_uri(), profile=tmp_path / "profile")
     problems = console_problems(logged.stderr, broken)
     assert any("Uncaught" in p for p in problems) and any("missing.png" in p for p in problems)
+
+
+def test_a_task_built_from_templates_says_which_intervals_treat_them_as_units(result_files, report):
+    expected = (
+        "Documents of one template are built alike, so their outcomes move together: the intervals here treat "
+        "each document as independent and describe these documents; lm-eval-bias compare treats each template "
+        "as one unit and reports the design effect it measures."
+    )
+    assert f"*{expected}*" in report["markdown"]
+    assert f'<p class="note">{expected}</p>' in report["html"]

@@ -155,10 +155,23 @@ def build_sections(runs: Sequence[Run]) -> list[Section]:
             figure=found.figure,
             headline=found.headline_metric,
             paper_source=found.paper_source,
+            unit_note=_unit_note(found),
         )
         DRAWERS[found.figure](section)
         sections.append(section)
     return sections
+
+
+def _unit_note(identity: TaskIdentity) -> str:
+    """What a task's documents were built from, for a section; ``""`` where each is its own unit."""
+    if not identity.cluster_fields:
+        return ""
+    unit = identity.cluster_unit
+    return (
+        f"Documents of one {unit} are built alike, so their outcomes move together: the intervals here treat "
+        f"each document as independent and describe these documents; lm-eval-bias compare treats each {unit} "
+        "as one unit and reports the design effect it measures."
+    )
 
 
 def _format_value(value) -> str:
@@ -305,8 +318,9 @@ def _html_section(section: Section) -> str:
             f"<p>{html_text(label)}: the paper reports this model ({html_text(source)}); its "
             "published values are in the tables' paper column.</p>"
         )
-    if section.note:
-        parts.append(f'<p class="note">{html_text(section.note)}</p>')
+    for note in (section.unit_note, section.note):
+        if note:
+            parts.append(f'<p class="note">{html_text(note)}</p>')
     for figure in section.figures:
         caption = figure.caption + _partial_note(section)
         parts.append(f"<figure>{figure.svg}<figcaption>{html_text(caption)}</figcaption></figure>")
@@ -420,8 +434,7 @@ def to_markdown(runs: Sequence[Run], title: str = "lm-eval-bias report", compari
             "values are in the tables' paper column.\n"
             for label, source in _paper_lines(section)
         ]
-        if section.note:
-            out.append(f"\n*{markdown_cell(section.note)}*\n")
+        out += [f"\n*{markdown_cell(note)}*\n" for note in (section.unit_note, section.note) if note]
         if section.plotted:
             out.append(
                 f"\n### Plotted values ({len(section.figures)} figure"

@@ -55,6 +55,7 @@ class Section:
     figure: str = ""  # the figure kind the task's metadata names (its benchmark record's figures)
     headline: str | None = None  # the task's headline metric
     paper_source: str = ""  # the paper and table the entries' published values come from
+    unit_note: str = ""  # what the documents were built from, and which intervals account for it
 
     @property
     def anchor(self) -> str:
