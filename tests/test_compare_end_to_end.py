@@ -281,12 +281,13 @@ def interval_cases(metric: dict) -> list[tuple[str, float, int, str]]:
     return cases
 
 
-def test_two_documents_that_changed_alike_are_not_significant(forward):
-    """TANGO's binary consistency on the two matched prompts of the binary group: 1 in the baseline and 0
-    in the candidate on both. Both fill the test data's one template, so the swap test has one unit to
-    swap: p = 1, and no interval."""
+def test_two_documents_of_one_template_show_no_interval(forward):
+    """TANGO's binary consistency on the two matched prompts of the binary group. Both fill the test
+    data's one template, so the swap test has one unit to swap: p = 1 and no interval, whatever the two
+    prompts did (the tiny models' tokenizer, and so their answers, depend on whether the released
+    WinoQueer sentences are beside the clone)."""
     metric = metrics_by_key(forward[1])[("tango_misgender_prob", "consistency_binary")]
-    assert (metric["n"], metric["baseline"], metric["candidate"], metric["pvalue"]) == (2, 1, 0, 1)
+    assert (metric["n"], metric["pvalue"]) == (2, 1)
     assert (metric["cluster_unit"], metric["test"]) == (
         "template",
         "exact cluster sign-flip permutation test (all 2 swaps); interval inverting it",
@@ -294,7 +295,8 @@ def test_two_documents_that_changed_alike_are_not_significant(forward):
     assert metric["note"] == (
         "too few clusters (G = 1): a permutation test of fewer than 6 clusters cannot reach p < 0.05, so no interval"
     )
-    assert metric["worsening"] == 1 and metric["worsening_ci"] is None
+    assert metric["worsening"] == abs(metric["candidate"] - 1) - abs(metric["baseline"] - 1)
+    assert metric["ci_lower"] is None and metric["worsening_ci"] is None
 
 
 def test_the_gate_never_fails_a_worsening_its_paired_test_does_not_support(forward, runs, tmp_path):
