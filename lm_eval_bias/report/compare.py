@@ -242,9 +242,11 @@ def compare_task(base: RunFiles, cand: RunFiles, task: str) -> TaskComparison:
                 f"task {task} ({base_path}, {cand_path})",
                 ignore_fields=_run_level_fields(base, cand, task),
             )
-            paired_by_filter[filter_name] = (base_path, base_samples, cand_path, cand_samples, pairing)
+            # each document's cluster, found once for all the metrics under this filter
+            cluster_keys: dict[int, str | None] = {}
+            paired_by_filter[filter_name] = (base_path, base_samples, cand_path, cand_samples, pairing, cluster_keys)
             notes += [pairing.note] if pairing.note else []
-        base_path, base_samples, cand_path, cand_samples, pairing = paired_by_filter[filter_name]
+        base_path, base_samples, cand_path, cand_samples, pairing, cluster_keys = paired_by_filter[filter_name]
         # The headline metric is compared even where neither run has a value of it: N/A, with the reason.
         names = sorted(
             {head}
@@ -256,10 +258,14 @@ def compare_task(base: RunFiles, cand: RunFiles, task: str) -> TaskComparison:
             aggregation = harness.aggregation_for(name, declared)
             _check_run_value(base, base_path, base_samples, task, name, filter_name, aggregation)
             _check_run_value(cand, cand_path, cand_samples, task, name, filter_name, aggregation)
-            metrics.append(compare_metric(task, name, head, pairing.pairs, aggregation, identity.ideal(name), identity))
+            metrics.append(
+                compare_metric(
+                    task, name, head, pairing.pairs, aggregation, identity.ideal(name), identity, cluster_keys
+                )
+            )
     if notes and metrics:
         metrics[0] = _with_note(metrics[0], "; ".join(dict.fromkeys(notes)))
-    pairing = next(iter(paired_by_filter.values()))[4]
+    pairing = next(iter(paired_by_filter.values()))[4]  # the headline metric's
     version = base.run.version(task) or cand.run.version(task) or "unknown"
     return TaskComparison(
         task,
@@ -408,7 +414,7 @@ def _check_run_value(side: RunFiles, samples_path: Path, samples, task: str, nam
 
 
 def compare_metric(
-    task: str, name: str, head: str, pairs, aggregation, ideal: float | None, identity=None
+    task: str, name: str, head: str, pairs, aggregation, ideal: float | None, identity=None, cluster_keys=None
 ) -> MetricComparison:
     """One metric of a task compared on the matched documents that have a value of it in both runs.
 
@@ -426,6 +432,9 @@ def compare_metric(
     identity : TaskIdentity, optional
         The task's identity: its cluster unit (``TaskIdentity.cluster_of``); without it, documents are
         independent.
+    cluster_keys : dict, optional
+        ``id(baseline sample) -> its cluster``, filled as documents are met, shared by the metrics of
+        one pairing so that each document's cluster is found once.
 
     Returns
     -------
@@ -453,7 +462,7 @@ def compare_metric(
             f"{neither} matched document{'s have' if neither > 1 else ' has'} no value in either run (undecided or "
             "empty in both)"
         )
-    clusters, unit = _clusters(identity, matched)
+    clusters, unit = _clusters(identity, matched, {} if cluster_keys is None else cluster_keys)
     if clusters is None and identity is not None and identity.cluster_fields and matched:
         notes.append(
             f"the logged documents lack {', '.join(identity.cluster_fields)}, so each document is treated as "
@@ -504,13 +513,17 @@ def compare_metric(
     )
 
 
-def _clusters(identity, matched: list) -> tuple[list | None, str]:
+def _clusters(identity, matched: list, keys: dict) -> tuple[list | None, str]:
     """Each matched document's cluster (from the baseline's logged document; both runs logged the same
-    document) and the unit's name; (None, "document") where the task declares no unit or a logged
-    document lacks one of its fields."""
+    document, ``keys`` remembering each) and the unit's name; (None, "document") where the task
+    declares no unit or a logged document lacks one of its fields."""
     if identity is None or not identity.cluster_fields:
         return None, "document"
-    clusters = [identity.cluster_of(base.get("doc") or {}) for base, _ in matched]
+    clusters = []
+    for base, _ in matched:
+        if id(base) not in keys:
+            keys[id(base)] = identity.cluster_of(base.get("doc") or {})
+        clusters.append(keys[id(base)])
     if any(cluster is None for cluster in clusters):
         return None, "document"
     return clusters, identity.cluster_unit
