@@ -16,8 +16,8 @@ HEADING = (
     "and its paired test has p < 0.05)"
 )
 STRICT_HEADING = (
-    "lm-eval-bias check (worsening from the baseline: fails unless its paired 95% interval lies wholly below the "
-    "margin)"
+    "lm-eval-bias check (worsening from the baseline: fails unless its paired 95% interval (of a score: its betting "
+    "bound, valid at every n) lies wholly below the margin)"
 )
 WINOQUEER_NUMBERS = (
     "bias_score: baseline 60, candidate 66, difference +6 [4.125, 7.875], p = 0.000123, p BH = 0.000123, n = 90 "

@@ -15,6 +15,7 @@ import pytest
 
 from benchmark_data import write_data_dir
 from lm_eval_bias.metric_keys import metric_range
+from lm_eval_bias.report.compare import EXACT_TEST, compare_runs
 from test_llama_server import DEFAULT_TASKS
 from tiny_models import build_tiny_gpt2, winoqueer_sentences
 
@@ -240,6 +241,11 @@ def test_the_gate_follows_the_paired_interval_of_the_worsening(forward, runs, tm
     directions = [(runs["candidate"], runs["baseline"], forward[1]), (runs["baseline"], runs["candidate"], swapped)]
     with_interval = without_interval = 0
     for candidate, baseline, document in directions:
+        strict_bounds = {
+            (row.task, row.metric): row.strict_upper
+            for task in compare_runs(baseline, candidate).tasks
+            for row in task.metrics
+        }
         for task in COMPARED_TASKS:
             metric = headline(document, task)
             if metric["worsening"] is None:
@@ -249,7 +255,7 @@ def test_the_gate_follows_the_paired_interval_of_the_worsening(forward, runs, tm
                 cases = [("estimate", 0, 0, ": not shown to be worse by more than 0\n"), ("strict", 0, 1, "")]
             else:
                 with_interval += 1
-                cases = interval_cases(metric)
+                cases = interval_cases(metric, strict_bounds[(task, metric["metric"])])
             for gate_name, margin, expected, said in cases:
                 completed = gate(candidate, baseline, f"{task}={margin:g}", gate_name, tmp_path)
                 assert completed.returncode == expected, (task, gate_name, margin, completed.stdout + completed.stderr)
@@ -264,8 +270,9 @@ def test_the_gate_follows_the_paired_interval_of_the_worsening(forward, runs, tm
     assert (with_interval, without_interval) >= (2, 6), (with_interval, without_interval)
 
 
-def interval_cases(metric: dict) -> list[tuple[str, float, int, str]]:
-    """(gate, margin, exit code, text) of the rules that a headline worsening with an interval decides."""
+def interval_cases(metric: dict, strict_upper: float | None) -> list[tuple[str, float, int, str]]:
+    """(gate, margin, exit code, text) of the rules that a headline worsening with an interval decides;
+    ``strict_upper``: the betting bound the strict gate reads where the test is not exact."""
     lower, upper = metric["worsening_ci"]
     low, high = metric_range(metric["metric"])
     # the worsening lies within [-widest, widest]: a margin of widest or more is refused
@@ -273,7 +280,9 @@ def interval_cases(metric: dict) -> list[tuple[str, float, int, str]]:
     cases = []
     if upper < widest:  # a margin above the interval that the worsening can reach
         above = (max(upper, 0) + widest) / 2
-        cases += [("estimate", above, 0, ""), ("strict", above, int(metric["n"] < 6), "")]
+        shown = upper if metric["test"] == EXACT_TEST else strict_upper
+        strict_fails = metric["n"] < 6 or shown is None or not shown < above
+        cases += [("estimate", above, 0, ""), ("strict", above, int(strict_fails), "")]
     if lower > 0:  # a margin below the interval fails where the paired test finds the change
         cases.append(("estimate", lower / 2, int(metric["pvalue"] < 0.05), ""))
     if upper >= 0:  # not demonstrably within 0

@@ -19,8 +19,14 @@ than the baseline, in the metric's units, on the documents both runs scored
 (:func:`lm_eval_bias.report.compare.compare_runs`): the rule fails when the paired 95% interval of
 the worsening lies wholly above the margin and the paired test finds the change (p < 0.05): worse by
 more than the margin, demonstrably; with
-``gate="strict"`` it passes only when that interval lies wholly below the margin (demonstrably
-within it). For the absolute rules, ``strict`` is the ``interval`` gate. A margin the worsening can never
+``gate="strict"`` it passes only when the worsening lies demonstrably within the margin: for yes/no
+outcomes compared by exact McNemar, when that interval lies wholly below it (its upper end falls below
+the true worsening at most 2.5% of the time at every n); for every other number (scores such as
+toxicity, gaps, ranges and spreads between groups, outcomes compared template by template), when the
+betting bound of the worsening (``strict_upper`` of the comparison:
+:mod:`lm_eval_bias.stats.bounded_means`), which holds at every n, lies below it; the verdict quotes that
+bound. A number without such a bound (a correlation, a metric without a bounded range) fails ``strict``,
+saying why. For the absolute rules, ``strict`` is the ``interval`` gate. A margin the worsening can never
 exceed (``w = max(|low - ideal|, |high - ideal|)`` or more, for a metric with values ``[low, high]``) is
 refused, as a limit outside a metric's range is; a margin of 0 is not (under ``strict`` it asks for a
 demonstrated improvement). A comparison too small to show anything (no interval of the worsening: too
@@ -62,6 +68,8 @@ _OPERATORS = {"<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": opera
 _RULE = re.compile(r"^\s*(?P<task>[\w.-]+)(?::(?P<metric>[\w.,-]+))?\s*(?P<op><=|>=|<|>|=)\s*(?P<value>\S+)\s*$")
 _WORSENING_RULE = re.compile(r"^\s*(?P<task>[\w.-]+)(?::(?P<metric>[\w.,-]+))?\s*=\s*(?P<value>\S+)\s*$")
 
+# How a strict verdict names the bound it read where the interval is not exact.
+STRICT_BOUND = "betting bound, valid at every n"
 # A rule fails only where the paired test also finds the change at this level.
 SIGNIFICANCE = 0.05
 # The fewest paired documents on which a paired test can find a change at SIGNIFICANCE (6: with n
@@ -679,8 +687,7 @@ def _verdict(metric, lower: float, upper: float, margin: float, gate: str) -> tu
     """Whether a worsening with the interval ``[lower, upper]`` holds to the margin, and why."""
     shown = f"{margin:g}"
     if gate == "strict":
-        passed = upper < margin
-        return passed, f"wholly below {shown}" if passed else f"not wholly below {shown}: not shown to be within it"
+        return _strict_verdict(metric, upper, margin)
     if not lower > margin:
         return True, f"not wholly above {shown}"
     if not metric.pvalue < SIGNIFICANCE:
@@ -688,6 +695,26 @@ def _verdict(metric, lower: float, upper: float, margin: float, gate: str) -> tu
         # them; it keeps a comparison built another way (an older results reader) from failing unproven.
         return True, f"wholly above {shown}, but the paired test finds no change (p >= {SIGNIFICANCE:g}): not shown"
     return False, f"wholly above {shown}: worse by more than the margin"
+
+
+def _strict_verdict(metric, upper: float, margin: float) -> tuple[bool, str]:
+    """Whether the strict gate passes a worsening, and why: an exact interval (:data:`EXACT_TEST`) by its
+    upper end, any other by the comparison's betting bound (``strict_upper``), which falls below the
+    true worsening at most 2.5% of the time at every n; without that bound it fails, saying why."""
+    from lm_eval_bias.report.compare import EXACT_TEST
+
+    shown = f"{margin:g}"
+    if metric.test == EXACT_TEST:
+        passed = upper < margin
+        return passed, f"wholly below {shown}" if passed else f"not wholly below {shown}: not shown to be within it"
+    bound = getattr(metric, "strict_upper", None)
+    if bound is None or not math.isfinite(bound):
+        why = getattr(metric, "strict_note", "") or "strict gate: no bound of the worsening that holds at every n"
+        return False, f"{why}: not shown to be within {shown}"
+    described = f"bound {bound:g} {{}}wholly below {shown} ({STRICT_BOUND})"
+    if bound < margin:
+        return True, described.format("")
+    return False, described.format("not ") + ": not shown to be within it"
 
 
 def compare_for(rules: list[WorseningRule], baseline: str | Path, candidate: str | Path):
@@ -740,7 +767,8 @@ def evaluate_worsening(rules: list[WorseningRule], comparison, gate: str = "esti
         As :func:`lm_eval_bias.report.compare.compare_runs` returns it.
     gate : {"estimate", "interval", "strict"}
         ``strict``: a rule passes only when the paired 95% interval of the worsening lies wholly below
-        its margin, on at least :data:`FEWEST_DOCUMENTS` documents, and the two runs are not one;
+        its margin (of a number not compared by exact McNemar: its betting bound, ``strict_upper``), on
+        at least :data:`FEWEST_DOCUMENTS` documents, and the two runs are not one;
         otherwise a rule fails only when that interval lies wholly above its margin and the paired
         test's p-value is below :data:`SIGNIFICANCE` (a worsening without an interval passes, its note
         saying that nothing could be shown). A comparison without a worsening fails either way; so
@@ -778,7 +806,8 @@ def _summary_heading(outcomes: list[Outcome], gate: str) -> str:
     )
     if paired:
         parts.append(
-            "worsening from the baseline: fails unless its paired 95% interval lies wholly below the margin"
+            "worsening from the baseline: fails unless its paired 95% interval (of a score: its betting bound, valid "
+            "at every n) lies wholly below the margin"
             if gate == "strict"
             else "worsening from the baseline: fails when its paired 95% interval lies wholly above the margin "
             f"and its paired test has p < {SIGNIFICANCE:g}"

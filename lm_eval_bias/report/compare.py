@@ -38,6 +38,9 @@ keeps its own p-value.
 metric (its YAML ``metadata: ideal_values``), positive when the candidate is further from it;
 its interval ``worsening_ci`` is the image of the difference's paired interval, the baseline's
 value taken as the reference (:func:`_worsening`).
+For the strict gate of ``check``, each row whose interval is not exact (every test but exact McNemar)
+also carries ``strict_upper``, an upper bound of the worsening that holds at every n for values in the
+metric's range (:func:`strict_bound`); it is in neither the JSON nor the text.
 
 :func:`comparison_json` gives a comparison as strict JSON (never a bare NaN)::
 
@@ -73,6 +76,8 @@ from lm_eval_bias.report.compare_inputs import (
 )
 from lm_eval_bias.report.values import NOT_AVAILABLE, ResultsError
 
+# The one test whose interval is exact at every n; the strict gate reads its interval as it is.
+EXACT_TEST = "exact McNemar; Clopper-Pearson box interval"
 # How far a value recomputed from the samples may be from the results file's (float summation order).
 _REL_TOLERANCE = 1e-9
 _ABS_TOLERANCE = 1e-12
@@ -92,7 +97,12 @@ class MetricComparison:
     the unit the interval and the test treated as independent (``document``, or the unit the task's
     documents were generated from, such as ``template``), and ``design_effect`` the variance of the
     difference with that unit over its variance with independent documents, as measured on these
-    documents (None where documents are the unit or it is undefined).
+    documents (None where documents are the unit or it is undefined). ``strict_upper`` is an upper
+    bound of the worsening, one-sided at 97.5%, that holds at every n for values in the metric's
+    range (the betting bound of :mod:`lm_eval_bias.stats.bounded_means`), for the strict gate of
+    ``check`` where the interval is not exact (every test but :data:`EXACT_TEST`); None there, where
+    the metric has no ideal value, or where no such bound can be built, the reason in
+    ``strict_note``. Neither is in the comparison's JSON or text.
     """
 
     task: str
@@ -113,6 +123,8 @@ class MetricComparison:
     note: str = ""
     cluster_unit: str = "document"
     design_effect: float | None = None
+    strict_upper: float | None = None
+    strict_note: str = ""
 
 
 @dataclass(frozen=True)
@@ -491,6 +503,11 @@ def compare_metric(
         worsening, worsening_ci = _worsening(result, base_value, ideal)
     if result.note:
         notes.append(result.note)
+    strict_upper, strict_note = None, ""
+    if ideal is not None and result.test != EXACT_TEST:
+        strict_upper, strict_note = strict_bound(
+            name, aggregation, base_values, cand_values, clusters, base_value, ideal
+        )
     return MetricComparison(
         task,
         name,
@@ -510,7 +527,85 @@ def compare_metric(
         "; ".join(notes),
         unit,
         getattr(result, "design_effect", None),
+        strict_upper,
+        strict_note,
     )
+
+
+def strict_bound(
+    name: str, aggregation, base_values: list, cand_values: list, clusters, base_value: float, ideal: float
+) -> tuple[float | None, str]:
+    """An upper bound of a metric's worsening, one-sided at 97.5%, that holds at every n
+    (:func:`lm_eval_bias.stats.bounded_means.worsening_upper_bound`): of a mean, from the betting
+    bounds of the mean difference; of a gap, a range or a spread of group means, from the bounds of
+    each group's mean difference (Bonferroni). Other statistics (a correlation) have none.
+
+    Parameters
+    ----------
+    name : str
+        The metric; its range (:func:`lm_eval_bias.metric_keys.metric_range`) bounds each document's
+        difference.
+    aggregation : callable
+        The task's aggregation of its per-document values.
+    base_values, cand_values : list
+        Each run's per-document values (numbers; ``(side, value)`` of a gap, ``(group, value)`` of a
+        range or spread), in the same document order.
+    clusters : list or None
+        Each document's cluster; None: documents are independent.
+    base_value : float
+        The baseline's value of the metric.
+    ideal : float
+        Its ideal value.
+
+    Returns
+    -------
+    (float or None, str)
+        The bound, or None and why the strict gate has none ("strict gate: ...").
+    """
+    from lm_eval.api.metrics import mean
+
+    from lm_eval_bias.stats import bounded_means
+    from lm_eval_bias.stats.intervals import difference_of_means, range_of_means, spread_of_means
+
+    bounds = metric_range(name)
+    if bounds is None or not all(math.isfinite(end) for end in bounds):
+        return None, f"strict gate: {name} has no bounded range, so no bound holds at every n"
+    if aggregation is mean:
+        width, rows = bounds[1] - bounds[0], [(None, b, c) for b, c in zip(base_values, cand_values)]
+    elif aggregation in (difference_of_means, range_of_means, spread_of_means):
+        # A gap of means spans (-w, w), a range (0, w), a spread (0, w / 2): w is one document's range.
+        width = bounds[1] * (2 if aggregation is spread_of_means else 1)
+        rows = [(b[0], b[1], c[1]) if b[0] == c[0] else None for b, c in zip(base_values, cand_values)]
+        if None in rows:
+            return None, "strict gate: a document is in another group in each run, so no bound holds at every n"
+    else:
+        return None, (
+            "strict gate: no bound that holds at every n for this statistic (only means, gaps, ranges and spreads of "
+            "group means have one)"
+        )
+    groups = [group for group, _, _ in rows]
+    differences = [[float(c) - float(b) for _, b, c in rows]]
+    if not all(abs(difference) <= width for difference in differences[0]):
+        return None, f"strict gate: a document's change exceeds the width of {name}'s range, {width:g}"
+
+    def change_bounds(level: float) -> tuple[float, float]:
+        if aggregation is mean:
+            lower, upper = bounded_means.mean_change_bounds(differences, width, clusters, level)
+        elif aggregation is difference_of_means:
+            lower, upper = bounded_means.gap_change_bounds(groups, differences, width, clusters, level)
+        else:
+            # A range or a spread has its ideal at 0, its lowest value: only its upper bound is read.
+            spread = aggregation is spread_of_means
+            upper = (bounded_means.spread_change_upper_bound if spread else bounded_means.range_change_upper_bound)(
+                groups, differences, width, clusters, level
+            )
+            lower = [-math.inf]
+        return float(lower[0]), float(upper[0])
+
+    try:
+        return float(bounded_means.worsening_upper_bound(change_bounds, base_value, ideal, bounds)), ""
+    except ValueError as error:
+        return None, f"strict gate: no bound on these documents: {error}"
 
 
 def _clusters(identity, matched: list, keys: dict) -> tuple[list | None, str]:
