@@ -46,6 +46,7 @@ import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 
+from lm_eval_bias.stats.clusters import design_effect
 from lm_eval_bias.stats.intervals import CONFIDENCE, _check_confidence
 from lm_eval_bias.stats.paired_resampling import (
     minimum_units,
@@ -168,21 +169,6 @@ def _cluster_index(clusters: Sequence[Hashable] | None, n: int):
     except TypeError as error:
         raise ValueError(f"cluster ids must be hashable: {error}") from None
     return None if len(numbers) == n else index
-
-
-def design_effect(differences, unit_of) -> float | None:
-    """The cluster-robust variance of the mean difference over its variance with independent
-    documents: ``G / (G - 1) * sum_g (sum of residuals in g)^2 / n^2`` (statsmodels' OLS with
-    ``cov_type="cluster"``) over ``sum of squared residuals / ((n - 1) n)``; None without variance."""
-    import numpy as np
-
-    n, units = differences.size, int(unit_of.max()) + 1
-    residuals = differences - differences.mean()
-    independent = float(np.sum(residuals**2)) / ((n - 1) * n)
-    if units < 2 or independent == 0:
-        return None
-    clustered = units / (units - 1) * float(np.sum(np.bincount(unit_of, weights=residuals) ** 2)) / n**2
-    return clustered / independent
 
 
 def _unit_words(clustered: bool) -> tuple[str, str]:

@@ -8,6 +8,20 @@ smallest of its pairs' p-values, so it is below 0.05 exactly when the range's in
 bound is above 0. They need the documents their intervals need (``intervals``'s table) and
 raise the same "too few documents (n = N)" error below them.
 
+With cluster ids appended to the values (:mod:`.clusters`) each test is the one its clustered
+interval inverts (cluster-robust t, or Agresti-Caffo inflated by the design effect, with the
+interval's degrees of freedom), and raises its "too few clusters (G = g)" error; the sign test
+is the one the Korn-Graubard interval of the share of positive signs inverts. The
+Benjamini-Hochberg variants adjust these clustered tests.
+
+Given the range one document's value can take (``value_range``; a sign's is (-1, 1)), a test
+whose interval is not shown is the one the betting interval in its place inverts (``intervals``'s
+last table): for a mean sign of 0, ``min(1, 2 / K)`` of the larger of the two diversified Kelly
+capitals K at 0 (``bounded_means.mean_pvalues``); for a gap, the smallest level at which the
+Bonferroni interval of the sides' betting bounds excludes 0 (``bounded_means.gap_pvalues``). The
+bets are fixed, whatever the level, so each p-value is below 0.05 exactly when its interval
+excludes the null, at every level.
+
 The permutation tests these replace were exact or Monte Carlo tests of "the groups' values are
 exchangeable", which no interval of a difference of means inverts: a permutation p of 0.06
 stood beside bootstrap intervals that excluded 0.
@@ -16,23 +30,39 @@ stood beside bootstrap intervals that excluded 0.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
-from lm_eval_bias.stats.intervals import _Contrast, _groups, _pairwise_contrasts, _split_sides
+from lm_eval_bias.stats.clusters import split_cluster_ids, unit_index
+from lm_eval_bias.stats.intervals import (
+    CONFIDENCE,
+    _contrast,
+    _groups,
+    _or_betting,
+    _pairwise_contrasts,
+    _split_sides,
+    beta_pvalue_of_one_half,
+    betting_mean_pvalue,
+    korn_graubard_counts,
+)
 
 # --------------------------------------------------------------------------
 # Differences and ranges of group means
 
 
-def difference_pvalue(values: Sequence[tuple[int, float]]) -> float:
+def difference_pvalue(values: Sequence[tuple[int, float]], value_range: tuple[float, float] | None = None) -> float:
     """lm-eval aggregation: the two-sided p-value of "mean(side 0) = mean(side 1)": Welch's t
     test, or for yes/no outcomes on both sides the Agresti-Caffo Wald test; below 0.05 exactly
     when ``intervals.difference_interval`` excludes 0.
 
     Parameters
     ----------
-    values : sequence of (int, float)
+    values : sequence of (int, float) or of (int, float, int)
         Per-document ``(side, value)``, side 0 or 1: at least 3 documents a side for yes/no
-        outcomes, 2 otherwise.
+        outcomes, 2 otherwise; or ``(side, value, cluster)``, as
+        ``intervals.difference_interval``.
+    value_range : (float, float), optional
+        The range one document's value can take: where the interval above is not shown, the
+        test of the betting interval in its place (``intervals.difference_interval``).
 
     Returns
     -------
@@ -42,12 +72,14 @@ def difference_pvalue(values: Sequence[tuple[int, float]]) -> float:
     ------
     ValueError
         "too few documents (n = N) ..." (N: the smaller side) below those numbers; or when
-        neither side's values vary.
+        neither side's values vary; each only without a ``value_range``.
+    TypeError
+        A value outside ``value_range``, where the betting test is given.
     """
-    return _Contrast(*_split_sides(values)).pvalue()
+    return _contrast(*_split_sides(values), value_range).pvalue()
 
 
-def range_pvalue(values: Sequence[tuple[str, float]]) -> float:
+def range_pvalue(values: Sequence[tuple[str, float]], value_range: tuple[float, float] | None = None) -> float:
     """lm-eval aggregation: the p-value of "every group has the same mean" against the range of
     group means: the smallest of the pairs' :func:`difference_pvalue` tests, times the number of
     pairs (Bonferroni, at most 1); below 0.05 exactly when ``intervals.range_interval``'s lower
@@ -55,9 +87,49 @@ def range_pvalue(values: Sequence[tuple[str, float]]) -> float:
 
     Parameters
     ----------
-    values : sequence of (str, float)
-        Per-document ``(group, value)``; at least two groups, as many documents each as
-        ``intervals.range_interval`` needs.
+    values : sequence of (str, float) or of (str, float, int)
+        Per-document ``(group, value)``, optionally with the cluster id last; at least two
+        groups, as many documents (and clusters) each as ``intervals.range_interval`` needs.
+    value_range : (float, float), optional
+        The range one document's value can take (as ``intervals.range_interval``).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError, TypeError
+        As ``intervals.range_interval``.
+    """
+    contrasts = _pairwise_contrasts(*_groups(values), value_range)
+    return float(min(1.0, len(contrasts) * min(contrast.pvalue() for contrast in contrasts)))
+
+
+# --------------------------------------------------------------------------
+# Paired sign test and Benjamini-Hochberg
+
+
+def sign_test_pvalue(signs: Sequence, value_range: tuple[float, float] | None = None) -> float:
+    """lm-eval aggregation: the two-sided sign test of per-pair signs.
+
+    The null is that each untied pair is as likely to favour either sentence: the exact
+    binomial test with p = 0.5 (``scipy.stats.binomtest``). With cluster ids, the test that
+    the Korn-Graubard interval of the share of positive signs inverts
+    (``intervals.korn_graubard_counts`` at 95%, then ``intervals.beta_pvalue_of_one_half``):
+    below 0.05 exactly when ``intervals.exact_lower_pct``/``exact_upper_pct`` of the same
+    outcomes (coded 100 for +1, 0 otherwise) exclude 50. With a ``value_range``, below those
+    clusters the test of a mean sign of 0 that the betting interval inverts (each cluster's
+    untied signs one unit): below 0.05 exactly when the betting bounds of ``exact_lower_pct``/
+    ``exact_upper_pct`` (given (0, 100)) exclude 50.
+
+    Parameters
+    ----------
+    signs : sequence of float or of (float, int)
+        Per-pair signs: +1, -1, or 0 for a tie (left out), each optionally with its cluster id;
+        at least one untied pair.
+    value_range : (float, float), optional
+        The range of a sign, (-1, 1).
 
     Returns
     -------
@@ -66,38 +138,29 @@ def range_pvalue(values: Sequence[tuple[str, float]]) -> float:
     Raises
     ------
     ValueError
-        As ``intervals.range_interval``.
+        Without an untied pair; with clusters and without a ``value_range``, "too few clusters
+        (G = g) ..." below the clusters the Korn-Graubard interval needs.
+    TypeError
+        A sign outside ``value_range``, where the betting test is given.
     """
-    contrasts = _pairwise_contrasts(_groups(values))
-    return float(min(1.0, len(contrasts) * min(contrast.pvalue() for contrast in contrasts)))
-
-
-# --------------------------------------------------------------------------
-# Paired sign test and Benjamini-Hochberg
-
-
-def sign_test_pvalue(signs: Sequence[float]) -> float:
-    """lm-eval aggregation: the exact two-sided sign test of per-pair signs.
-
-    The null is that each untied pair is as likely to favour either sentence
-    (``scipy.stats.binomtest`` with p = 0.5).
-
-    Parameters
-    ----------
-    signs : sequence of float
-        Per-pair signs: +1, -1, or 0 for a tie (left out); at least one untied pair.
-
-    Returns
-    -------
-    float
-    """
+    import numpy as np
     from scipy.stats import binomtest
 
-    positive = sum(1 for s in signs if s > 0)
-    negative = sum(1 for s in signs if s < 0)
+    plain, ids = split_cluster_ids(signs, 1)
+    array = np.asarray(plain, dtype=float)
+    untied = array != 0
+    positive, negative = int(np.count_nonzero(array > 0)), int(np.count_nonzero(array < 0))
     if positive + negative == 0:
         raise ValueError("a sign test needs at least one untied pair")
-    return float(binomtest(positive, positive + negative, 0.5).pvalue)
+    unit_of = None if ids is None else unit_index(ids[untied])
+    if unit_of is None:
+        return float(binomtest(positive, positive + negative, 0.5).pvalue)
+    outcomes = (array[untied] > 0).astype(float)
+    return _or_betting(
+        lambda: beta_pvalue_of_one_half(*korn_graubard_counts(outcomes, unit_of, CONFIDENCE)),
+        value_range,
+        lambda: float(betting_mean_pvalue(array[untied], value_range, 0.0, unit_of)[0]),
+    )
 
 
 def benjamini_hochberg(pvalues: Sequence[float]) -> list[float]:
@@ -138,50 +201,61 @@ def _adjusted_for(target: str, pvalue_of, data_of: dict) -> float:
     return adjusted
 
 
-def sign_test_bh(values: Sequence[tuple[str, float, str]]) -> float:
-    """lm-eval aggregation: the target subgroup's sign-test p-value, Benjamini-Hochberg adjusted
-    across every subgroup present (a subgroup with only ties is left out of the family).
+def _by_group(values: Sequence, width: int, noun: str) -> tuple[dict[str, list], str]:
+    """Each group's per-document values (its name and the target left out, the cluster id kept),
+    and the one target: the rows are ``(group, *value, target)``, ``width`` elements in all
+    (``noun`` names a group in the error)."""
+    rows, ids = split_cluster_ids(values, width)
+    by_group: dict[str, list] = {}
+    targets = set()
+    for position, (group, *value, target) in enumerate(rows):
+        if ids is not None:
+            value.append(int(ids[position]))
+        by_group.setdefault(str(group), []).append(value[0] if len(value) == 1 else tuple(value))
+        targets.add(str(target))
+    if len(targets) != 1:
+        raise ValueError(f"expected one target {noun} per metric, got {sorted(targets)}")
+    return by_group, targets.pop()
+
+
+def sign_test_bh(values: Sequence, value_range: tuple[float, float] | None = None) -> float:
+    """lm-eval aggregation: the target subgroup's sign-test p-value (:func:`sign_test_pvalue`,
+    clustered where the values carry cluster ids), Benjamini-Hochberg adjusted across every
+    subgroup present (a subgroup with only ties is left out of the family).
 
     Parameters
     ----------
-    values : sequence of (str, float, str)
-        Per-pair ``(subgroup, sign, target subgroup)``, one target for all.
+    values : sequence of (str, float, str) or of (str, float, str, int)
+        Per-pair ``(subgroup, sign, target subgroup)``, one target for all, each optionally
+        with its cluster id.
+    value_range : (float, float), optional
+        The range of a sign, (-1, 1) (:func:`sign_test_pvalue`).
 
     Returns
     -------
     float
     """
-    by_subgroup: dict[str, list[float]] = {}
-    targets = set()
-    for subgroup, sign, target in values:
-        by_subgroup.setdefault(str(subgroup), []).append(sign)
-        targets.add(str(target))
-    if len(targets) != 1:
-        raise ValueError(f"expected one target subgroup per metric, got {sorted(targets)}")
-    (target,) = targets
-    return _adjusted_for(target, sign_test_pvalue, by_subgroup)
+    by_subgroup, target = _by_group(values, 3, "subgroup")
+    return _adjusted_for(target, partial(sign_test_pvalue, value_range=value_range), by_subgroup)
 
 
-def difference_pvalue_bh(values: Sequence[tuple[str, int, float, str]]) -> float:
-    """lm-eval aggregation: the target group's permutation p-value of its two sides'
-    difference (:func:`difference_pvalue`), Benjamini-Hochberg adjusted across every group present
-    (a group whose p-value cannot be computed is left out of the family).
+def difference_pvalue_bh(values: Sequence, value_range: tuple[float, float] | None = None) -> float:
+    """lm-eval aggregation: the target group's p-value of its two sides' difference
+    (:func:`difference_pvalue`, clustered where the values carry cluster ids),
+    Benjamini-Hochberg adjusted across every group present (a group whose p-value cannot be
+    computed is left out of the family).
 
     Parameters
     ----------
-    values : sequence of (str, int, float, str)
-        Per-document ``(group, side, value, target group)``, one target for all.
+    values : sequence of (str, int, float, str) or of (str, int, float, str, int)
+        Per-document ``(group, side, value, target group)``, one target for all, each
+        optionally with its cluster id.
+    value_range : (float, float), optional
+        The range one document's value can take (:func:`difference_pvalue`).
 
     Returns
     -------
     float
     """
-    by_group: dict[str, list[tuple[int, float]]] = {}
-    targets = set()
-    for group, side, value, target in values:
-        by_group.setdefault(str(group), []).append((int(side), float(value)))
-        targets.add(str(target))
-    if len(targets) != 1:
-        raise ValueError(f"expected one target group per metric, got {sorted(targets)}")
-    (target,) = targets
-    return _adjusted_for(target, difference_pvalue, by_group)
+    by_group, target = _by_group(values, 4, "group")
+    return _adjusted_for(target, partial(difference_pvalue, value_range=value_range), by_group)
