@@ -31,18 +31,23 @@ def aggregation_for(metric: str, declared: dict | None = None):
     """The aggregation of a metric that ``process_results`` returns: the one its task's
     ``metric_list`` declares (``declared``: metric name, or name with ``<group>``, -> aggregation;
     see ``metric_keys.declared_for``), else the one its name's suffix asks for (see
-    ``SubgroupMetricsTask``). The task and ``lm-eval-bias recompute`` both choose by it."""
+    ``SubgroupMetricsTask``), told the range of one document's value where it reads it
+    (:func:`with_value_range`). The task and ``lm-eval-bias recompute`` both choose by it."""
+    found = metric_keys.declared_for(metric, declared or {})
+    if found is None:
+        found = _by_suffix(metric)
+    return with_value_range(metric, found)
+
+
+def _by_suffix(metric: str):
     from lm_eval.api.metrics import mean
 
     from lm_eval_bias import stats
 
-    found = metric_keys.declared_for(metric, declared or {})
-    if found is not None:
-        return found
-
     by_suffix = (
         ("_n_samples", total),
         ("_n", count),
+        ("_design_effect", stats.mean_design_effect),
         ("_gap_ci_lower", stats.difference_ci_lower),
         ("_gap_ci_upper", stats.difference_ci_upper),
         ("_gap_pvalue_bh", stats.difference_pvalue_bh),
@@ -64,6 +69,25 @@ def aggregation_for(metric: str, declared: dict | None = None):
     return mean
 
 
+def with_value_range(metric: str, aggregation):
+    """``aggregation`` told the range of one document's value (``value_range``), where it is an
+    interval or test that reads it (``stats.VALUE_RANGE_AWARE``: below the documents or clusters
+    its sharper method needs, it gives the betting interval, which holds at every n for bounded
+    values) and the metric's measure has a finite range. A sign test reads signs, -1 to 1."""
+    import functools
+
+    from lm_eval_bias import stats
+
+    if aggregation not in stats.VALUE_RANGE_AWARE:
+        return aggregation
+    if aggregation in (stats.sign_test_pvalue, stats.sign_test_bh):
+        return functools.partial(aggregation, value_range=(-1.0, 1.0))
+    bounds = metric_keys.document_range(metric)
+    if bounds is None or not all(math.isfinite(end) for end in bounds):
+        return aggregation
+    return functools.partial(aggregation, value_range=bounds)
+
+
 def _task_base():
     from lm_eval.api.task import ConfigurableTask
 
@@ -81,7 +105,7 @@ class SubgroupMetricsTask(_task_base()):
     (``bias_score_<group>_ci_lower``), which declares that statistic of every
     group (``metric_keys.GROUP``); else its name's suffix: ``*_gap`` is a
     difference of two groups' means (per-document values ``(side, value)``), ``*_gap_ci_lower``/``*_gap_ci_upper`` its
-    bootstrap interval and ``*_gap_pvalue`` its permutation p-value
+    interval and ``*_gap_pvalue`` the p-value of the test it inverts
     (``*_gap_pvalue_bh`` with values ``(group, side, value, target group)``: the
     target group's p-value, Benjamini-Hochberg adjusted across the groups);
     ``*_range`` (values ``(group, value)``) is the largest minus the smallest
@@ -95,6 +119,14 @@ class SubgroupMetricsTask(_task_base()):
     longest declared metric name it starts with, except that gaps, ranges and
     spreads are lower-is-better (a larger disparity is worse). Use it from YAML
     with ``class: !function lm_eval_bias.harness.SubgroupMetricsTask``.
+
+    Where the task's metadata declares the unit its documents were built from
+    (``cluster_unit``), each document's cluster (``TaskIdentity.cluster_id``)
+    is appended to its value of every metric whose aggregation reads it
+    (``stats.CLUSTER_AWARE``: intervals and tests, :func:`with_cluster`), and
+    each mean with an interval gets ``*_design_effect``
+    (``stats.mean_design_effect``): the intervals and tests take each unit as
+    one, and the results say what that cost.
 
     A custom aggregation that cannot be computed on the evaluated documents
     (a gap with one side missing, a range with one group, as ``--limit`` can
@@ -144,7 +176,12 @@ class SubgroupMetricsTask(_task_base()):
         if failures:
             raise PreflightError([str(error) for error in failures])
         adapters.expect_subgroup_metrics(self.config.task)
+        identity = task_metadata.identity(self.config.metadata, self.config.task)
+        self._clusters = identity if identity is not None and identity.cluster_fields else None
+        self._clustered, self._mean_lower_bounds = set(), set()
         for name, aggregation in list(self._aggregation_list.items()):
+            aggregation = with_value_range(name, aggregation)
+            self._note_clustered(name, aggregation)
             self._aggregation_list[name] = self._reported_or_na(name, aggregation)
 
     def download(self, dataset_kwargs=None, **kwargs) -> None:
@@ -243,6 +280,12 @@ class SubgroupMetricsTask(_task_base()):
             check_finite_logliks(self.config.task, doc, results)
         metrics = super().process_results(doc, results)
         self.declare_metrics(metrics)
+        cluster = None if self._clusters is None else self._clusters.cluster_id(doc)
+        if cluster is not None:
+            effects = design_effect_companions(metrics, self._mean_lower_bounds)
+            metrics.update(effects)
+            self.declare_metrics(effects)
+            metrics = with_cluster(metrics, cluster, self._clustered)
         return metrics
 
     def declare_metrics(self, names) -> None:
@@ -251,8 +294,20 @@ class SubgroupMetricsTask(_task_base()):
         for name in names:
             if name not in self._aggregation_list:
                 aggregation = aggregation_for(name, self._group_aggregations)
+                self._note_clustered(name, aggregation)
                 self._aggregation_list[name] = self._reported_or_na(name, aggregation)
                 self._higher_is_better[name] = self._declared_direction(name)
+
+    def _note_clustered(self, name: str, aggregation) -> None:
+        """Remember that ``name``'s aggregation reads each document's cluster beside its value, and
+        whether it is the lower bound of a mean's interval (whose mean gets a design effect)."""
+        from lm_eval_bias import stats
+
+        function = getattr(aggregation, "func", aggregation)  # the function a value_range is bound to
+        if function in stats.CLUSTER_AWARE:
+            self._clustered.add(name)
+        if function in (stats.ci_lower, stats.exact_lower_pct):
+            self._mean_lower_bounds.add(name)
 
     def _declared_direction(self, name: str) -> bool:
         declared = metric_keys.declared_for(name, self._group_directions)
@@ -267,6 +322,35 @@ class SubgroupMetricsTask(_task_base()):
             if name[:end] in self._higher_is_better:
                 return self._higher_is_better[name[:end]]
         return False
+
+
+def design_effect_companions(metrics: dict, mean_lower_bounds) -> dict:
+    """``<metric>_design_effect`` for each mean among one document's metrics whose ``<metric>_ci_lower``
+    is in ``mean_lower_bounds`` (a gap, range or spread has none): its value is the mean's, aggregated
+    by ``stats.mean_design_effect``."""
+    return {
+        name[: -len("_ci_lower")] + "_design_effect": value
+        for name, value in metrics.items()
+        if name in mean_lower_bounds and name.endswith("_ci_lower")
+    }
+
+
+def with_cluster(metrics: dict, cluster: int, clustered) -> dict:
+    """One document's metrics with its cluster appended to the value of each metric named in
+    ``clustered`` (whose aggregation reads it: ``stats.CLUSTER_AWARE``): ``v`` becomes ``(v, cluster)``
+    and a tuple ``(side, v)`` becomes ``(side, v, cluster)``. Metrics that shared one value object
+    share its clustered form, so a document holds each value once however many statistics read it."""
+    tagged: dict[int, tuple] = {}
+    out = {}
+    for name, value in metrics.items():
+        if name not in clustered:
+            out[name] = value
+            continue
+        found = tagged.get(id(value))
+        if found is None:
+            found = tagged[id(value)] = (*value, cluster) if isinstance(value, tuple) else (value, cluster)
+        out[name] = found
+    return out
 
 
 def per_group_entries(config: dict) -> tuple[list | None, dict, dict]:

@@ -75,7 +75,7 @@ def is_comparison(name: str) -> bool:
 # group. lm-eval never sees such an entry (``harness.SubgroupMetricsTask`` keeps it apart).
 GROUP = "<group>"
 # What a metric's name may end with to say which statistic of the metric it is.
-COMPANION_SUFFIXES = ("_ci_lower", "_ci_upper", "_pvalue_bh", "_pvalue", "_n_samples", "_n")
+COMPANION_SUFFIXES = ("_ci_lower", "_ci_upper", "_design_effect", "_pvalue_bh", "_pvalue", "_n_samples", "_n")
 
 
 def companion_suffix(name: str) -> str:
@@ -162,11 +162,15 @@ MEASURE_RANGES: dict[str, tuple[float, float]] = {
     "survey_r": (-1.0, 1.0),
     "survey_r_gap": (-1.0, 1.0),
 }
+# Measures whose documents' values have another range than the measure: a gap named as its own
+# measure, whose documents give (side, consistency).
+DOCUMENT_RANGES: dict[str, tuple[float, float]] = {"distal_minus_nongendered_gap": (0.0, 1.0)}
 # Companions of a metric whose range is not the metric's own.
 COMPANION_RANGES: dict[str, tuple[float, float]] = {
     "_pvalue": (0.0, 1.0),
     "_pvalue_bh": (0.0, 1.0),
     "_stderr": (0.0, UNBOUNDED),
+    "_design_effect": (0.0, UNBOUNDED),
     "_n": (0.0, UNBOUNDED),
     "_n_samples": (0.0, UNBOUNDED),
 }
@@ -209,6 +213,24 @@ def metric_range(name: str) -> tuple[float, float] | None:
     if comparison.endswith("_spread"):
         return (0.0, width / 2)
     return (low, high)
+
+
+def document_range(name: str) -> tuple[float, float] | None:
+    """The range of one document's value of a metric of our tasks, or of what its companions read
+    (a gap's ``(side, value)``: the value's): its measure's range, whatever the statistic (a gap
+    named as its own measure, :data:`DOCUMENT_RANGES`, compares values of another range).
+
+    Parameters
+    ----------
+    name : str
+        A metric's name, with or without a companion suffix (``toxicity_a_minus_b_gap_ci_lower``).
+
+    Returns
+    -------
+    (low, high), or None when no declared measure starts the name.
+    """
+    measure = _measure_of(name[: len(name) - len(companion_suffix(name))])
+    return None if measure is None else DOCUMENT_RANGES.get(measure, MEASURE_RANGES[measure])
 
 
 def range_text(bounds: tuple[float, float]) -> str:

@@ -262,10 +262,10 @@ def test_an_aggregation_that_fails_on_foreign_values_names_the_metric(tmp_path, 
     assert (code, out) == (2, "")
     assert err == (
         f"lm-eval-bias recompute: {samples}, line 1: bias_score_gay_pvalue_bh (none): cannot aggregate it as "
-        "winoqueer does: TypeError: cannot unpack non-iterable float object (value: 0.5, and every sample holds "
-        "a number); the samples do not hold what winoqueer writes: the file's name says winoqueer: pass the "
-        "samples file of winoqueer, or, if this file was renamed, give it back its own task's name "
-        "(samples_<task>_<date>.jsonl)\n"
+        "winoqueer does: TypeError: expected per-document values of 3 element(s), or 4 with a cluster id last, got "
+        "0.5 (value: 0.5, and every sample holds a number); the samples do not hold what winoqueer writes: the "
+        "file's name says winoqueer: pass the samples file of winoqueer, or, if this file was renamed, give it "
+        "back its own task's name (samples_<task>_<date>.jsonl)\n"
     )
     renamed = tmp_path / "mine.jsonl"
     renamed.write_text(samples.read_text())

@@ -601,11 +601,9 @@ def test_aggregated_class_metrics_exact():
         [("poor", -0.5), ("poor", -0.3), ("poor", -0.4), ("rich", 0.6), ("rich", 0.8)]
     )
     assert result["sentiment_class_range_pvalue"] < 0.2
-    # 5 prompts of non-yes/no values: too few for an interval of the mean that holds its level
-    assert result["sentiment_ci_lower"] == (
-        "N/A: too few documents (n = 5): the bootstrap-t interval of a mean holds its 95% level from 30 "
-        "documents (tests/test_interval_coverage.py)"
-    )
+    # 5 prompts of non-yes/no values: below the bootstrap-t's 30 documents, the betting interval
+    # within sentiment's range, -1 to 1
+    assert result["sentiment_ci_lower"] == -0.6677573015030003
 
 
 def metric_names(rows):
@@ -627,6 +625,7 @@ def test_metric_names_are_slugs_and_counted(paper_rows):
     assert "identity_attack_religion_range_ci_upper" in names
     for name in names:
         aggregation = harness.aggregation_for(name)
+        aggregation = getattr(aggregation, "func", aggregation)  # told the value range: see harness
         if name.endswith(("_gap", "_gap_ci_lower", "_gap_ci_upper", "_gap_pvalue")):
             assert aggregation.__module__.startswith("lm_eval_bias.stats") and "difference" in aggregation.__name__
         elif name.endswith("_n"):

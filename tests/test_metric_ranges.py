@@ -122,8 +122,8 @@ def test_a_metric_takes_its_declared_aggregation_else_the_one_its_name_asks_for(
     from lm_eval_bias import harness, stats
 
     declared = {"bias_score_<group>_ci_lower": stats.exact_lower_pct, "bias_score": mean}
-    assert harness.aggregation_for("bias_score_gay_ci_lower", declared) is stats.exact_lower_pct
-    assert harness.aggregation_for("bias_score_gay_ci_lower") is stats.ci_lower
+    assert harness.aggregation_for("bias_score_gay_ci_lower", declared).func is stats.exact_lower_pct
+    assert harness.aggregation_for("bias_score_gay_ci_lower").func is stats.ci_lower
     assert harness.aggregation_for("bias_score_gay_n", declared) is harness.count
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from lm_eval.api.model import LM
 
+from helpers import winoqueer_results, write
 from lm_eval_bias import cli
 from lm_eval_bias.report import figures, results
 from lm_eval_bias.report import html as report_html
@@ -281,9 +282,13 @@ def test_markdown_tables_hold_the_results_numbers(result_files, report):
     # GenderPair's undecided share, which readers are told to check beside the ratio
     undecided = genderpair["undecided_rate,scored"]
     assert f"| undecided_rate | {fmt(undecided)} | [" in markdown
-    toxicity = a["tango_disclosure"]["toxicity_genderqueer,scored"]
-    # 4 prompts of one identity: too few for an interval of a mean of toxicity scores
-    assert f"| toxicity_genderqueer | {fmt(toxicity)} | no interval (N = 4) |" in markdown
+    disclosure = a["tango_disclosure"]
+    # 4 prompts of one identity: below the bootstrap-t's documents, the betting interval within 0 to 1
+    interval = [fmt(disclosure[f"toxicity_genderqueer_ci_{end},scored"]) for end in ("lower", "upper")]
+    assert (
+        f"| toxicity_genderqueer | {fmt(disclosure['toxicity_genderqueer,scored'])} | [{interval[0]}, {interval[1]}] |"
+        in markdown
+    )
     # the p-value columns show WinoQueer's sign test, then BH-adjusted across subgroups
     pvalue, pvalue_bh = (a["winoqueer"][f"bias_score_lgbtq_{name},none"] for name in ("pvalue", "pvalue_bh"))
     assert next(line for line in markdown.splitlines() if line.startswith("| bias_score_lgbtq | org/model-a")).endswith(
@@ -579,11 +584,28 @@ def test_the_page_renders_in_headless_chromium_without_console_errors(report, tm
     assert any("Uncaught" in p for p in problems) and any("missing.png" in p for p in problems)
 
 
+def test_a_table_shows_the_design_effect_and_says_why_an_interval_is_missing(tmp_path):
+    extra = {
+        "bias_score_design_effect,none": 1.6234,
+        "bias_score_lgbtq_ci_lower,none": "N/A",
+        "bias_score_lgbtq_ci_upper,none": "N/A",
+    }
+    document = winoqueer_results(extra=extra)
+    (run,) = results.load_runs([write(tmp_path / "results_a.json", document)])
+    (section,) = report_html.build_sections([run])
+    header, rows = report_html.table_rows(section, section.plotted)
+    assert header == ["metric", "value", "95% CI", "stderr", "N", "design effect", "p BH"]
+    assert rows == [
+        ["bias_score", "62", "[60, 64]", "0.5", "45,540", "1.62", ""],
+        ["bias_score_lgbtq", "70", "no interval (N = 1,200)", "2", "1,200", "", "0.012"],
+    ]
+
+
 def test_a_task_built_from_templates_says_which_intervals_treat_them_as_units(result_files, report):
     expected = (
-        "Documents of one template are built alike, so their outcomes move together: the intervals here treat "
-        "each document as independent and describe these documents; lm-eval-bias compare treats each template "
-        "as one unit and reports the design effect it measures."
+        "Documents of one template are built alike, so their outcomes move together: every interval and p-value "
+        "here treats each template as one unit, and the design effect is the variance of a mean over what it "
+        "would be with independent documents (1: no more; 2: as if half the documents)."
     )
     assert f"*{expected}*" in report["markdown"]
     assert f'<p class="note">{expected}</p>' in report["html"]

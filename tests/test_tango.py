@@ -307,9 +307,12 @@ def test_disclosure_metrics_per_identity_and_gap():
 
 def test_aggregations_follow_metric_names():
     assert harness.aggregation_for("consistency_xe") is mean
-    assert harness.aggregation_for("consistency_xe_ci_lower") is stats.ci_lower
+    assert harness.aggregation_for("consistency_xe_ci_lower").func is stats.ci_lower
     assert harness.aggregation_for("toxicity_tgnb_minus_binary_gap") is stats.difference_of_means
-    assert harness.aggregation_for("toxicity_tgnb_minus_binary_gap_ci_upper") is stats.difference_ci_upper
+    assert harness.aggregation_for("toxicity_tgnb_minus_binary_gap_ci_upper").func is stats.difference_ci_upper
+    # a TANGO gap named without its measure compares consistencies, 0 to 1
+    bound = harness.aggregation_for("distal_minus_nongendered_gap_ci_lower")
+    assert (bound.func, bound.keywords) == (stats.difference_ci_lower, {"value_range": (0.0, 1.0)})
 
 
 def test_undeclared_metrics_take_the_direction_of_the_longest_declared_name_they_start_with():

@@ -410,12 +410,13 @@ def test_the_stock_lm_eval_route_refuses_the_keys_when_the_task_is_built():
         manager.load(["scm_mc"])
     assert str(error.value) == (
         f"scm_mc ({yaml_path}): metadata 'headline_metric' is 'refusal_rate', not 'warmth_pick' as its YAML says; "
-        "metadata 'version' is 9, not 1.4 as its YAML says: the run's --metadata (or a group's override) changed "
+        "metadata 'version' is 9, not 1.5 as its YAML says: the run's --metadata (or a group's override) changed "
         "what the task is. Fix: remove headline_metric, version there; to change it, copy the task's YAML and set it "
         "under its metadata:"
     )
     # the same keys, unchanged, are no problem (lm-eval copies them into every task's config)
-    same = TaskManager(include_path=lm_eval_bias.tasks_dir(), include_defaults=False, metadata={"version": 1.4})
+    version = task_metadata.shipped_configs()["scm_mc"][1]["metadata"]["version"]
+    same = TaskManager(include_path=lm_eval_bias.tasks_dir(), include_defaults=False, metadata={"version": version})
     assert list(same.load(["scm_mc"])["tasks"]) == ["scm_mc"]
 
 
@@ -440,6 +441,17 @@ def test_a_cluster_unit_names_each_document_s_cluster_by_its_fields():
     assert found.cluster_of({"template_idx": 3}) is None
     plain = task_metadata.identity(WINOQUEER_IDENTITY, "t")
     assert (plain.cluster_unit, plain.cluster_fields, plain.cluster_of({"template_idx": 3})) == ("document", (), None)
+
+
+def test_a_cluster_id_is_a_number_a_float_holds_exactly_and_the_same_in_every_process():
+    metadata = {**WINOQUEER_IDENTITY, "cluster_unit": {"name": "template", "fields": ["template_idx", "ante"]}}
+    found = task_metadata.identity(metadata, "t")
+    # the top 52 bits of BLAKE2b('[3, "Casey"]'): fixed, not Python's per-process salted hash()
+    assert found.cluster_id({"template_idx": 3, "ante": "Casey", "name": "x"}) == 4279408360513832
+    assert found.cluster_id({"template_idx": 4, "ante": "Casey"}) == 2608681880780662
+    assert float(4279408360513832) == 4279408360513832 < 2**52
+    assert found.cluster_id({"template_idx": 3}) is None
+    assert task_metadata.identity(WINOQUEER_IDENTITY, "t").cluster_id({"template_idx": 3}) is None
 
 
 def test_every_shipped_task_built_from_templates_declares_its_unit_and_its_documents_carry_it(generated_data_dir):

@@ -168,9 +168,9 @@ def _unit_note(identity: TaskIdentity) -> str:
         return ""
     unit = identity.cluster_unit
     return (
-        f"Documents of one {unit} are built alike, so their outcomes move together: the intervals here treat "
-        f"each document as independent and describe these documents; lm-eval-bias compare treats each {unit} "
-        "as one unit and reports the design effect it measures."
+        f"Documents of one {unit} are built alike, so their outcomes move together: every interval and p-value "
+        f"here treats each {unit} as one unit, and the design effect is the variance of a mean over what it "
+        "would be with independent documents (1: no more; 2: as if half the documents)."
     )
 
 
@@ -184,7 +184,8 @@ def _paper_value(entry: Entry, name: str) -> float | None:
 
 
 def table_rows(section: Section, names: Sequence[str]) -> tuple[list[str], list[list[str]]]:
-    """Header and rows: metric, (model,) value, 95% CI, stderr, N, p-value (only when some metric has one),
+    """Header and rows: metric, (model,) value, 95% CI, stderr, N, design effect and p-value (each only when
+    some metric has one),
     paper (only when the paper published a value of one of them for one of the models).
 
     Rows are metric-major, so models sit next to each other on each metric.
@@ -207,8 +208,10 @@ def table_rows(section: Section, names: Sequence[str]) -> tuple[list[str], list[
     ]
     with_p = any(m.pvalue is not None for _, _, m in metrics)
     with_bh = any(m.pvalue_bh is not None for _, _, m in metrics)
+    with_effect = any(m.design_effect is not None for _, _, m in metrics)
     with_paper = any(_paper_value(entry, name) is not None for name, entry, _ in metrics)
     header = ["metric"] + (["model"] if several else []) + ["value", "95% CI", "stderr", "N"]
+    header += ["design effect"] if with_effect else []
     header += ["p-value"] if with_p else []
     header += ["p BH"] if with_bh else []
     header += ["paper"] if with_paper else []
@@ -228,6 +231,8 @@ def table_rows(section: Section, names: Sequence[str]) -> tuple[list[str], list[
                 metric.base,
             ]
         )
+        if with_effect:
+            row.append(f"{metric.design_effect:.2f}" if metric.design_effect is not None else "")
         if with_p:
             row.append(f"{metric.pvalue:.3g}" if metric.pvalue is not None else "")
         if with_bh:

@@ -340,8 +340,8 @@ def _refuse_listed_twice(path: Path, line: int, names: list) -> None:
 
 def _document_range(name: str, declared: dict) -> tuple[float, float] | None:
     """The range of one document's value of a metric: its counts are at least 0, and a metric the
-    task averages (and its interval's ends, whose per-document values are the metric's) takes
-    values in the metric's range; None where a document's value is no number of that range (a
+    task averages (and its interval's ends and design effect, whose per-document values are the
+    metric's) takes values in the metric's range; None where a document's value is no number of that range (a
     comparison's (group, value) pair, a statistic the task computes otherwise)."""
     from lm_eval.api.metrics import mean
 
@@ -350,7 +350,7 @@ def _document_range(name: str, declared: dict) -> tuple[float, float] | None:
             return COMPANION_RANGES[suffix]
     if is_comparison(name):
         return None
-    base = next((name[: -len(end)] for end in ("_ci_lower", "_ci_upper") if name.endswith(end)), name)
+    base = next((name[: -len(end)] for end in ("_ci_lower", "_ci_upper", "_design_effect") if name.endswith(end)), name)
     if harness.aggregation_for(base, declared) is not mean:
         return None
     return metric_range(base)
@@ -384,8 +384,11 @@ def check_document_value(path: Path, task: str, line: int, name: str, filter_nam
         raise ResultsError(
             f"{where}, where {task} writes a finite number for every document (N/A is only ever a result); {fix}"
         )
-    bounds = _document_range(name, declared) if isinstance(value, (int, float)) else None
-    if bounds is not None and not bounds[0] <= value <= bounds[1]:
+    # a mean's value with its document's cluster beside it (harness.with_cluster)
+    number = value[0] if isinstance(value, list) and len(value) == 2 else value
+    plain = isinstance(number, (int, float)) and not isinstance(number, bool)
+    bounds = _document_range(name, declared) if plain else None
+    if bounds is not None and not bounds[0] <= number <= bounds[1]:
         raise ResultsError(f"{where}, outside its range, {range_text(bounds)}; {fix}")
 
 

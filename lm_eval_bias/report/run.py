@@ -38,6 +38,7 @@ class Metric:
     shows_filter: bool = False  # the metric is under several filters: its key names this one
     interval_not_available: bool = False  # the run wrote its interval as N/A (too few documents, or no spread)
     pvalue_bh: float | None = None  # the p-value, Benjamini-Hochberg adjusted across the task's subgroups
+    design_effect: float | None = None  # the variance of the mean with the task's clusters over that with none
 
     @property
     def key(self) -> str:

@@ -138,7 +138,8 @@ def winoqueer_section(section: Section) -> None:
             (
                 "Bias score per subgroup: the % of sentence pairs in which the model gives the shared words a higher "
                 "likelihood in the sentence about the LGBTQ+ group than in the counterfactual one. Whiskers: 95% "
-                "Wilson intervals. Dashed line at 50: no preference between the two sentences, the ideal. Above 50 is "
+                "Clopper-Pearson intervals, each template one unit. Dashed line at 50: no preference between the two "
+                "sentences, the ideal. Above 50 is "
                 "anti-LGBTQ+ bias; the paper leaves values below 50 undefined; 100 means every pair is stereotyped."
             ),
         )

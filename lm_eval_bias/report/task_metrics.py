@@ -230,5 +230,6 @@ def _parse_metric(
         n_is_task_total=not has_count and n is not None,
         shows_filter=shows_filter,
         pvalue_bh=companion("_pvalue_bh"),
+        design_effect=companion("_design_effect"),
         interval_not_available=any(entries.get(key(suffix)) == NOT_AVAILABLE for suffix in ("_ci_lower", "_ci_upper")),
     )

@@ -3,7 +3,7 @@
 A value is a finite number or lm-eval's ``"N/A"``; lm-eval also writes a bare ``NaN`` or
 ``Infinity`` for a number it could not compute and a numpy number as its text (``"0.25"``), which
 are read here as ``"N/A"`` and as the number. Beside each metric stand its companions
-(``_stderr``, ``_ci_lower``/``_ci_upper``, ``_pvalue``/``_pvalue_bh``) and its counts (``_n``,
+(``_stderr``, ``_ci_lower``/``_ci_upper``, ``_design_effect``, ``_pvalue``/``_pvalue_bh``) and its counts (``_n``,
 ``_n_samples``). Every problem is a :class:`ResultsError` naming the file, the task, the key and
 the fix.
 """
@@ -19,7 +19,7 @@ from lm_eval_bias.metric_keys import COMPANION_RANGES, metric_range
 NOT_AVAILABLE = "N/A"  # lm-eval's own marker for a number it could not compute
 
 # Suffixes of companion numbers; a metric is any key without one of them.
-COMPANIONS = ("_stderr", "_ci_lower", "_ci_upper", "_pvalue", "_pvalue_bh")
+COMPANIONS = ("_stderr", "_ci_lower", "_ci_upper", "_design_effect", "_pvalue", "_pvalue_bh")
 # Counts are companions only beside the metric they count, so that a metric that merely
 # ends in "_n" (a subgroup slug, say) is not taken for one.
 COUNTS = ("_n_samples", "_n")

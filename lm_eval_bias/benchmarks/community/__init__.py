@@ -7,8 +7,8 @@ demographic keywords (15 demographics in 5 dimensions). The model continues
 each prompt several times; each continuation, never the prompt, is scored by
 VADER (compound sentiment) and Detoxify (toxicity, identity_attack). Results
 are reported per demographic, and per dimension as the range of demographic
-means and every pairwise difference, with bootstrap intervals and permutation
-p-values (our extension: the paper reports bare means).
+means and every pairwise difference, with intervals and p-values that take each
+template as one unit (our extension: the paper reports bare means).
 
 Everything is built here from the paper's lists, so the benchmark needs no
 download. The grammar of the templates (``(a)``, ``do/does``) is resolved by

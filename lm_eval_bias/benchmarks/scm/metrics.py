@@ -12,7 +12,10 @@ from lm_eval_bias.benchmarks.scm.constants import (
 )
 from lm_eval_bias.benchmarks.scm.parsing import _parsed
 from lm_eval_bias.benchmarks.scm.survey import RELATIVE_SURVEY_METRICS, SURVEY_METRICS
-from lm_eval_bias.metric_keys import with_empty_rate, with_interval, with_test
+from lm_eval_bias.metric_keys import MEASURE_RANGES, with_empty_rate, with_interval, with_test
+
+# The 1-5 scale of every warmth and competence rating.
+RATING_RANGE = MEASURE_RANGES["warmth"]
 
 
 def rating_metrics(doc: dict, rating: float, samples: int | None = None) -> dict:
@@ -297,22 +300,26 @@ def process_prob_ratio(doc: dict, results: Sequence) -> dict:
     return prob_ratio_metrics(doc, [loglik for loglik, _ in results])
 
 
-def rating_ci_lower(values: Sequence[float]) -> float:
-    """Lower 95% bootstrap-t bound of a mean rating (1-5; never read as a proportion).
+def rating_ci_lower(values: Sequence[float], value_range: tuple[float, float] = RATING_RANGE) -> float:
+    """Lower 95% bound of a mean rating (1-5; never read as a proportion):
+    ``stats.bootstrap_mean_interval``'s, with each template as one unit where the ratings carry
+    their cluster.
 
     Parameters
     ----------
     values:
-        The documents' ratings.
+        The documents' ratings, each with its cluster id where the task declares a unit.
+    value_range:
+        The range of one rating, for the interval that holds below the bootstrap's units.
 
     Returns
     -------
     float
         The bound (lm-eval aggregation of a rating's ``_ci_lower``).
     """
-    return stats.bootstrap_mean_interval(values)[0]
+    return stats.bootstrap_mean_interval(values, value_range=value_range)[0]
 
 
-def rating_ci_upper(values: Sequence[float]) -> float:
-    """Upper 95% bootstrap-t bound of a mean rating: the counterpart of :func:`rating_ci_lower`."""
-    return stats.bootstrap_mean_interval(values)[1]
+def rating_ci_upper(values: Sequence[float], value_range: tuple[float, float] = RATING_RANGE) -> float:
+    """Upper 95% bound of a mean rating: the counterpart of :func:`rating_ci_lower`."""
+    return stats.bootstrap_mean_interval(values, value_range=value_range)[1]

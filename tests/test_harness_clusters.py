@@ -1,0 +1,75 @@
+"""Each document's cluster travels beside its values into the aggregations that read it
+(``harness.with_cluster``), and each mean with an interval gets its design effect."""
+
+from lm_eval_bias.harness import design_effect_companions, with_cluster
+
+
+def test_the_cluster_is_appended_to_the_values_of_the_named_metrics_only():
+    gap_value = (0, 0.25)
+    metrics = {
+        "toxicity": 0.5,
+        "toxicity_ci_lower": 0.5,
+        "toxicity_n": 1,
+        "toxicity_a_minus_b_gap": gap_value,
+        "toxicity_a_minus_b_gap_ci_lower": gap_value,
+        "toxicity_a_minus_b_gap_pvalue": gap_value,
+    }
+    clustered = {"toxicity_ci_lower", "toxicity_a_minus_b_gap_ci_lower", "toxicity_a_minus_b_gap_pvalue"}
+    out = with_cluster(metrics, 17, clustered)
+    assert out == {
+        "toxicity": 0.5,
+        "toxicity_ci_lower": (0.5, 17),
+        "toxicity_n": 1,
+        "toxicity_a_minus_b_gap": (0, 0.25),
+        "toxicity_a_minus_b_gap_ci_lower": (0, 0.25, 17),
+        "toxicity_a_minus_b_gap_pvalue": (0, 0.25, 17),
+    }
+    # one value object read by several statistics stays one object
+    assert out["toxicity_a_minus_b_gap_ci_lower"] is out["toxicity_a_minus_b_gap_pvalue"]
+    assert metrics["toxicity_ci_lower"] == 0.5  # the document's own metrics are not changed
+
+
+def test_each_mean_with_an_interval_gets_a_design_effect_and_other_statistics_none():
+    metrics = {
+        "bias_score": 100,
+        "bias_score_ci_lower": 100,
+        "bias_score_ci_upper": 100,
+        "bias_score_gay_ci_lower": 0,
+        "toxicity_a_minus_b_gap_ci_lower": (0, 0.25),
+        "warmth_minus_competence_men_ci_lower": ("men", "warmth", 2.0),
+    }
+    means = {"bias_score_ci_lower", "bias_score_gay_ci_lower", "bias_score_ci_upper"}
+    assert design_effect_companions(metrics, means) == {
+        "bias_score_design_effect": 100,
+        "bias_score_gay_design_effect": 0,
+    }
+
+
+def test_an_interval_or_test_is_told_the_range_of_one_document_s_value():
+    from lm_eval_bias import stats
+    from lm_eval_bias.harness import aggregation_for
+
+    bound = aggregation_for("toxicity_a_minus_b_gap_ci_lower")
+    assert (bound.func, bound.keywords) == (stats.difference_ci_lower, {"value_range": (0.0, 1.0)})
+    bound = aggregation_for("warmth_men_ci_upper")
+    assert (bound.func, bound.keywords) == (stats.ci_upper, {"value_range": (1.0, 5.0)})
+    declared = {"bias_score_<group>_ci_lower": stats.exact_lower_pct, "bias_score_pvalue": stats.sign_test_pvalue}
+    bound = aggregation_for("bias_score_gay_ci_lower", declared)
+    assert (bound.func, bound.keywords) == (stats.exact_lower_pct, {"value_range": (0.0, 100.0)})
+    # a sign test reads signs, not scores; a measure without bounds has no range to give
+    bound = aggregation_for("bias_score_pvalue", declared)
+    assert (bound.func, bound.keywords) == (stats.sign_test_pvalue, {"value_range": (-1.0, 1.0)})
+    assert aggregation_for("bias_score_design_effect") is stats.mean_design_effect
+    assert aggregation_for("sent_x_score_ci_lower") is stats.ci_lower
+    # a point estimate reads no range
+    assert aggregation_for("toxicity_a_minus_b_gap") is stats.difference_of_means
+
+
+def test_the_range_of_one_document_s_value_is_its_measure_s():
+    from lm_eval_bias.metric_keys import document_range
+
+    assert document_range("toxicity_a_minus_b_gap_ci_lower") == (0.0, 1.0)
+    assert document_range("toxicity_group_range_pvalue") == (0.0, 1.0)
+    assert document_range("warmth_men_design_effect") == (1.0, 5.0)
+    assert document_range("bias_score_gay") == (0.0, 100.0)
+    assert document_range("perplexity") is None
