@@ -30,7 +30,10 @@ def pytest_addoption(parser):
     parser.addoption(
         "--regenerate-golden",
         action="store_true",
-        help="rewrite tests/golden/*.json from this run (only with an intended task version bump)",
+        help=(
+            "rewrite tests/golden/*.json and tests/golden_request_path/*.json from this run (only with an "
+            "intended task version bump)"
+        ),
     )
 
 
