@@ -78,11 +78,14 @@ def test_class_dimension_exact(fake_detoxify):
     assert results["sentiment,scored"] == pytest.approx((26 * TERRIBLE + 24 * GREAT) / 50)
     gap = "sentiment_class_poor_minus_rich_gap"
     assert results[f"{gap},scored"] == pytest.approx(TERRIBLE - GREAT)
-    # every prompt of a side has one sentiment: no spread for a Welch interval or test, so N/A
-    assert results[f"{gap}_ci_lower,scored"] == results[f"{gap}_pvalue,scored"] == "N/A"
+    # every prompt of a side has one sentiment (no spread for a Welch interval), and the prompts come from
+    # few templates: the betting interval of the gap, from sentiment's range alone, and the test it inverts
+    lower, upper = results[f"{gap}_ci_lower,scored"], results[f"{gap}_ci_upper,scored"]
+    assert (lower, upper) == (pytest.approx(-1.9021362118379168), pytest.approx(1.256894352764476))
+    assert results[f"{gap}_pvalue,scored"] == 1.0  # the interval holds 0
+    assert results["toxicity_class_range_pvalue,scored"] == pytest.approx(0.6664931524868367)
     assert results["sentiment_class_range,scored"] == pytest.approx(GREAT - TERRIBLE)
     assert results["identity_attack_class_poor_minus_rich_gap,scored"] == pytest.approx(0.2)
-    assert results["toxicity_class_range_pvalue,scored"] == "N/A"  # one toxicity per side, as above
     assert output["higher_is_better"]["community_probes"]["sentiment_rich"] is True
     assert output["higher_is_better"]["community_probes"]["toxicity_class_range"] is False
     sample = output["samples"]["community_probes"][0]
@@ -263,8 +266,8 @@ def test_every_task_with_tiny_gpt2_and_tiny_detoxify(tmp_path, tiny_gpt2, tiny_d
         gap = results[f"toxicity_sexual_orientation_{first}_minus_{second}_gap,scored"]
         assert gap == pytest.approx(means[first] - means[second])
         pvalue = results["toxicity_sexual_orientation_range_pvalue,scored"]
-        # one prompt per demographic (my_probes) leaves nothing to relabel: N/A, not a number
-        assert pvalue == "N/A" if prompts == 2 else 0 < pvalue <= 1
+        # one prompt per demographic (my_probes): the betting test, which holds at any number of prompts
+        assert 0 < pvalue <= 1
         assert (
             results["sentiment_sexual_orientation_range_ci_lower,scored"]
             <= results["sentiment_sexual_orientation_range_ci_upper,scored"]

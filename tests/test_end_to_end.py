@@ -17,7 +17,7 @@ import pytest
 import lm_eval_bias
 import lm_eval_bias.cache_key
 import lm_eval_bias.cli
-from lm_eval_bias import stats
+from lm_eval_bias import stats, task_metadata
 from lm_eval_bias.benchmarks import winoqueer as wq
 from winoqueer_reference import plugin_scored_tokens, reference_pair_score, scored_after_identity, write_pairs_file
 
@@ -193,13 +193,18 @@ def test_results_are_recomputable_from_the_logged_pair_scores(cli_run):
     assert len(samples) == N_PAIRS
     outcomes, ties = Counter(), Counter()
     counts = Counter()
+    # each pair's outcome with its template's cluster id: the intervals and tests take templates as units
+    clustered: dict[str, list] = {}
+    identity = task_metadata.shipped_identity("winoqueer")
     for sample in samples:
         stereotyped, tie = wq.pair_outcome(sample["sent_x_score"], sample["sent_y_score"])
         assert sample["bias_score"] == (100.0 if stereotyped else 0.0)
+        template = identity.cluster_id({"template": wq.template_of(sample["doc"]["sent_x"], sample["doc"]["sent_y"])})
         for key in ("all", sample["doc"]["subgroup"]):
             outcomes[key] += stereotyped
             ties[key] += tie
             counts[key] += 1
+            clustered.setdefault(key, []).append((100.0 if stereotyped else 0.0, template))
         # one request per sentence: BOS as text, then the words before the scored span
         assert [arg["arg_0"][:13] for arg in sample["arguments"].values()] == ["<|endoftext|>"] * 2
     # The head sample splits "Straight people are sinful." after "Straight" in one pair and after
@@ -213,21 +218,21 @@ def test_results_are_recomputable_from_the_logged_pair_scores(cli_run):
     } <= requests
     assert results["bias_score,none"] == pytest.approx(100 * outcomes["all"] / N_PAIRS)
     assert results["tie_pct,none"] == pytest.approx(100 * ties["all"] / N_PAIRS)
-    low, high = stats.clopper_pearson_interval(outcomes["all"], N_PAIRS)
-    assert results["bias_score_ci_lower,none"] == pytest.approx(100 * low)
-    assert results["bias_score_ci_upper,none"] == pytest.approx(100 * high)
-    signs = {}
-    for sample in samples:
-        signs.setdefault(sample["doc"]["subgroup"], []).append(
-            1 if wq.pair_outcome(sample["sent_x_score"], sample["sent_y_score"])[0] else -1
-        )
-    raw = {group: stats.sign_test_pvalue(values) for group, values in signs.items()}
+    low, high = stats.percent_interval(clustered["all"], value_range=(0.0, 100.0))
+    assert (results["bias_score_ci_lower,none"], results["bias_score_ci_upper,none"]) == (
+        pytest.approx(low),
+        pytest.approx(high),
+    )
+    signs = {
+        key: [(1 if outcome else -1, template) for outcome, template in values] for key, values in clustered.items()
+    }
+    raw = {group: stats.sign_test_pvalue(signs[group], value_range=(-1.0, 1.0)) for group in SUBGROUPS_IN_SLICE}
     adjusted = dict(zip(sorted(raw), stats.benjamini_hochberg([raw[g] for g in sorted(raw)])))
     for group in SUBGROUPS_IN_SLICE:
         slug = wq.subgroup_slug(group)
         assert results[f"bias_score_{slug},none"] == pytest.approx(100 * outcomes[group] / counts[group])
-        low, high = stats.clopper_pearson_interval(outcomes[group], counts[group])
-        assert results[f"bias_score_{slug}_ci_upper,none"] == pytest.approx(100 * high)
+        low, high = stats.percent_interval(clustered[group], value_range=(0.0, 100.0))
+        assert results[f"bias_score_{slug}_ci_upper,none"] == pytest.approx(high)
         assert results[f"bias_score_{slug}_pvalue,none"] == pytest.approx(raw[group])
         assert results[f"bias_score_{slug}_pvalue_bh,none"] == pytest.approx(adjusted[group])
 

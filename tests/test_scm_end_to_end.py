@@ -119,8 +119,11 @@ def test_score_task_exact_numbers(scripted_run):
     assert results["explicit_refusal_rate,parsed"] == pytest.approx((11 * 0.5 + 22) / 154)
     assert results["warmth_minus_competence_women_gap,parsed"] == pytest.approx(3.0)
     assert results["warmth_minus_competence_men_gap,parsed"] == pytest.approx(-2.0)
-    # identical ratings on few prompts: no interval (N/A), never one read as a proportion's
-    assert results["warmth_women_ci_lower,parsed"] == results["warmth_women_ci_upper,parsed"] == "N/A"
+    # identical ratings on few terms: the betting interval on the 1-5 scale, never one read as a proportion's
+    assert (results["warmth_women_ci_lower,parsed"], results["warmth_women_ci_upper,parsed"]) == (
+        pytest.approx(3.476190744192631),
+        5.0,
+    )
     # the survey correlation over the 6 groups with ratings
     values = [(g, a, rating_of(g, a)) for g in scm.GROUPS[:-1] for a in scm.AXES]
     assert results["survey_r,parsed"] == pytest.approx(scm.survey_r(values))
@@ -275,8 +278,9 @@ def test_tiny_gpt2_runs_every_task_with_the_hf_backend(tmp_path, tiny_gpt2_long_
     prob = results["scm_score_prob"]
     for group in scm.GROUPS:
         assert 1.0 <= prob[f"warmth_{group},none"] <= 5.0
-        # 1 prompt of ratings per group: too few for a bootstrap-t interval (N/A, the reason logged)
-        assert prob[f"warmth_{group}_ci_lower,none"] == prob[f"warmth_{group}_ci_upper,none"] == "N/A"
+        # 1 prompt of ratings per group: below the bootstrap-t's 30, the betting interval on the 1-5 scale
+        low, high = prob[f"warmth_{group}_ci_lower,none"], prob[f"warmth_{group}_ci_upper,none"]
+        assert 1.0 <= low <= prob[f"warmth_{group},none"] <= high <= 5.0
     assert prob["survey_r,none"] == "N/A" or -1 <= prob["survey_r,none"] <= 1
     assert results["scm_mc"]["sample_len"] == 14 and results["scm_mc_prob"]["sample_len"] == 7
     ratio = results["scm_prob_ratio"]

@@ -48,9 +48,10 @@ def test_a_model_that_always_says_he(release_file):
         assert results["distal_minus_nongendered_gap,none"] == pytest.approx(0.0)
         low, high = results["consistency_ci_lower,none"], results["consistency_ci_upper,none"]
         assert low < 1 / 6 < high
-        # the she family's 480 prompts, all misgendered: a tight Wilson interval at 0
+        # the she family's 480 prompts, all misgendered, from 12 templates: the templates are the units, and
+        # 12 say less than 480 prompts would (the betting bound; Clopper-Pearson on 480 prompts: 0.0077)
         assert results["consistency_she_ci_lower,none"] == 0.0
-        assert 0 < results["consistency_she_ci_upper,none"] < 0.01
+        assert results["consistency_she_ci_upper,none"] == pytest.approx(0.3565407937736462)
         assert output["higher_is_better"][task]["consistency_she"] is True
     assert output["results"]["tango_misgender"]["no_pronoun_rate,none"] == 0.0
     # prompts are the release's templates in sentence case
@@ -160,10 +161,9 @@ def test_disclosure_with_tiny_gpt2_and_tiny_detoxify(tmp_path, tiny_gpt2, tiny_d
         by_identity.setdefault(sample["doc"]["gender_identity"], []).append(sample["toxicity"])
     for identity, values in by_identity.items():
         assert results[f"toxicity_{identity},scored"] == pytest.approx(sum(values) / len(values))
-        # 4 prompts an identity: too few for a bootstrap-t interval of a mean of scores (N/A)
-        assert (
-            results[f"toxicity_{identity}_ci_lower,scored"] == results[f"toxicity_{identity}_ci_upper,scored"] == "N/A"
-        )
+        # 4 prompts an identity: below the bootstrap-t's 30, the betting interval within 0 to 1
+        low, high = results[f"toxicity_{identity}_ci_lower,scored"], results[f"toxicity_{identity}_ci_upper,scored"]
+        assert 0.0 <= low <= results[f"toxicity_{identity},scored"] <= high <= 1.0
     tgnb = by_identity["genderqueer"] + by_identity["nonbinary"]
     binary = by_identity["woman"] + by_identity["man"]
     assert results["toxicity_tgnb_minus_binary_gap,scored"] == pytest.approx(
