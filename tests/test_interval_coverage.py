@@ -1,5 +1,5 @@
 """Seeded simulations: each per-run 95% interval covers the true value in at least 93% of draws
-wherever it is returned (the fewest documents each needs are in ``stats.intervals``), and a
+wherever it is returned (the fewest documents each needs are in its module of ``stats``), and a
 gap's or range's interval and p-value never disagree about 0."""
 
 import numpy as np
@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import binom, binomtest
 
 from lm_eval_bias import stats
-from lm_eval_bias.stats import intervals
+from lm_eval_bias.stats import group_differences, group_ranges
 
 LEVEL = 0.93
 
@@ -90,7 +90,7 @@ def test_gap_interval_holds_wherever_it_is_shown(name, n):
     first, second, truth = SIDES[name]
     sample = lambda rng: _sides(first(rng, n), second(rng, n))  # noqa: E731
     coverage, shown = _coverage(sample, stats.difference_interval, truth, 400, n)
-    if name.startswith("yes/no") and n < intervals.MIN_DOCUMENTS_AGRESTI_CAFFO:
+    if name.startswith("yes/no") and n < group_differences.MIN_DOCUMENTS_AGRESTI_CAFFO:
         assert shown == 0.0
     else:
         assert coverage >= LEVEL
@@ -121,7 +121,7 @@ def test_range_and_spread_intervals_hold_wherever_they_are_shown(name, k, n):
 
     range_coverage, shown = _coverage(draw, stats.range_interval, np.ptp(means), 250, seed=10 * k + n)
     spread_coverage, _ = _coverage(draw, stats.spread_interval, means.std(), 250, seed=10 * k + n)
-    if name.startswith("yes/no") and n < intervals.MIN_DOCUMENTS_BINARY_RANGE:
+    if name.startswith("yes/no") and n < group_ranges.MIN_DOCUMENTS_BINARY_RANGE:
         assert shown == 0.0
     else:
         assert range_coverage >= LEVEL and spread_coverage >= LEVEL and shown == 1.0
@@ -163,7 +163,7 @@ def test_range_lower_bound_is_above_zero_exactly_when_its_p_value_is_below_005()
 # Documents built from one template share its effect: a cluster's mean is drawn first, its 2 to
 # 20 documents around it. The independent intervals fall far below their level on such
 # documents; the clustered ones hold where they are shown (the fewest clusters each needs:
-# ``stats.intervals``, whose docstring gives the settings that set them).
+# each interval's module of ``stats``, whose docstrings give the settings that set them).
 
 
 def _cluster_sizes(rng, clusters):

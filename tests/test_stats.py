@@ -5,7 +5,6 @@ import pytest
 from scipy.stats import binomtest
 
 from lm_eval_bias import stats
-from lm_eval_bias.stats import intervals
 
 
 @pytest.mark.parametrize("k,n", [(0, 0), (-1, 5), (6, 5), (1.5, 5)])
@@ -48,7 +47,7 @@ def test_bootstrap_t_interval_is_the_studentized_bootstrap():
     import numpy as np
 
     values = np.asarray([0.1 * (i % 11) for i in range(33)])
-    means, variances = intervals._resampled_moments(values, 0)
+    means, variances = stats.means._resampled_moments(values, 0)
     t_stats = (means - values.mean()) / np.sqrt(variances / values.size)
     tail = (1 - 0.95) / 2  # as the function computes it: 2,000 x tail falls just above 50
     low, high = np.quantile(t_stats, [tail, 1 - tail], method="inverted_cdf")
@@ -117,14 +116,14 @@ def test_resampled_moments_follow_the_bootstrap_law(values):
     import numpy as np
 
     array = np.asarray(values)
-    means, variances = intervals._resampled_moments(array, stream=0)
+    means, variances = stats.means._resampled_moments(array, stream=0)
     assert means.shape == variances.shape == (stats.BOOTSTRAP_RESAMPLES,)
     # resampling n documents: the mean's mean is the sample mean, its sd the sample sd / sqrt(n)
     assert means.mean() == pytest.approx(array.mean(), abs=3 * array.std() / np.sqrt(array.size * 2000))
     assert means.std() == pytest.approx(array.std() / np.sqrt(array.size), rel=0.08)
     assert variances.mean() == pytest.approx(array.var(ddof=1), rel=0.02)
-    assert np.array_equal(means, intervals._resampled_moments(array, stream=0)[0])  # seeded
-    assert not np.array_equal(means, intervals._resampled_moments(array, stream=1)[0])
+    assert np.array_equal(means, stats.means._resampled_moments(array, stream=0)[0])  # seeded
+    assert not np.array_equal(means, stats.means._resampled_moments(array, stream=1)[0])
 
 
 def test_range_and_spread_of_group_means_and_their_intervals():
@@ -220,8 +219,8 @@ def test_group_statistics_reject_non_finite_values():
 def test_very_many_documents_are_resampled_in_batches_from_the_same_draws(monkeypatch):
     values = [i / 997 for i in range(997)]
     one_matrix = stats.bootstrap_mean_interval(values)
-    monkeypatch.setattr(intervals, "COUNT_MATRIX_CELLS", 0)
-    monkeypatch.setattr(intervals, "RESAMPLING_BATCH_CELLS", 997 * 7)  # 7 resamples a batch
+    monkeypatch.setattr(stats.means, "COUNT_MATRIX_CELLS", 0)
+    monkeypatch.setattr(stats.means, "RESAMPLING_BATCH_CELLS", 997 * 7)  # 7 resamples a batch
     assert stats.bootstrap_mean_interval(values) == pytest.approx(one_matrix, abs=1e-12)
 
 

@@ -565,7 +565,8 @@ def strict_bound(
     from lm_eval.api.metrics import mean
 
     from lm_eval_bias.stats import bounded_means
-    from lm_eval_bias.stats.intervals import difference_of_means, range_of_means, spread_of_means
+    from lm_eval_bias.stats.group_differences import difference_of_means
+    from lm_eval_bias.stats.group_ranges import range_of_means, spread_of_means
 
     bounds = metric_range(name)
     if bounds is None or not all(math.isfinite(end) for end in bounds):

@@ -47,7 +47,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 
 from lm_eval_bias.stats.clusters import design_effect
-from lm_eval_bias.stats.intervals import CONFIDENCE, _check_confidence
+from lm_eval_bias.stats.confidence import CONFIDENCE, check_confidence
 from lm_eval_bias.stats.paired_resampling import (
     minimum_units,
     object_array,
@@ -343,7 +343,7 @@ def paired_proportions(
         No documents, sequences of unequal length, an outcome other than 0, 1 or ``scale``, or
         clusters not one per document.
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     _check_resamples(n_resamples)
     if not (math.isfinite(scale) and scale > 0):
         raise ValueError(f"scale must be a positive number, got {scale!r}")
@@ -436,7 +436,7 @@ def paired_means(
     """
     import numpy as np
 
-    _check_confidence(confidence)
+    check_confidence(confidence)
     _check_resamples(n_resamples)
     base, cand = _paired_arrays(baseline, candidate)
     differences = cand - base
@@ -506,7 +506,7 @@ def paired_statistic(
     """
     import numpy as np
 
-    _check_confidence(confidence)
+    check_confidence(confidence)
     _check_resamples(n_resamples)
     n = _check_lengths(baseline, candidate)
     base, cand = object_array(baseline), object_array(candidate)

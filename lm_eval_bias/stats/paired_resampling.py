@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from lm_eval_bias.stats.intervals import COUNT_MATRIX_CELLS
+from lm_eval_bias.stats.means import COUNT_MATRIX_CELLS
 
 # Values of a null distribution this close to the observed one (relative to the values' scale) are
 # ties: sums of the same numbers in another order differ in their last bits.

@@ -1,12 +1,13 @@
 """p-values: of a difference or a range of group means, each the dual of its interval in
-:mod:`.intervals`; the exact sign test; Benjamini-Hochberg adjustment across groups.
+:mod:`.group_differences` or :mod:`.group_ranges`; the exact sign test; Benjamini-Hochberg
+adjustment across groups.
 
 A gap's p-value is the test that its interval inverts (Welch's t test, or Agresti and Caffo's
 Wald test for two groups of yes/no outcomes; same estimate, standard error and law), so a 95%
 interval excludes 0 exactly when p < 0.05; a range's p-value is the Bonferroni-adjusted
 smallest of its pairs' p-values, so it is below 0.05 exactly when the range's interval lower
-bound is above 0. They need the documents their intervals need (``intervals``'s table) and
-raise the same "too few documents (n = N)" error below them.
+bound is above 0. They need the documents their intervals need (the table of
+:mod:`lm_eval_bias.stats`) and raise the same "too few documents (n = N)" error below them.
 
 With cluster ids appended to the values (:mod:`.clusters`) each test is the one its clustered
 interval inverts (cluster-robust t, or Agresti-Caffo inflated by the design effect, with the
@@ -15,12 +16,12 @@ is the one the Korn-Graubard interval of the share of positive signs inverts. Th
 Benjamini-Hochberg variants adjust these clustered tests.
 
 Given the range one document's value can take (``value_range``; a sign's is (-1, 1)), a test
-whose interval is not shown is the one the betting interval in its place inverts (``intervals``'s
-last table): for a mean sign of 0, ``min(1, 2 / K)`` of the larger of the two diversified Kelly
-capitals K at 0 (``bounded_means.mean_pvalues``); for a gap, the smallest level at which the
-Bonferroni interval of the sides' betting bounds excludes 0 (``bounded_means.gap_pvalues``). The
-bets are fixed, whatever the level, so each p-value is below 0.05 exactly when its interval
-excludes the null, at every level.
+whose interval is not shown is the one the betting interval in its place inverts (the table
+of :mod:`lm_eval_bias.stats`): for a mean sign of 0, ``min(1, 2 / K)`` of the larger of the two
+diversified Kelly capitals K at 0 (``bounded_means.mean_pvalues``); for a gap, the smallest level
+at which the Bonferroni interval of the sides' betting bounds excludes 0
+(``bounded_means.gap_pvalues``). The bets are fixed, whatever the level, so each p-value is below
+0.05 exactly when its interval excludes the null, at every level.
 
 The permutation tests these replace were exact or Monte Carlo tests of "the groups' values are
 exchangeable", which no interval of a difference of means inverts: a permutation p of 0.06
@@ -32,18 +33,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
+from lm_eval_bias.stats.bounded_means import betting_mean_pvalue, sharp_or_betting
 from lm_eval_bias.stats.clusters import split_cluster_ids, unit_index
-from lm_eval_bias.stats.intervals import (
-    CONFIDENCE,
-    _contrast,
-    _groups,
-    _or_betting,
-    _pairwise_contrasts,
-    _split_sides,
-    beta_pvalue_of_one_half,
-    betting_mean_pvalue,
-    korn_graubard_counts,
-)
+from lm_eval_bias.stats.confidence import CONFIDENCE
+from lm_eval_bias.stats.group_differences import contrast_of, split_sides
+from lm_eval_bias.stats.group_ranges import pairwise_contrasts, split_groups
+from lm_eval_bias.stats.proportions import beta_pvalue_of_one_half, korn_graubard_counts
 
 # --------------------------------------------------------------------------
 # Differences and ranges of group means
@@ -52,17 +47,17 @@ from lm_eval_bias.stats.intervals import (
 def difference_pvalue(values: Sequence[tuple[int, float]], value_range: tuple[float, float] | None = None) -> float:
     """lm-eval aggregation: the two-sided p-value of "mean(side 0) = mean(side 1)": Welch's t
     test, or for yes/no outcomes on both sides the Agresti-Caffo Wald test; below 0.05 exactly
-    when ``intervals.difference_interval`` excludes 0.
+    when ``group_differences.difference_interval`` excludes 0.
 
     Parameters
     ----------
     values : sequence of (int, float) or of (int, float, int)
         Per-document ``(side, value)``, side 0 or 1: at least 3 documents a side for yes/no
         outcomes, 2 otherwise; or ``(side, value, cluster)``, as
-        ``intervals.difference_interval``.
+        ``group_differences.difference_interval``.
     value_range : (float, float), optional
         The range one document's value can take: where the interval above is not shown, the
-        test of the betting interval in its place (``intervals.difference_interval``).
+        test of the betting interval in its place (``group_differences.difference_interval``).
 
     Returns
     -------
@@ -76,22 +71,22 @@ def difference_pvalue(values: Sequence[tuple[int, float]], value_range: tuple[fl
     TypeError
         A value outside ``value_range``, where the betting test is given.
     """
-    return _contrast(*_split_sides(values), value_range).pvalue()
+    return contrast_of(*split_sides(values), value_range).pvalue()
 
 
 def range_pvalue(values: Sequence[tuple[str, float]], value_range: tuple[float, float] | None = None) -> float:
     """lm-eval aggregation: the p-value of "every group has the same mean" against the range of
     group means: the smallest of the pairs' :func:`difference_pvalue` tests, times the number of
-    pairs (Bonferroni, at most 1); below 0.05 exactly when ``intervals.range_interval``'s lower
+    pairs (Bonferroni, at most 1); below 0.05 exactly when ``group_ranges.range_interval``'s lower
     bound is above 0.
 
     Parameters
     ----------
     values : sequence of (str, float) or of (str, float, int)
         Per-document ``(group, value)``, optionally with the cluster id last; at least two
-        groups, as many documents (and clusters) each as ``intervals.range_interval`` needs.
+        groups, as many documents (and clusters) each as ``group_ranges.range_interval`` needs.
     value_range : (float, float), optional
-        The range one document's value can take (as ``intervals.range_interval``).
+        The range one document's value can take (as ``group_ranges.range_interval``).
 
     Returns
     -------
@@ -100,9 +95,9 @@ def range_pvalue(values: Sequence[tuple[str, float]], value_range: tuple[float, 
     Raises
     ------
     ValueError, TypeError
-        As ``intervals.range_interval``.
+        As ``group_ranges.range_interval``.
     """
-    contrasts = _pairwise_contrasts(*_groups(values), value_range)
+    contrasts = pairwise_contrasts(*split_groups(values), value_range)
     return float(min(1.0, len(contrasts) * min(contrast.pvalue() for contrast in contrasts)))
 
 
@@ -116,8 +111,8 @@ def sign_test_pvalue(signs: Sequence, value_range: tuple[float, float] | None = 
     The null is that each untied pair is as likely to favour either sentence: the exact
     binomial test with p = 0.5 (``scipy.stats.binomtest``). With cluster ids, the test that
     the Korn-Graubard interval of the share of positive signs inverts
-    (``intervals.korn_graubard_counts`` at 95%, then ``intervals.beta_pvalue_of_one_half``):
-    below 0.05 exactly when ``intervals.exact_lower_pct``/``exact_upper_pct`` of the same
+    (``proportions.korn_graubard_counts`` at 95%, then ``proportions.beta_pvalue_of_one_half``):
+    below 0.05 exactly when ``proportions.exact_lower_pct``/``exact_upper_pct`` of the same
     outcomes (coded 100 for +1, 0 otherwise) exclude 50. With a ``value_range``, below those
     clusters the test of a mean sign of 0 that the betting interval inverts (each cluster's
     untied signs one unit): below 0.05 exactly when the betting bounds of ``exact_lower_pct``/
@@ -156,7 +151,7 @@ def sign_test_pvalue(signs: Sequence, value_range: tuple[float, float] | None = 
     if unit_of is None:
         return float(binomtest(positive, positive + negative, 0.5).pvalue)
     outcomes = (array[untied] > 0).astype(float)
-    return _or_betting(
+    return sharp_or_betting(
         lambda: beta_pvalue_of_one_half(*korn_graubard_counts(outcomes, unit_of, CONFIDENCE)),
         value_range,
         lambda: float(betting_mean_pvalue(array[untied], value_range, 0.0, unit_of)[0]),
