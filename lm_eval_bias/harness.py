@@ -179,6 +179,7 @@ class SubgroupMetricsTask(_task_base()):
         identity = task_metadata.identity(self.config.metadata, self.config.task)
         self._clusters = identity if identity is not None and identity.cluster_fields else None
         self._clustered, self._mean_lower_bounds = set(), set()
+        self._intervals: dict = {}  # (metric, interval) -> (values, interval or error) until its other bound
         for name, aggregation in list(self._aggregation_list.items()):
             aggregation = with_value_range(name, aggregation)
             self._note_clustered(name, aggregation)
@@ -262,9 +263,14 @@ class SubgroupMetricsTask(_task_base()):
     def _reported_or_na(self, name: str, aggregation):
         from lm_eval.api.metrics import mean
 
+        from lm_eval_bias import stats
+
         task = self.config.task
         if aggregation is mean:  # keep lm-eval's closed-form standard error
             return aggregation
+        bound = stats.BOUND_OF.get(getattr(aggregation, "func", aggregation))
+        if bound is not None:
+            aggregation = self._bound_of_shared_interval(name, *bound, getattr(aggregation, "keywords", {}))
 
         def aggregate(values):
             try:
@@ -274,6 +280,28 @@ class SubgroupMetricsTask(_task_base()):
                 return "N/A"
 
         return aggregate
+
+    def _bound_of_shared_interval(self, name: str, interval, place: int, keywords: dict):
+        """The aggregation of one bound of ``interval`` (``place`` 0: lower, 1: upper): lm-eval asks
+        for each bound apart, with lists of the same values, and an interval (a bootstrap) costs as much
+        for one bound as for both, so the other bound's call on equal values takes the one computed."""
+        key = (name.rsplit("_ci_", 1)[0], interval)
+
+        def bound(values):
+            cached = self._intervals.pop(key, None)
+            if cached is not None and (cached[0] is values or cached[0] == values):
+                found = cached[1]
+            else:
+                try:
+                    found = interval(values, **keywords)
+                except (ValueError, ArithmeticError) as error:
+                    found = error
+                self._intervals[key] = (values, found)
+            if isinstance(found, Exception):
+                raise found
+            return found[place]
+
+        return bound
 
     def process_results(self, doc, results):
         if self.OUTPUT_TYPE in ("loglikelihood", "multiple_choice"):

@@ -1,6 +1,8 @@
 """Each document's cluster travels beside its values into the aggregations that read it
 (``harness.with_cluster``), and each mean with an interval gets its design effect."""
 
+import pytest
+
 from lm_eval_bias.harness import design_effect_companions, with_cluster
 
 
@@ -73,3 +75,32 @@ def test_the_range_of_one_document_s_value_is_its_measure_s():
     assert document_range("warmth_men_design_effect") == (1.0, 5.0)
     assert document_range("bias_score_gay") == (0.0, 100.0)
     assert document_range("perplexity") is None
+
+
+def test_both_bounds_of_an_interval_come_from_one_computation():
+    from lm_eval_bias.harness import SubgroupMetricsTask
+
+    calls = []
+
+    def interval(values, value_range=None):
+        calls.append(value_range)
+        if not values:
+            raise ValueError("too few documents (n = 0)")
+        return min(values), max(values)
+
+    task = SubgroupMetricsTask.__new__(SubgroupMetricsTask)  # the method needs no built task
+    task._intervals = {}
+    lower = task._bound_of_shared_interval("toxicity_ci_lower", interval, 0, {"value_range": (0.0, 1.0)})
+    upper = task._bound_of_shared_interval("toxicity_ci_upper", interval, 1, {"value_range": (0.0, 1.0)})
+    values = [0.25, 0.75, 0.5]
+    # lm-eval hands each bound its own list of the same values
+    assert (lower(values), upper(list(values))) == (0.25, 0.75)
+    assert calls == [(0.0, 1.0)]
+    # other values are another interval; the computed one is not kept past its second bound
+    assert upper([0.1, 0.2]) == 0.2 and len(calls) == 2
+    assert lower([0.1, 0.2]) == 0.1 and len(calls) == 2 and task._intervals == {}
+    # an interval the documents cannot support fails both bounds, computed once
+    for bound in (lower, upper):
+        with pytest.raises(ValueError, match=r"^too few documents \(n = 0\)$"):
+            bound([])
+    assert len(calls) == 3

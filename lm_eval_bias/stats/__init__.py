@@ -170,8 +170,25 @@ CLUSTER_AWARE = frozenset(
 # (:mod:`.bounded_means`), which holds at every n. ``mean_design_effect`` is no interval.
 VALUE_RANGE_AWARE = CLUSTER_AWARE - {mean_design_effect}
 
+# Each bound's aggregation, and the interval it is a bound of with the bound's place in it
+# (``ci_lower(values, **kw) == mean_interval(values, **kw)[0]``): lm-eval asks for each bound apart,
+# and the harness computes the interval once for both (``harness.SubgroupMetricsTask``).
+BOUND_OF = {
+    ci_lower: (mean_interval, 0),
+    ci_upper: (mean_interval, 1),
+    exact_lower_pct: (percent_interval, 0),
+    exact_upper_pct: (percent_interval, 1),
+    difference_ci_lower: (difference_interval, 0),
+    difference_ci_upper: (difference_interval, 1),
+    range_ci_lower: (range_interval, 0),
+    range_ci_upper: (range_interval, 1),
+    spread_ci_lower: (spread_interval, 0),
+    spread_ci_upper: (spread_interval, 1),
+}
+
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
+    "BOUND_OF",
     "CLUSTER_AWARE",
     "VALUE_RANGE_AWARE",
     "CONFIDENCE",
