@@ -24,11 +24,11 @@ from pathlib import Path
 from lm_eval_bias import harness
 from lm_eval_bias.readers import DuplicateKeyError, loads_json
 from lm_eval_bias.report.recompute import (
-    _canonical,
-    _task_name_of,
+    canonical_value,
     check_document_value,
     declared_aggregations,
     read_sample_lines,
+    task_name_of,
 )
 from lm_eval_bias.report.results import load_runs, read_text, results_files
 from lm_eval_bias.report.run import Run
@@ -128,7 +128,7 @@ def samples_path(side: RunFiles, task: str) -> Path:
         None, or several and none of the results file's date.
     """
     folder = side.path.parent
-    found = sorted(p for p in folder.glob(f"samples_{task}_*.jsonl") if _task_name_of(p) == task)
+    found = sorted(p for p in folder.glob(f"samples_{task}_*.jsonl") if task_name_of(p) == task)
     date = _date_of(side.path)
     same_date = [p for p in found if date is not None and p.name == f"samples_{task}_{date}.jsonl"]
     if same_date:
@@ -276,7 +276,7 @@ def _content_key(sample: dict, ignore_fields: frozenset[str] = frozenset()) -> s
     doc = sample["doc"]
     if ignore_fields and isinstance(doc, dict):
         doc = {key: value for key, value in doc.items() if key not in ignore_fields}
-    return json.dumps(_canonical(doc), sort_keys=True, ensure_ascii=False)
+    return json.dumps(canonical_value(doc), sort_keys=True, ensure_ascii=False)
 
 
 def _keys(samples: list[tuple[int, dict]], by_hash: bool, ignore_fields: frozenset[str]) -> list[str]:

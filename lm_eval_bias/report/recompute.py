@@ -38,7 +38,7 @@ logger = logging.getLogger("lm_eval_bias")
 _LISTED = 8
 
 
-def _task_name_of(path: Path) -> str | None:
+def task_name_of(path: Path) -> str | None:
     """The task in an lm-eval samples file name (``samples_<task>_<date>.jsonl``), or None."""
     match = _SAMPLES_NAME.match(path.name)
     return match["task"] if match else None
@@ -93,14 +93,14 @@ def read_sample_lines(path: str | Path) -> list[tuple[int, dict]]:
     return records
 
 
-def _canonical(value):
+def canonical_value(value):
     """``value`` with every text (keys too) in NFC, so that one document written in two Unicode forms is one."""
     if isinstance(value, str):
         return nfc(value)
     if isinstance(value, list):
-        return [_canonical(item) for item in value]
+        return [canonical_value(item) for item in value]
     if isinstance(value, dict):
-        return {nfc(str(key)): _canonical(item) for key, item in value.items()}
+        return {nfc(str(key)): canonical_value(item) for key, item in value.items()}
     return value
 
 
@@ -129,7 +129,7 @@ def _identities_of(path: Path, line: int, sample: dict) -> list[tuple[str, str]]
             raise _not_an_id(path, line, "doc_hash", sample["doc_hash"], "text")
         identities.append(("doc_hash", sample["doc_hash"]))
     if "doc" in sample:
-        identities.append(("doc", json.dumps(_canonical(sample["doc"]), sort_keys=True, ensure_ascii=False)))
+        identities.append(("doc", json.dumps(canonical_value(sample["doc"]), sort_keys=True, ensure_ascii=False)))
     if not identities:
         raise ResultsError(
             f"{path}, line {line}: the sample has no doc_id, doc_hash or doc, so a document given twice could not "
@@ -300,7 +300,7 @@ def _listing(names) -> str:
 
 def _task_of(path: Path, task: str | None) -> str:
     """The task whose samples ``path`` holds: ``--task``, which must agree with the file's name."""
-    named = _task_name_of(path)
+    named = task_name_of(path)
     if task is None:
         if named is None:
             raise ResultsError(f"{path}: not named like lm-eval's samples_<task>_<date>.jsonl; pass --task")

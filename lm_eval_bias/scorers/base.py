@@ -39,7 +39,7 @@ class Scorer(Protocol):
         ...
 
 
-def _as_text_list(texts: Sequence[str], scorer: str) -> list[str]:
+def as_text_list(texts: Sequence[str], scorer: str) -> list[str]:
     # A bare string is a Sequence too; scoring it would silently score its characters.
     if isinstance(texts, str):
         raise TypeError(f"{scorer}: score() takes a sequence of texts, not one string")
@@ -50,5 +50,5 @@ def _as_text_list(texts: Sequence[str], scorer: str) -> list[str]:
     return texts
 
 
-def _snippet(text: str, width: int = 80) -> str:
+def snippet(text: str, width: int = 80) -> str:
     return repr(text if len(text) <= width else text[:width] + "...")

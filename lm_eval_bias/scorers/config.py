@@ -46,6 +46,11 @@ def configure(**metadata: Any) -> dict[str, str]:
     return dict(_configured)
 
 
+def forget_configured() -> None:
+    """Forget the defaults :func:`configure` set."""
+    _configured.clear()
+
+
 def _pick(key: str, explicit: Any) -> tuple[str | None, str]:
     """The value of one Detoxify option and where it came from (for error messages)."""
     if explicit is not None and str(explicit).strip():

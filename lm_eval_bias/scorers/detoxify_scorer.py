@@ -15,8 +15,8 @@ from lm_eval_bias.data import OFFLINE_ENVS, is_offline
 from lm_eval_bias.scorers.base import (
     ScorerError,
     ScorerUnavailableError,
-    _as_text_list,
-    _snippet,
+    as_text_list,
+    snippet,
 )
 from lm_eval_bias.scorers.config import (
     DEFAULT_BATCH_SIZE,
@@ -352,7 +352,7 @@ class DetoxifyScorer:
         """
         from tqdm.auto import tqdm
 
-        texts = _as_text_list(texts, self.name)
+        texts = as_text_list(texts, self.name)
         # NaN, not 0, until filled: a slot left unscored by a bug must never read as "not toxic".
         scores: dict[str, list[float]] = {label: [math.nan] * len(texts) for label in self.labels}
         # Longest first: similar lengths share a batch (less padding), and a batch
@@ -374,7 +374,7 @@ class DetoxifyScorer:
         """One call of Detoxify's predict(), checked: every label, one finite value per text."""
         context = (
             f"detoxify ({self.model_type}, {self.device}, {self.dtype}): batch {number + 1}/{total} "
-            f"({len(batch)} texts, e.g. text {indices[0]} {_snippet(batch[0])})"
+            f"({len(batch)} texts, e.g. text {indices[0]} {snippet(batch[0])})"
         )
         try:
             raw = self.detoxify.predict(batch) if self.dtype == "float32" else self._predict_autocast(batch)

@@ -7,8 +7,8 @@ from typing import Any
 from lm_eval_bias.scorers.base import Scorer
 from lm_eval_bias.scorers.config import (
     DEFAULT_BATCH_SIZE,
-    _configured,
     default_device,
+    forget_configured,
     resolve_detoxify_options,
 )
 from lm_eval_bias.scorers.detoxify_scorer import DetoxifyScorer
@@ -68,5 +68,5 @@ def get_scorer(name: str, **options: Any) -> Scorer:
 
 def reset() -> None:
     """Forget :func:`configure` defaults and every cached scorer (for tests and notebooks)."""
-    _configured.clear()
+    forget_configured()
     _scorer_cache.clear()

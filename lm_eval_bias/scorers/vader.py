@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from lm_eval_bias.scorers.base import (
     ScorerError,
     ScorerUnavailableError,
-    _as_text_list,
-    _snippet,
+    as_text_list,
+    snippet,
 )
 
 VADER_INSTALL = 'pip install "vaderSentiment==3.3.2"'
@@ -31,11 +31,11 @@ class VaderScorer:
 
     def score(self, texts: Sequence[str]) -> dict[str, list[float]]:
         """VADER's compound sentiment of each text (:meth:`Scorer.score`; label ``sentiment``, in [-1, 1])."""
-        texts = _as_text_list(texts, self.name)
+        texts = as_text_list(texts, self.name)
         values = []
         for index, text in enumerate(texts):
             try:
                 values.append(float(self._analyzer.polarity_scores(text)["compound"]))
             except Exception as error:
-                raise ScorerError(f"vader: scoring text {index} {_snippet(text)} failed: {error}") from error
+                raise ScorerError(f"vader: scoring text {index} {snippet(text)} failed: {error}") from error
         return {"sentiment": values}

@@ -10,7 +10,7 @@ from lm_eval_bias.benchmarks.scm.constants import (
     AXES,
     AXIS_OF_TERM,
 )
-from lm_eval_bias.benchmarks.scm.parsing import _parsed
+from lm_eval_bias.benchmarks.scm.parsing import parsed_answers
 from lm_eval_bias.benchmarks.scm.survey import RELATIVE_SURVEY_METRICS, SURVEY_METRICS
 from lm_eval_bias.metric_keys import MEASURE_RANGES, with_empty_rate, with_interval, with_test
 
@@ -53,7 +53,7 @@ def rating_metrics(doc: dict, rating: float, samples: int | None = None) -> dict
     return metrics
 
 
-def _answer_counts(metrics: dict, doc: dict, parsed: Sequence[Mapping]) -> tuple[list, int | None]:
+def answer_counts(metrics: dict, doc: dict, parsed: Sequence[Mapping]) -> tuple[list, int | None]:
     """Refusal and empty-answer rates of one document; returns its answered values and, when
     it has several samples, how many were answered.
 
@@ -94,7 +94,7 @@ def score_metrics(doc: dict, parsed: Sequence[Mapping]) -> dict:
         :func:`rating_metrics` of their mean.
     """
     metrics = {}
-    ratings, samples = _answer_counts(metrics, doc, parsed)
+    ratings, samples = answer_counts(metrics, doc, parsed)
     with_interval(
         metrics,
         "explicit_refusal_rate",
@@ -108,7 +108,7 @@ def score_metrics(doc: dict, parsed: Sequence[Mapping]) -> dict:
 
 def process_score(doc: dict, results: Sequence) -> dict:
     """lm-eval ``process_results`` for ``scm_score``: :func:`score_metrics` of the ``ParseRatings`` output."""
-    return score_metrics(doc, _parsed(results))
+    return score_metrics(doc, parsed_answers(results))
 
 
 def softmax(logliks: Sequence[float]) -> list[float]:
@@ -181,7 +181,7 @@ def mc_metrics(doc: dict, parsed: Sequence[Mapping]) -> dict:
     """
     group = doc["group"]
     metrics = {}
-    picks, samples = _answer_counts(metrics, doc, parsed)
+    picks, samples = answer_counts(metrics, doc, parsed)
     if picks:
         share = sum(AXIS_OF_TERM[p] == "warmth" for p in picks) / len(picks)
         with_interval(metrics, "warmth_pick", share, samples)
@@ -193,7 +193,7 @@ def mc_metrics(doc: dict, parsed: Sequence[Mapping]) -> dict:
 
 def process_mc(doc: dict, results: Sequence) -> dict:
     """lm-eval ``process_results`` for ``scm_mc``: :func:`mc_metrics` of the ``ParseChoices`` output."""
-    return mc_metrics(doc, _parsed(results))
+    return mc_metrics(doc, parsed_answers(results))
 
 
 def mc_prob_metrics(doc: dict, logliks: Sequence[float]) -> dict:

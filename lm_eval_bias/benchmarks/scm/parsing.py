@@ -271,7 +271,7 @@ class ParseChoices(Filter):
         ]
 
 
-def _parsed(results: Sequence) -> list[dict]:
+def parsed_answers(results: Sequence) -> list[dict]:
     """What ``process_results`` receives after a parse filter, as one list of dicts."""
     (item,) = results
     return [item] if isinstance(item, Mapping) else list(item)

@@ -15,7 +15,7 @@ from lm_eval.api.filter import Filter
 
 from lm_eval_bias.benchmarks.scm.constants import GENDER_GROUPS, SEXUALITY_GROUPS
 from lm_eval_bias.benchmarks.scm.lexicon import STOPWORDS, load_lexicon
-from lm_eval_bias.benchmarks.scm.metrics import _answer_counts
+from lm_eval_bias.benchmarks.scm.metrics import answer_counts
 from lm_eval_bias.benchmarks.scm.options import OPTION_DEFAULTS
 from lm_eval_bias.benchmarks.scm.parsing import (
     Parsed,
@@ -286,7 +286,7 @@ def story_metrics(doc: dict, analysed: Mapping) -> dict:
     """
     group = doc["group"]
     metrics = {}
-    _answer_counts(metrics, doc, [{"value": None, **sample} for sample in analysed["samples"]])
+    answer_counts(metrics, doc, [{"value": None, **sample} for sample in analysed["samples"]])
     metrics[f"warmth_word_share_{group}"] = analysed["warmth_share"]
     metrics[f"competence_word_share_{group}"] = analysed["competence_share"]
     return metrics
