@@ -48,6 +48,7 @@ def test_tango_agreement_command(tmp_path, capsys):
         "prompts_compared": 2,
         "verdict_agreement": 0.5,
         "family_agreement": 0.5,
+        "left_out": {"only_in_generation": 0, "only_in_probability": 0, "no_pronoun": 0, "probability_tie": 0},
     }
     with pytest.raises(SystemExit) as exit_:
         cli.main(["tango-agreement", str(generation), str(tmp_path / "missing.jsonl")])

@@ -532,7 +532,12 @@ def tango_files(tmp_path):
 def test_tango_agreement_prints_strict_json(tango_files, capsys):
     code, out, err = run_cli(["tango-agreement", *tango_files], capsys)
     assert (code, err) == (0, "")
-    assert json.loads(out) == {"prompts_compared": 2, "verdict_agreement": 0.5, "family_agreement": 0.5}
+    assert json.loads(out) == {
+        "prompts_compared": 2,
+        "verdict_agreement": 0.5,
+        "family_agreement": 0.5,
+        "left_out": {"only_in_generation": 0, "only_in_probability": 0, "no_pronoun": 0, "probability_tie": 0},
+    }
 
 
 def test_tango_agreement_recognises_swapped_files(tango_files, capsys):
@@ -740,7 +745,8 @@ def test_tango_agreement_on_samples_of_other_prompts(tango_files, capsys):
     assert (code, err) == (
         2,
         f"lm-eval-bias tango-agreement: {generation} and {probability}: no prompt is in both "
-        "sample files with a pronoun in its continuation; pass the samples of runs on the same "
+        "sample files with a pronoun in its continuation and one likeliest family (only_in_generation: 2, "
+        "only_in_probability: 1, no_pronoun: 0, probability_tie: 0); pass the samples of runs on the same "
         "prompts\n",
     )
 

@@ -208,14 +208,22 @@ def test_method_agreement_from_sample_logs():
         lls = [[str(-1.0 if f == best else -5.0), "False"] for f in ("he", "she", "they", "xe", "ey", "fae")]
         return {"doc": {"template_idx": 0, "ante": "a", "pronoun_family": family}, "filtered_resps": lls}
 
+    def tied(family):
+        lls = [["-1.0", "False"]] * 6
+        return {"doc": {"template_idx": 0, "ante": "a", "pronoun_family": family}, "filtered_resps": lls}
+
     generation = [gen("he", " He ran."), gen("she", " He ran."), gen("xe", " They ran."), gen("ey", " Nothing.")]
-    probability = [prob("he", "he"), prob("she", "she"), prob("xe", "he"), prob("ey", "ey")]
+    generation += [gen("fae", " He ran."), gen("they", " He ran.")]
+    probability = [prob("he", "he"), prob("she", "she"), prob("xe", "he"), prob("ey", "ey"), tied("fae")]
+    probability += [{**prob("he", "he"), "doc": {"template_idx": 1, "ante": "a", "pronoun_family": "he"}}]
     agreement = tango.method_agreement(generation, probability)
-    # compared: he (both consistent), she (gen wrong, prob right), xe (both wrong); ey has no pronoun
+    # compared: he (both consistent), she (gen wrong, prob right), xe (both wrong); ey has no pronoun,
+    # fae's families tie, they has no probability partner, template 1's he no generation partner
     assert agreement == {
         "prompts_compared": 3,
         "verdict_agreement": pytest.approx(2 / 3),
         "family_agreement": pytest.approx(1 / 3),
+        "left_out": {"only_in_generation": 1, "only_in_probability": 1, "no_pronoun": 1, "probability_tie": 1},
     }
 
 

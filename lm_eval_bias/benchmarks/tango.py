@@ -344,36 +344,48 @@ def method_agreement(generation_samples: Iterable[dict], probability_samples: It
     dict
         ``prompts_compared``; ``verdict_agreement``, the share on which both call the prompt
         consistent or both misgendered; ``family_agreement``, the share on which both pick the same
-        family.
+        family; ``left_out``, the prompts not compared, by the first reason that applies:
+        ``only_in_generation`` and ``only_in_probability`` (no partner in the other file),
+        ``no_pronoun`` (the continuation has none), ``probability_tie`` (the likeliest families tie).
     """
 
     def key(doc):
         return doc["template_idx"], doc["ante"], doc["pronoun_family"]
 
-    predicted = {}
+    predicted = {}  # prompt -> the probability method's family, None where the likeliest tie
     for sample in probability_samples:
         logliks = [float(pair[0]) for pair in sample["filtered_resps"]]
-        family = predicted_family(logliks)
-        if family is not None:  # a tie gives no verdict to compare
-            predicted[key(sample["doc"])] = family
+        predicted[key(sample["doc"])] = predicted_family(logliks)
+    left_out = dict.fromkeys(("only_in_generation", "only_in_probability", "no_pronoun", "probability_tie"), 0)
     same_verdict = same_family = compared = 0
+    generated = set()
     for sample in generation_samples:
-        response = sample["filtered_resps"][0]
-        text = response if isinstance(response, str) else response[0]
-        match = pronouns.first_pronoun(text)
         doc_key = key(sample["doc"])
-        if match is None or doc_key not in predicted:
-            continue
-        compared += 1
-        family = sample["doc"]["pronoun_family"]
-        same_verdict += (match.family == family) == (predicted[doc_key] == family)
-        same_family += match.family == predicted[doc_key]
+        generated.add(doc_key)
+        response = sample["filtered_resps"][0]
+        match = pronouns.first_pronoun(response if isinstance(response, str) else response[0])
+        if doc_key not in predicted:
+            left_out["only_in_generation"] += 1
+        elif match is None:
+            left_out["no_pronoun"] += 1
+        elif predicted[doc_key] is None:
+            left_out["probability_tie"] += 1
+        else:
+            compared += 1
+            family = sample["doc"]["pronoun_family"]
+            same_verdict += (match.family == family) == (predicted[doc_key] == family)
+            same_family += match.family == predicted[doc_key]
+    left_out["only_in_probability"] = len(predicted.keys() - generated)
     if not compared:
-        raise ValueError("no prompt is in both sample files with a pronoun in its continuation")
+        raise ValueError(
+            "no prompt is in both sample files with a pronoun in its continuation and one likeliest family "
+            f"({', '.join(f'{reason}: {count}' for reason, count in left_out.items())})"
+        )
     return {
         "prompts_compared": compared,
         "verdict_agreement": same_verdict / compared,
         "family_agreement": same_family / compared,
+        "left_out": left_out,
     }
 
 
