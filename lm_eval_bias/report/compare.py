@@ -571,11 +571,11 @@ def strict_bound(
     bounds = metric_range(name)
     if bounds is None or not all(math.isfinite(end) for end in bounds):
         return None, f"strict gate: {name} has no bounded range, so no bound holds at every n"
+    low, high = metric_keys.document_range(name)  # a document's change spans its value's range either way
+    width = high - low
     if aggregation is mean:
-        width, rows = bounds[1] - bounds[0], [(None, b, c) for b, c in zip(base_values, cand_values)]
+        rows = [(None, b, c) for b, c in zip(base_values, cand_values)]
     elif aggregation in (difference_of_means, range_of_means, spread_of_means):
-        # A gap of means spans (-w, w), a range (0, w), a spread (0, w / 2): w is one document's range.
-        width = bounds[1] * (2 if aggregation is spread_of_means else 1)
         rows = [(b[0], b[1], c[1]) if b[0] == c[0] else None for b, c in zip(base_values, cand_values)]
         if None in rows:
             return None, "strict gate: a document is in another group in each run, so no bound holds at every n"
