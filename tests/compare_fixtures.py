@@ -1,6 +1,7 @@
 """A fixed, hand-made comparison of two runs, for the tests of compare's outputs and of the gate."""
 
-from lm_eval_bias.report.compare import Comparison, MetricComparison, TaskComparison
+from lm_eval_bias.report.compare import Comparison, TaskComparison
+from lm_eval_bias.report.paired_metrics import MetricComparison
 
 MCNEMAR = "exact McNemar; Clopper-Pearson box interval"
 

@@ -8,7 +8,9 @@ import pytest
 
 from compare_fixtures import COMPARISON, TANGO, WINOQUEER
 from helpers import run_cli, winoqueer_results, write
-from lm_eval_bias.report import check
+from lm_eval_bias.report import worsening_gate
+from lm_eval_bias.report.gate_rules import Policy, WorseningRule, read_policy
+from lm_eval_bias.report.values import ResultsError
 from test_compare import winoqueer_samples, write_run
 
 HEADING = (
@@ -39,7 +41,7 @@ def compared(monkeypatch):
         return compared.comparison
 
     compared.comparison = COMPARISON
-    monkeypatch.setattr(check, "compare_for", compare_for)
+    monkeypatch.setattr(worsening_gate, "compare_for", compare_for)
     compared.calls = calls
     return compared
 
@@ -164,7 +166,7 @@ def test_a_worsening_without_an_interval_fails_closed(compared, capsys):
         ),
         (
             "winoqueer<=2",
-            "cannot read the worsening rule 'winoqueer<=2'; write TASK[:METRIC]=MARGIN, e.g. winoqueer:bias_score=2",
+            "cannot read the worsening rule 'winoqueer<=2'; write TASK[:METRIC]=MARGIN, e.g. my_task:bias_score=2",
         ),
     ],
 )
@@ -219,10 +221,10 @@ def test_the_policy_file_holds_worsening_rules_and_the_strict_gate(compared, tmp
     policy = write(
         tmp_path / "policy.yaml", "gate: strict\nmax_worsening:\n  winoqueer: 8\n  tango_misgender:consistency: 0\n"
     )
-    read = check.read_policy(policy)
-    assert read == check.Policy(
+    read = read_policy(policy)
+    assert read == Policy(
         (),
-        (check.WorseningRule("winoqueer", None, 8.0), check.WorseningRule("tango_misgender", "consistency", 0.0)),
+        (WorseningRule("winoqueer", None, 8.0), WorseningRule("tango_misgender", "consistency", 0.0)),
         "strict",
     )
     assert [rule.where for rule in read.worsening] == [
@@ -252,11 +254,11 @@ def test_the_policy_file_holds_worsening_rules_and_the_strict_gate(compared, tmp
         (
             "max_worsening:\n  winoqueer <= 2: 1\n",
             "{policy}, line 2: max_worsening['winoqueer <= 2']: write TASK[:METRIC]: MARGIN, e.g. "
-            "winoqueer:bias_score: 2",
+            "my_task:bias_score: 2",
         ),
         (
             "max_worsening:\n  - winoqueer=2\n",
-            "{policy}: 'max_worsening' must be a mapping of TASK[:METRIC] to a margin, e.g. winoqueer: 2",
+            "{policy}: 'max_worsening' must be a mapping of TASK[:METRIC] to a margin, e.g. my_task: 2",
         ),
         ("max_worsening: {}\n", "{policy}: a policy needs a non-empty 'rules' list or 'max_worsening' mapping"),
         (
@@ -282,8 +284,8 @@ def test_worsening_rules_of_a_policy_need_a_baseline(compared, tmp_path, capsys)
 
 
 def test_evaluate_worsening_refuses_an_unknown_gate():
-    with pytest.raises(check.ResultsError, match="gate must be one of estimate, interval, strict, got 'loose'"):
-        check.evaluate_worsening([check.WorseningRule("winoqueer", None, 2.0)], COMPARISON, "loose")
+    with pytest.raises(ResultsError, match="gate must be one of estimate, interval, strict, got 'loose'"):
+        worsening_gate.evaluate_worsening([WorseningRule("winoqueer", None, 2.0)], COMPARISON, "loose")
     assert TANGO.metrics[0].ideal == 1.0  # the fixture's improvement, as the tests above read it
 
 
@@ -306,11 +308,11 @@ def test_an_interval_above_the_margin_without_a_significant_paired_test_does_not
         WINOQUEER.metrics[0], n=2, pvalue=0.5, pvalue_bh=0.5, worsening=1.0, worsening_ci=(1.0, 1.0)
     )
     comparison = dataclasses.replace(COMPARISON, tasks=(dataclasses.replace(WINOQUEER, metrics=(two,)),))
-    rule = check.WorseningRule("winoqueer", None, 0.5)
-    (outcome,) = check.evaluate_worsening([rule], comparison)
+    rule = WorseningRule("winoqueer", None, 0.5)
+    (outcome,) = worsening_gate.evaluate_worsening([rule], comparison)
     assert outcome.passed
     assert outcome.message.endswith(": wholly above 0.5, but the paired test finds no change (p >= 0.05): not shown")
     significant = dataclasses.replace(two, pvalue=0.01, pvalue_bh=0.01)
     comparison = dataclasses.replace(COMPARISON, tasks=(dataclasses.replace(WINOQUEER, metrics=(significant,)),))
-    (outcome,) = check.evaluate_worsening([rule], comparison)
+    (outcome,) = worsening_gate.evaluate_worsening([rule], comparison)
     assert not outcome.passed and outcome.message.endswith(": wholly above 0.5: worse by more than the margin")

@@ -12,8 +12,10 @@ import pytest
 
 from compare_fixtures import COMPARISON, WINOQUEER
 from helpers import run_cli, winoqueer_results, write
-from lm_eval_bias.benchmarks import winoqueer
-from lm_eval_bias.report import check
+from lm_eval_bias.benchmarks.winoqueer import scoring as winoqueer
+from lm_eval_bias.report import worsening_gate
+from lm_eval_bias.report.gate_rules import GATES, WorseningRule
+from lm_eval_bias.report.no_verdict import no_verdict
 from lm_eval_bias.report.run import Metric, Run, TaskBase
 from test_check_gate import compared, gate  # noqa: F401 (the fixture)
 from test_compare import disclosure_document, logged, winoqueer_pair, winoqueer_samples, write_run
@@ -28,7 +30,7 @@ NEVER_FAILS = (
 def tied_pair(pair: int, subgroup: str) -> dict:
     """A WinoQueer pair whose two sentences score alike: a tie, which the task counts as not stereotyped."""
     doc = winoqueer_pair(pair, subgroup, False)["doc"]
-    return logged(doc, winoqueer.pair_metrics(doc, -11.0, -11.0), "none")
+    return logged(doc, winoqueer.pair_metrics(doc["subgroup"], ["Gay", "Lesbian"], -11.0, -11.0), "none")
 
 
 def tied_samples(count: int) -> list[dict]:
@@ -165,8 +167,8 @@ def test_other_gates_pass_a_comparison_without_an_interval_saying_nothing_could_
 
 
 def test_fewest_documents_is_where_a_paired_test_can_first_find_a_change():
-    assert check.FEWEST_DOCUMENTS == 6
-    assert 2.0 ** (1 - 6) < check.SIGNIFICANCE <= 2.0 ** (1 - 5)
+    assert worsening_gate.FEWEST_DOCUMENTS == 6
+    assert 2.0 ** (1 - 6) < worsening_gate.SIGNIFICANCE <= 2.0 ** (1 - 5)
 
 
 @pytest.mark.parametrize(("n", "passed"), [(5, False), (6, True)])
@@ -185,8 +187,8 @@ def test_strict_passes_no_collapsed_interval_on_fewer_documents_than_a_paired_te
         worsening_ci=(0.0, 0.0),
         note="identical values on every document",
     )
-    rule = check.WorseningRule("winoqueer", None, 1.0)
-    (outcome,) = check.evaluate_worsening([rule], with_row(collapsed), "strict")
+    rule = WorseningRule("winoqueer", None, 1.0)
+    (outcome,) = worsening_gate.evaluate_worsening([rule], with_row(collapsed), "strict")
     assert outcome.passed is passed
     if passed:
         assert outcome.message.endswith(": wholly below 1")
@@ -195,7 +197,7 @@ def test_strict_passes_no_collapsed_interval_on_fewer_documents_than_a_paired_te
             ": too few documents (n = 5) for any paired test to find a change at p < 0.05 (it needs 6): not shown to "
             "be within 1"
         )
-    (outcome,) = check.evaluate_worsening([rule], with_row(collapsed), "estimate")
+    (outcome,) = worsening_gate.evaluate_worsening([rule], with_row(collapsed), "estimate")
     assert outcome.passed and outcome.message.endswith(": not wholly above 1")
     assert outcome.note.endswith(
         "identical values on every document"
@@ -224,7 +226,7 @@ def test_strict_fails_two_documents_with_identical_values(tmp_path, capsys):
 def test_a_comparison_with_no_worsening_at_all_fails_closed_under_every_gate(compared, capsys):  # noqa: F811
     nothing = dataclasses.replace(NO_INTERVAL, worsening=None, note="no matched document has a value in both runs")
     compared.comparison = with_row(nothing)
-    for gate_name in check.GATES:
+    for gate_name in GATES:
         code, out, _ = gate(capsys, "--max-worsening", "winoqueer=1", "--gate", gate_name)
         assert code == 1 and out.splitlines()[1].endswith(
             "worsening N/A N/A (distance from the ideal 50): no interval of the worsening: fails closed"
@@ -339,7 +341,7 @@ def share_run(task: str, unit: str, shares: dict[str, tuple[float, int]]) -> Run
 def test_no_verdict_names_the_share_of_the_metric_s_own_group_and_how_the_metric_treats_it(
     task, unit, shares, name, text
 ):
-    found = check.no_verdict(share_run(task, unit, shares), task, name)
+    found = no_verdict(share_run(task, unit, shares), task, name)
     assert (found.text, found.every) == (text, text.startswith("every"))
 
 
@@ -353,9 +355,7 @@ def test_no_verdict_names_the_share_of_the_metric_s_own_group_and_how_the_metric
     ],
 )
 def test_no_verdict_says_nothing_where_no_document_bears_on_the_number(shares, name):
-    assert (
-        check.no_verdict(share_run("gendercare_genderpair", "prompts", shares), "gendercare_genderpair", name) is None
-    )
+    assert no_verdict(share_run("gendercare_genderpair", "prompts", shares), "gendercare_genderpair", name) is None
 
 
 # --------------------------------------------------------------------------

@@ -3,7 +3,8 @@ import json
 import pytest
 
 from lm_eval_bias import cli
-from lm_eval_bias.report import check, leaderboard, results
+from lm_eval_bias.report import leaderboard, results, threshold_gate
+from lm_eval_bias.report.gate_rules import parse_rule
 
 
 def write_results(path, model, wq=62.0, wq_ci=(60.0, 64.0), lgbtq=70.0, consistency=0.4, date=1.0):
@@ -90,7 +91,7 @@ def test_bad_files_give_clear_errors(tmp_path):
     (tmp_path / "x.json").write_text('{"results": {"winoqueer": {"bias_score,none": NaN}}}')
     (nan_run,) = results.load_runs([tmp_path / "x.json"])
     assert nan_run.metric("winoqueer").value == "N/A"
-    (outcome,) = check.evaluate([check.parse_rule("winoqueer<=65")], [nan_run])
+    (outcome,) = threshold_gate.evaluate([parse_rule("winoqueer<=65")], [nan_run])
     assert not outcome.passed and outcome.message == "winoqueer:bias_score is N/A, N=unknown: not a number"
     (tmp_path / "z.json").write_text('{"results": ')
     with pytest.raises(results.ResultsError, match="not valid JSON"):
@@ -114,35 +115,35 @@ def test_bad_files_give_clear_errors(tmp_path):
     ],
 )
 def test_rules(text, bare, expected):
-    rule = check.parse_rule(text, bare)
+    rule = parse_rule(text, bare)
     assert (rule.task, rule.metric, rule.op, rule.threshold) == expected
 
 
 @pytest.mark.parametrize("text", ["winoqueer", "winoqueer=65", "winoqueer<=high"])
 def test_unreadable_rules(text):
     with pytest.raises(results.ResultsError):
-        check.parse_rule(text)
+        parse_rule(text)
 
 
 def test_gate_on_estimates_and_on_intervals(two_models):
     runs = results.load_runs(two_models)
-    rules = [check.parse_rule("winoqueer<=63")]
-    by_estimate = check.evaluate(rules, runs, "estimate")
+    rules = [parse_rule("winoqueer<=63")]
+    by_estimate = threshold_gate.evaluate(rules, runs, "estimate")
     assert [(o.model, o.passed) for o in by_estimate] == [("org/model-a", True), ("org/model-b", False)]
     # model-a's interval reaches 64 > 63: not demonstrably below the limit
-    by_interval = check.evaluate(rules, runs, "interval")
+    by_interval = threshold_gate.evaluate(rules, runs, "interval")
     assert [o.passed for o in by_interval] == [False, False]
     assert by_interval[0].message == "winoqueer:bias_score = 62 [60, 64], N=100, upper bound 64"
-    lower = check.evaluate([check.parse_rule("tango_misgender>=0.39")], runs[:1], "interval")
+    lower = threshold_gate.evaluate([parse_rule("tango_misgender>=0.39")], runs[:1], "interval")
     assert lower[0].passed is False
     assert lower[0].message == "tango_misgender:consistency = 0.4 [0.38, 0.42], N=2,880 (task total), lower bound 0.38"
 
 
 def test_missing_task_or_na_value_fails(two_models):
     runs = results.load_runs(two_models[:1])
-    (missing,) = check.evaluate([check.parse_rule("scm_score:warmth>=3")], runs)
+    (missing,) = threshold_gate.evaluate([parse_rule("scm_score:warmth>=3")], runs)
     assert not missing.passed and "no results file has task 'scm_score'" in missing.message
-    (na,) = check.evaluate([check.parse_rule("tango_misgender:distal_minus_nongendered_gap>=0")], runs)
+    (na,) = threshold_gate.evaluate([parse_rule("tango_misgender:distal_minus_nongendered_gap>=0")], runs)
     assert not na.passed and "N/A" in na.message
 
 

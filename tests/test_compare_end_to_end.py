@@ -15,7 +15,8 @@ import pytest
 
 from benchmark_data import write_data_dir
 from lm_eval_bias.metric_keys import metric_range
-from lm_eval_bias.report.compare import EXACT_TEST, compare_runs
+from lm_eval_bias.report.compare import compare_runs
+from lm_eval_bias.report.paired_metrics import EXACT_TEST
 from test_llama_server import DEFAULT_TASKS
 from tiny_models import build_tiny_gpt2, winoqueer_sentences
 

@@ -11,7 +11,7 @@ import pytest
 
 from compare_fixtures import COMPARISON, TANGO, WINOQUEER, metric
 from helpers import run_cli, winoqueer_results, write
-from lm_eval_bias.report import compare, compare_outputs
+from lm_eval_bias.report import compare, compare_outputs, compare_text, forest_plot, verdicts
 from lm_eval_bias.report.outputs import CONTENT_SECURITY_POLICY
 from lm_eval_bias.report.values import ResultsError
 from test_report import CHROMIUM, chromium, console_problems
@@ -144,12 +144,12 @@ def test_the_markdown_is_exact():
     ],
 )
 def test_numbers_as_text(value, signed, plain):
-    assert (compare_outputs.signed_text(value), compare_outputs.number_text(value)) == (signed, plain)
+    assert (compare_text.signed_text(value), compare_text.number_text(value)) == (signed, plain)
 
 
 def test_an_interval_of_a_swapped_zero_difference_reads_as_zero():
-    assert compare_outputs.interval_text(-0.0, 0.0) == "[0, 0]"
-    assert compare_outputs.interval_text(float("nan"), 1.0) == "N/A"
+    assert compare_text.interval_text(-0.0, 0.0) == "[0, 0]"
+    assert compare_text.interval_text(float("nan"), 1.0) == "N/A"
 
 
 @pytest.mark.parametrize(
@@ -165,8 +165,8 @@ def test_an_interval_of_a_swapped_zero_difference_reads_as_zero():
     ],
 )
 def test_the_worse_side_and_what_the_worsening_interval_shows(metric, side, verdict, words):
-    assert compare_outputs.worse_side(metric) == side
-    assert (compare_outputs.verdict(metric), compare_outputs.verdict_text(metric)) == (verdict, words)
+    assert verdicts.worse_side(metric) == side
+    assert (verdicts.verdict(metric), verdicts.verdict_text(metric)) == (verdict, words)
 
 
 def test_the_page_has_one_forest_plot_per_task_with_a_point_per_finite_difference():
@@ -209,7 +209,7 @@ def test_the_page_has_one_forest_plot_per_task_with_a_point_per_finite_differenc
 
 
 def test_the_zero_line_is_drawn_at_zero_on_the_axis():
-    figure = compare_outputs.forest_plot(WINOQUEER)
+    figure = forest_plot.forest_plot(WINOQUEER)
     # axis -10..10 over x 20 + width of "overall (bias_score) (n = 90)" .. 520: 0 in the middle
     zero = re.search(
         r'<line x1="([\d.]+)" y1="[\d.]+" x2="\1" y2="[\d.]+" stroke="#444444" stroke-width="1.5" '
@@ -595,7 +595,7 @@ CLUSTERED = dataclasses.replace(WINOQUEER.metrics[0], cluster_unit="template", d
 def test_each_row_says_its_verdict_worsening_n_and_unit_in_words(metric, cells, kind):
     row = compare_outputs.metric_row(metric)
     assert [row[3], row[4], row[5], row[8], row[9]] == cells
-    assert compare_outputs.verdict(metric) == kind
+    assert verdicts.verdict(metric) == kind
 
 
 def test_a_change_across_the_ideal_is_named_in_every_format():
@@ -628,10 +628,10 @@ def test_the_page_says_what_the_benjamini_hochberg_adjustment_covers():
 
 # The verdicts a point of each colour may carry, written beside it.
 VERDICTS_OF_COLOUR = {
-    compare_outputs.WORSE_COLOUR: re.compile(r"worse|crossed the ideal, further \(p = [\d.e-]+\)"),
-    compare_outputs.BETTER_COLOUR: re.compile(r"better|crossed the ideal, closer \(p = [\d.e-]+\)"),
-    compare_outputs.UNCLEAR_COLOUR: re.compile(r"no clear change"),
-    compare_outputs.CROSSED_COLOUR: re.compile(r"crossed the ideal \(p = [\d.e-]+\)"),
+    forest_plot.WORSE_COLOUR: re.compile(r"worse|crossed the ideal, further \(p = [\d.e-]+\)"),
+    forest_plot.BETTER_COLOUR: re.compile(r"better|crossed the ideal, closer \(p = [\d.e-]+\)"),
+    forest_plot.UNCLEAR_COLOUR: re.compile(r"no clear change"),
+    forest_plot.CROSSED_COLOUR: re.compile(r"crossed the ideal \(p = [\d.e-]+\)"),
     "#888888": re.compile(r"too few (documents \(n = \d+\)|clusters \(G = \d+\))|no ideal declared"),
 }
 

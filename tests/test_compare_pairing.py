@@ -1,5 +1,5 @@
-"""Two runs' documents paired by what defines a document, never by facts of the run; and a samples file
-whose metric values no task writes refused with exit 2, naming the file, the line, the metric and the value.
+"""Two runs' documents paired by what defines a document, never by position; and a samples file whose
+metric values no task writes refused with exit 2, naming the file, the line, the metric and the value.
 
 The runs are written as in ``test_compare``: invented documents scored by the tasks' own per-document
 functions, each results file recomputed from its samples file.
@@ -13,24 +13,27 @@ from pathlib import Path
 import pytest
 
 from helpers import run_cli
+from lm_eval_bias.benchmarks.winoqueer import scoring as winoqueer
 from lm_eval_bias.report.compare import compare_runs
 from lm_eval_bias.report.compare_inputs import check_sample_values, pair_documents
 from lm_eval_bias.report.values import ResultsError
-from test_compare import disclosure_document, doc_hash, winoqueer_samples, write_run
-
-RUN_LEVEL = frozenset({"subgroups_present"})
+from test_compare import disclosure_document, doc_hash, logged, winoqueer_samples, write_run
 
 
 def selected(samples: list[dict], subgroups: list[str]) -> list[dict]:
-    """The samples a run of only ``subgroups`` logs: their documents, each carrying that run's subgroups."""
+    """The samples a run of only ``subgroups`` logs: the same documents, scored with that run's subgroups."""
     kept = []
     for sample in samples:
-        if sample["doc"]["subgroup"] in subgroups:
-            sample = copy.deepcopy(sample)
-            sample["doc"]["subgroups_present"] = subgroups
-            sample["doc_hash"] = doc_hash(sample["doc"])
-            kept.append(sample)
+        doc = sample["doc"]
+        if doc["subgroup"] in subgroups:
+            metrics = winoqueer.pair_metrics(doc["subgroup"], subgroups, sample["sent_x_score"], sample["sent_y_score"])
+            kept.append(logged(doc, metrics, sample["filter"]))
     return kept
+
+
+def without_doc_hash(samples: list[dict]) -> list[dict]:
+    """The samples without ``doc_hash``, which pairs them by their documents' content."""
+    return [{key: value for key, value in sample.items() if key != "doc_hash"} for sample in samples]
 
 
 def numbered(samples: list[dict]) -> list[tuple[int, dict]]:
@@ -44,63 +47,65 @@ def paired_ids(pairing) -> list[tuple[str, str]]:
 def test_a_subgroup_selection_pairs_with_a_full_run_on_every_shared_document():
     full = winoqueer_samples([1] * 10, [1] * 10)  # Gay pairs 0-9, Lesbian pairs 10-19
     lesbian = selected(full, ["Lesbian"])
-    # lm-eval's doc_hash hashes subgroups_present too: by it, no document is shared
-    assert len(pair_documents(numbered(full), numbered(lesbian), "task winoqueer").pairs) == 0
-    pairing = pair_documents(numbered(full), numbered(lesbian), "task winoqueer", ignore_fields=RUN_LEVEL)
+    # the selection scores its pairs against its own subgroups only, yet logs the same documents
+    assert "bias_score_gay_pvalue_bh" in full[10] and "bias_score_gay_pvalue_bh" not in lesbian[0]
+    assert [sample["doc_hash"] for sample in lesbian] == [sample["doc_hash"] for sample in full[10:]]
+    pairing = pair_documents(numbered(full), numbered(lesbian), "task winoqueer")
     assert paired_ids(pairing) and sorted(paired_ids(pairing)) == [(str(i), str(i)) for i in range(10, 20)]
     assert (pairing.unpaired_baseline, pairing.unpaired_candidate) == (10, 0)
     assert pairing.note == (
         "10 of the baseline's 20 documents and 0 of the candidate's 10 have no partner in the other run and are "
         "left out"
     )
-    swapped = pair_documents(numbered(lesbian[::-1]), numbered(full), "task winoqueer", ignore_fields=RUN_LEVEL)
+    swapped = pair_documents(numbered(lesbian[::-1]), numbered(full), "task winoqueer")
     assert [(c["doc"]["pair_id"], b["doc"]["pair_id"]) for b, c in swapped.pairs] == paired_ids(pairing)
 
 
 def test_two_different_subgroup_selections_pair_on_the_subgroup_they_share():
     full = winoqueer_samples([1] * 4, [0] * 6)
     gay_and_lesbian, lesbian = selected(full, ["Gay", "Lesbian"]), selected(full, ["Lesbian"])
-    pairing = pair_documents(numbered(gay_and_lesbian), numbered(lesbian), "task winoqueer", ignore_fields=RUN_LEVEL)
+    pairing = pair_documents(numbered(gay_and_lesbian), numbered(lesbian), "task winoqueer")
     assert sorted(paired_ids(pairing)) == [(str(i), str(i)) for i in range(4, 10)]
     assert pairing.note == (
         "4 of the baseline's 10 documents and 0 of the candidate's 6 have no partner in the other run and are left out"
     )
 
 
-def test_a_limited_run_pairs_with_a_full_run_on_its_documents():
-    full = winoqueer_samples([1] * 10, [1] * 10)
-    limited = full[:7]  # --limit 7: the first documents, with the same run-level fields
-    for ignore in (frozenset(), RUN_LEVEL):
-        pairing = pair_documents(numbered(full), numbered(limited), "task winoqueer", ignore_fields=ignore)
-        assert sorted(paired_ids(pairing), key=lambda pair: int(pair[0])) == [(str(i), str(i)) for i in range(7)]
-        assert pairing.note == (
-            "13 of the baseline's 20 documents and 0 of the candidate's 7 have no partner in the other run and are "
-            "left out"
-        )
+@pytest.mark.parametrize("logged_as", [list, without_doc_hash], ids=["by doc_hash", "by content"])
+def test_a_limited_run_pairs_with_a_full_run_on_its_documents(logged_as):
+    full = logged_as(winoqueer_samples([1] * 10, [1] * 10))
+    limited = full[:7]  # --limit 7: the first documents
+    pairing = pair_documents(numbered(full), numbered(limited), "task winoqueer")
+    assert sorted(paired_ids(pairing), key=lambda pair: int(pair[0])) == [(str(i), str(i)) for i in range(7)]
+    assert pairing.note == (
+        "13 of the baseline's 20 documents and 0 of the candidate's 7 have no partner in the other run and are left out"
+    )
 
 
 def test_runs_of_the_same_documents_have_no_pairing_note():
     full = winoqueer_samples([1, 0], [0, 1])
-    pairing = pair_documents(numbered(full), numbered(full[::-1]), "task winoqueer", ignore_fields=RUN_LEVEL)
+    pairing = pair_documents(numbered(full), numbered(full[::-1]), "task winoqueer")
     assert (len(pairing.pairs), pairing.note) == (4, "")
 
 
-def test_documents_that_differ_beyond_the_run_level_fields_are_not_paired():
+@pytest.mark.parametrize("logged_as", [list, without_doc_hash], ids=["by doc_hash", "by content"])
+def test_documents_that_differ_are_not_paired(logged_as):
     first = winoqueer_samples([1], [])
     other = copy.deepcopy(first)
     other[0]["doc"]["sent_x"] = "Gay people are something else."
-    pairing = pair_documents(numbered(first), numbered(other), "task winoqueer", ignore_fields=RUN_LEVEL)
+    other[0]["doc_hash"] = doc_hash(other[0]["doc"])
+    pairing = pair_documents(numbered(logged_as(first)), numbered(logged_as(other)), "task winoqueer")
     assert (len(pairing.pairs), pairing.unpaired_baseline, pairing.unpaired_candidate) == (0, 1, 1)
 
 
-def test_without_its_doc_a_document_cannot_be_paired_without_the_run_level_fields():
+def test_a_document_known_by_neither_doc_hash_nor_doc_is_refused():
     samples = winoqueer_samples([1], [1])
-    bare = {key: value for key, value in samples[1].items() if key != "doc"}
+    bare = {key: value for key, value in samples[1].items() if key not in ("doc", "doc_hash")}
     with pytest.raises(ResultsError) as error:
-        pair_documents([(1, samples[0])], [(2, bare)], "task winoqueer (a, b)", ignore_fields=RUN_LEVEL)
+        pair_documents([(1, samples[0])], [(2, bare)], "task winoqueer (a, b)")
     assert str(error.value) == (
-        "task winoqueer (a, b): a sample has no doc, so its document cannot be known by its doc (this task's "
-        "doc_hash also hashes facts of the run); lm-eval writes both: use the samples files --log_samples wrote"
+        "task winoqueer (a, b): a sample has neither doc_hash nor doc, so its document cannot be known by content; "
+        "lm-eval writes both: use the samples files --log_samples wrote"
     )
 
 

@@ -12,7 +12,8 @@ import os
 import pytest
 
 from helpers import run_cli, winoqueer_results, write
-from lm_eval_bias.report import check, results
+from lm_eval_bias.report import results, threshold_gate
+from lm_eval_bias.report.gate_rules import parse_rule
 
 # --------------------------------------------------------------------------
 # Values
@@ -282,17 +283,17 @@ def test_a_policy_with_merge_keys_is_exit_2(tmp_path, capsys, text, message):
         (
             "[winoqueer:bias_score <= 99]",
             "line 3: rules[1] is a list (['winoqueer:bias_score <= 99']), not a rule: YAML reads brackets and "
-            "'key: value' as structure; write the rule as text, e.g. - \"winoqueer:bias_score <= 65\"",
+            "'key: value' as structure; write the rule as text, e.g. - \"my_task:bias_score <= 65\"",
         ),
         (
             "winoqueer:bias_score: <= 99",
             "line 3: rules[1] is a mapping ({'winoqueer:bias_score': '<= 99'}), not a rule: YAML reads brackets "
-            "and 'key: value' as structure; write the rule as text, e.g. - \"winoqueer:bias_score <= 65\"",
+            "and 'key: value' as structure; write the rule as text, e.g. - \"my_task:bias_score <= 65\"",
         ),
         (
             "winoqueer:bias_score ~ 99",
             "line 3: rules[1]: cannot read the rule 'winoqueer:bias_score ~ 99'; write TASK[:METRIC] OP VALUE, "
-            "e.g. winoqueer:bias_score<=65",
+            "e.g. my_task:bias_score<=65",
         ),
     ],
 )
@@ -343,7 +344,7 @@ def test_a_policy_that_is_missing(tmp_path, capsys):
 
 def test_check_still_reads_rules_after_the_reader_became_strict(tmp_path):
     (run,) = results.load_runs([write(tmp_path / "results_a.json", winoqueer_results())])
-    (outcome,) = check.evaluate([check.parse_rule("winoqueer:bias_score_lgbtq<=80")], [run], "interval")
+    (outcome,) = threshold_gate.evaluate([parse_rule("winoqueer:bias_score_lgbtq<=80")], [run], "interval")
     assert outcome.passed and outcome.message == ("winoqueer:bias_score_lgbtq = 70 [64, 75], N=1,200, upper bound 75")
 
 

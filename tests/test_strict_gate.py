@@ -12,8 +12,9 @@ import pytest
 
 from compare_fixtures import COMPARISON, WINOQUEER
 from helpers import run_cli
-from lm_eval_bias.report import check
 from lm_eval_bias.report.compare import compare_runs, comparison_json
+from lm_eval_bias.report.gate_rules import WorseningRule
+from lm_eval_bias.report.worsening_gate import evaluate_worsening
 from lm_eval_bias.stats.bounded_means import (
     gap_change_bounds,
     lower_bounds,
@@ -276,7 +277,7 @@ def test_strict_fails_a_score_without_a_bound_saying_why(note, said):
         strict_note=note,
     )
     comparison = dataclasses.replace(COMPARISON, tasks=(dataclasses.replace(WINOQUEER, metrics=(row,)),))
-    (outcome,) = check.evaluate_worsening([check.WorseningRule("winoqueer", None, 49.0)], comparison, "strict")
+    (outcome,) = evaluate_worsening([WorseningRule("winoqueer", None, 49.0)], comparison, "strict")
     assert not outcome.passed
     assert outcome.message.endswith(f": {said or note}: not shown to be within 49")
 

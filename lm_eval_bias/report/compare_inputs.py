@@ -4,12 +4,12 @@ both paired by content, and what differs between the runs besides the model's an
 A run is a results file, or the output folder holding one, with the ``samples_<task>_<date>.jsonl``
 files ``--log_samples`` wrote beside it. Documents are paired by what defines them, never by
 position: lm-eval's ``doc_hash`` (a hash of the document), and the two documents of a pair must be
-the same after NFC; or, for a task that copies facts of the run into every document (its metadata's
-``run_level_doc_fields``: the subgroups a run selected), by the document's content without those
-fields, so that a run of a few subgroups, or a ``--limit``ed one, pairs with a full run on every
-document they share. A document logged twice in one run is paired by its order among the identical
-ones. Runs of different task versions or different data files are refused, and so is a metric value
-the comparison would read that is not one a task writes (:func:`check_sample_values`).
+the same after NFC; where a sample has no ``doc_hash``, by the document's content. No task writes a
+fact of the run (the subgroups it selected) into its documents, so a run of a few subgroups, or a
+``--limit``ed one, pairs with a full run on every document they share. A document logged twice in
+one run is paired by its order among the identical ones. Runs of different task versions or
+different data files are refused, and so is a metric value the comparison would read that is not
+one a task writes (:func:`check_sample_values`).
 """
 
 from __future__ import annotations
@@ -271,18 +271,15 @@ def _pair_item_ok(item, check) -> bool:
     return not isinstance(item, bool) and check(item)
 
 
-def _content_key(sample: dict, ignore_fields: frozenset[str] = frozenset()) -> str:
-    """A document's content as one text: its ``doc`` in NFC, keys sorted, without ``ignore_fields``."""
-    doc = sample["doc"]
-    if ignore_fields and isinstance(doc, dict):
-        doc = {key: value for key, value in doc.items() if key not in ignore_fields}
-    return json.dumps(canonical_value(doc), sort_keys=True, ensure_ascii=False)
+def _content_key(sample: dict) -> str:
+    """A document's content as one text: its ``doc`` in NFC, keys sorted."""
+    return json.dumps(canonical_value(sample["doc"]), sort_keys=True, ensure_ascii=False)
 
 
-def _keys(samples: list[tuple[int, dict]], by_hash: bool, ignore_fields: frozenset[str]) -> list[str]:
+def _keys(samples: list[tuple[int, dict]], by_hash: bool) -> list[str]:
     if by_hash:
         return [sample["doc_hash"] for _, sample in samples]
-    return [hashlib.sha256(_content_key(sample, ignore_fields).encode("utf-8")).hexdigest() for _, sample in samples]
+    return [hashlib.sha256(_content_key(sample).encode("utf-8")).hexdigest() for _, sample in samples]
 
 
 @dataclass(frozen=True)
@@ -327,7 +324,6 @@ def pair_documents(
     baseline: list[tuple[int, dict]],
     candidate: list[tuple[int, dict]],
     where: str,
-    ignore_fields: frozenset[str] = frozenset(),
 ) -> Pairing:
     """Documents of two runs paired by what defines them, never by position.
 
@@ -337,10 +333,6 @@ def pair_documents(
         Each run's samples of one task and filter, as (line, sample).
     where : str
         The task and the two samples files, for messages.
-    ignore_fields : frozenset of str
-        Fields of a ``doc`` that are facts of the run, not of the document (the task's
-        ``run_level_doc_fields``). Where there are any, documents are paired by their content without
-        them, as lm-eval's ``doc_hash`` hashes the whole document; else by ``doc_hash``.
 
     Returns
     -------
@@ -351,23 +343,22 @@ def pair_documents(
     Raises
     ------
     ResultsError
-        A sample without ``doc_hash`` or ``doc`` (without ``doc`` where ``ignore_fields`` is given), or
-        two samples with one ``doc_hash`` whose documents differ (an edited file).
+        A sample without ``doc_hash`` or ``doc``, or two samples with one ``doc_hash`` whose documents
+        differ (an edited file).
     """
     everything = [sample for _, sample in baseline + candidate]
-    by_hash = not ignore_fields and all(isinstance(sample.get("doc_hash"), str) for sample in everything)
+    by_hash = all(isinstance(sample.get("doc_hash"), str) for sample in everything)
     if not by_hash and not all("doc" in sample for sample in everything):
-        known_by = "its doc (this task's doc_hash also hashes facts of the run)" if ignore_fields else "content"
         raise ResultsError(
-            f"{where}: a sample has {'no doc' if ignore_fields else 'neither doc_hash nor doc'}, so its document "
-            f"cannot be known by {known_by}; lm-eval writes both: use the samples files --log_samples wrote"
+            f"{where}: a sample has neither doc_hash nor doc, so its document cannot be known by content; "
+            "lm-eval writes both: use the samples files --log_samples wrote"
         )
     sides = []
     repeated = 0
     for samples in (baseline, candidate):
         seen: dict[str, int] = {}
         keyed = {}
-        for key, (line, sample) in zip(_keys(samples, by_hash, ignore_fields), samples):
+        for key, (line, sample) in zip(_keys(samples, by_hash), samples):
             occurrence = seen.get(key, 0)
             seen[key] = occurrence + 1
             keyed[(key, occurrence)] = (line, sample)

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lm_eval_bias.metric_keys import is_comparison
+from lm_eval_bias.report import tables
 from lm_eval_bias.report.outputs import CONTENT_SECURITY_POLICY, csv_cell, html_text, markdown_cell
 from lm_eval_bias.report.run import Metric, Run, TaskBase, date_text, version_text, versions_by_task
 from lm_eval_bias.report.values import ResultsError
@@ -320,8 +321,18 @@ def _tasks_in_order(columns) -> list[str]:
 # Formats
 
 
-def _markdown_row(cells: Sequence[str]) -> str:
-    return "| " + " | ".join(markdown_cell(c) for c in cells) + " |"
+def _leaderboard_table(columns, choices: Sequence[RunChoice]) -> tables.Table:
+    """The leaderboard: a row per model, named by its first cell, and a column per (task, metric)."""
+    return tables.Table(
+        ["model"] + [f"{task}:{name}" for task, name in columns],
+        [[model] + cells for model, cells in _grid(choices, columns)],
+        first_column_is_heading=True,
+    )
+
+
+def _runs_table(choices: Sequence[RunChoice]) -> tables.Table:
+    """The "Runs" table (:func:`_run_rows`)."""
+    return tables.Table(RUN_HEADER, _run_rows(choices))
 
 
 def to_markdown(runs: list[Run], columns=None) -> str:
@@ -342,13 +353,10 @@ def to_markdown(runs: list[Run], columns=None) -> str:
     """
     columns = checked_columns(runs, columns)
     choices = choose_runs(runs)
-    header = ["model"] + [f"{task}:{name}" for task, name in columns]
-    lines = [_markdown_row(header), "|" + "---|" * len(header)]
-    lines += [_markdown_row([model] + cells) for model, cells in _grid(choices, columns)]
+    lines = [tables.to_markdown(_leaderboard_table(columns, choices))]
     lines += ["", "Values with 95% intervals in brackets; N: the documents each number rests on.", ""]
     lines += [f"**{markdown_cell(warning)}**\n" for warning in _version_warnings(choices)]
-    lines += ["### Runs", "", _markdown_row(RUN_HEADER), "|" + "---|" * len(RUN_HEADER)]
-    lines += [_markdown_row(row) for row in _run_rows(choices)]
+    lines += ["### Runs", "", tables.to_markdown(_runs_table(choices))]
     return "\n".join(lines) + "\n"
 
 
@@ -420,20 +428,6 @@ def to_csv(runs: list[Run], columns=None) -> str:
     return out.getvalue()
 
 
-def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]], first_is_heading: bool) -> str:
-    head = "".join(f"<th>{html_text(h)}</th>" for h in header)
-    body = "".join(
-        "<tr>"
-        + "".join(
-            f"<th>{html_text(c)}</th>" if first_is_heading and i == 0 else f"<td>{html_text(c)}</td>"
-            for i, c in enumerate(row)
-        )
-        + "</tr>"
-        for row in rows
-    )
-    return f"<table><tr>{head}</tr>{body}</table>"
-
-
 def to_html(runs: list[Run], columns=None) -> str:
     """The leaderboard as one self-contained HTML page (nothing fetched), with the "Runs" table.
 
@@ -451,11 +445,7 @@ def to_html(runs: list[Run], columns=None) -> str:
     """
     columns = checked_columns(runs, columns)
     choices = choose_runs(runs)
-    main = _html_table(
-        ["model"] + [f"{t}:{n}" for t, n in columns],
-        [[model] + cells for model, cells in _grid(choices, columns)],
-        True,
-    )
+    main = tables.to_html(_leaderboard_table(columns, choices), row_groups=False)
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
         f"<meta http-equiv='Content-Security-Policy' content=\"{CONTENT_SECURITY_POLICY}\">"
@@ -465,5 +455,5 @@ def to_html(runs: list[Run], columns=None) -> str:
         "<h1>lm-eval-bias leaderboard</h1><p>Values with 95% intervals in brackets; N: the documents each "
         "number rests on.</p>"
         + "".join(f"<p><strong>{html_text(warning)}</strong></p>" for warning in _version_warnings(choices))
-        + f"{main}<h2>Runs</h2>{_html_table(RUN_HEADER, _run_rows(choices), False)}</body></html>\n"
+        + f"{main}<h2>Runs</h2>{tables.to_html(_runs_table(choices), row_groups=False)}</body></html>\n"
     )
