@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from lm_eval_bias import task_metadata
+from lm_eval_bias import metric_keys, task_metadata
 from lm_eval_bias.errors import ConfigurationError
 from lm_eval_bias.readers import DuplicateKeyError, loads_json
 from lm_eval_bias.report.provenance import checked_provenance, partial_reasons
@@ -228,7 +228,7 @@ def parse_run(path: Path, document: dict) -> Run:
             raise ResultsError(f"{path}: results[{task!r}] is not an object")
         _check_entry_name(path, task, entries.get("name"), f"results.{task}.name")
         evaluated, available = _parse_document_counts(path, document, task)
-        repeats, provenance, identity = _parse_task_config(path, document, task)
+        repeats, provenance, identity = _parse_task_config(path, document, task, entries)
         unit = identity.document_unit if identity is not None else "documents"
         base = TaskBase(
             task,
@@ -290,13 +290,15 @@ def _parse_document_counts(path: Path, document: dict, task: str) -> tuple[int |
     return int(effective), int(original)
 
 
-def _parse_task_config(path: Path, document: dict, task: str) -> tuple[int | None, dict | None, TaskIdentity | None]:
-    """(repeats, provenance, identity) of a task, from ``configs``."""
+def _parse_task_config(
+    path: Path, document: dict, task: str, entries: dict
+) -> tuple[int | None, dict | None, TaskIdentity | None]:
+    """(repeats, provenance, identity) of a task, from ``configs`` (``entries``: its results entry)."""
     configs = document.get("configs")
     config = configs.get(task) if isinstance(configs, dict) else None
     if not isinstance(config, dict):
         _check_unconfigured_entry(path, document, task)
-        return None, None, _identity(path, task, None)
+        return None, None, _identity(path, task, None, {}, entries)
     repeats = config.get("repeats")
     if repeats is not None and not (is_number(repeats) and repeats >= 1 and repeats == int(repeats)):
         raise ResultsError(
@@ -309,7 +311,7 @@ def _parse_task_config(path: Path, document: dict, task: str) -> tuple[int | Non
     return (
         (int(repeats) if repeats is not None else None),
         checked_provenance(path, task, provenance),
-        _identity(path, task, metadata),
+        _identity(path, task, metadata, config, entries),
     )
 
 
@@ -339,12 +341,14 @@ def _check_unconfigured_entry(path: Path, document: dict, task: str) -> None:
         )
 
 
-def _identity(path: Path, task: str, metadata) -> TaskIdentity | None:
+def _identity(path: Path, task: str, metadata, config: dict, entries: dict) -> TaskIdentity | None:
     """What the task is, from the metadata its YAML gave it (copied by lm-eval into ``configs``).
 
     Results files written before our tasks declared ``benchmark`` in their metadata have none:
-    for them, and only by exact name, the identity of the package's own task of that name. An
-    entry with one of our tasks' names whose metadata declares another benchmark is refused.
+    for them, by exact name and only where every metric the entry reports and its config lists is
+    one of that task's (:func:`_check_shipped_metrics`), the identity of the package's own task of
+    that name. An entry with one of our tasks' names whose metadata declares another benchmark is
+    refused.
     """
     try:
         found = task_metadata.identity(metadata if isinstance(metadata, dict) else None, f"{path}: configs.{task}")
@@ -357,7 +361,70 @@ def _identity(path: Path, task: str, metadata) -> TaskIdentity | None:
             f"(configs.{task}.metadata.benchmark) says {found.benchmark!r}, so its numbers are not {task}'s; "
             "give the entry the name of the task that was run, or re-run the evaluation"
         )
+    if found is None and shipped is not None:
+        _check_shipped_metrics(path, task, config, entries)
     return found if found is not None else shipped
+
+
+def _check_shipped_metrics(path: Path, task: str, config: dict, entries: dict) -> None:
+    """An entry without an identity of its own is read as our task of its name only where its metrics
+    are that task's: another task's entry renamed to one of our names and stripped of its metadata
+    must not pass for ours, and be gated and reported as ours, by its name alone.
+
+    Parameters
+    ----------
+    path : Path
+        The results file, for the message.
+    task : str
+        The entry's name, one of our tasks'.
+    config : dict
+        Its config (``configs.<task>``; empty where there is none).
+    entries : dict
+        Its results entry (``"<metric>,<filter>"`` keys).
+
+    Raises
+    ------
+    ResultsError
+        A metric its config's ``metric_list`` names that is in none of the families of the metrics our
+        task declares, or an entry none of whose metrics is in one.
+    """
+    declared = task_metadata.shipped_configs()[task][1].get("metric_list") or []
+    heads = {_family_head(item["metric"]) for item in declared if isinstance(item, dict) and "metric" in item}
+
+    def ours(name) -> bool:
+        return isinstance(name, str) and any(name == head or name.startswith(head + "_") for head in heads)
+
+    listed = config.get("metric_list")
+    listed = [item.get("metric") for item in listed if isinstance(item, dict)] if isinstance(listed, list) else []
+    reported = {key.partition(",")[0].removesuffix("_stderr") for key in entries if "," in key}
+    foreign = sorted({str(name) for name in listed if not ours(name)})
+    if foreign:
+        found = (
+            f"its config lists {_names_text(foreign)} (configs.{task}.metric_list), which our task {task} does "
+            "not declare"
+        )
+    elif reported and not any(ours(name) for name in reported):
+        found = f"it reports {_names_text(sorted(reported))} and none of our task {task}'s metrics"
+    else:
+        return
+    raise ResultsError(
+        f"{path}: results entry {task!r} has no identity of its own (configs.{task}.metadata has no 'benchmark') "
+        f"and {found}, so it is another task's entry renamed to {task!r} and its numbers are not {task}'s; give "
+        "the entry the name of the task that was run, or re-run the evaluation with lm-eval-bias, which records "
+        "each task's identity"
+    )
+
+
+def _names_text(names: list[str]) -> str:
+    """At most five names, then how many more."""
+    return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
+def _family_head(declared: str) -> str:
+    """The metric whose family a ``metric_list`` name is in: ``bias_score`` for ``bias_score``,
+    ``bias_score_<group>`` and ``bias_score_<group>_ci_lower``."""
+    head = declared.partition(metric_keys.GROUP)[0].rstrip("_")
+    return head.removesuffix(metric_keys.companion_suffix(head))
 
 
 def _parse_version(document: dict, task: str) -> str | None:
