@@ -35,23 +35,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-# Re-exported: benchmarks name their sources as data.WINOQUEER etc.
-from lm_eval_bias.benchmark_records import (  # noqa: F401
-    GENDERCARE_GROUP1,
-    GENDERCARE_GROUP2,
-    GENDERCARE_GROUP3,
-    RECORDS,
-    TANGO_DISCLOSURE,
-    TANGO_MISGENDERING,
-    WINOQUEER,
-    DataSource,
-)
+from lm_eval_bias.benchmark_records import DataSource
+from lm_eval_bias.benchmarks import sources
 from lm_eval_bias.downloads import NoGoodDownload, download, sha256_of
 from lm_eval_bias.downloads import difference as official_difference
 
 # Re-exported: benchmarks raise them as data.DataError etc.
 from lm_eval_bias.errors import DataError, DataNotFoundError, MalformedDataError  # noqa: F401
-from lm_eval_bias.text import invisible_characters, is_invisible
 
 logger = logging.getLogger("lm_eval_bias")
 
@@ -64,8 +54,6 @@ OFFLINE_ENVS = (
     "TRANSFORMERS_OFFLINE",
 )
 
-SOURCES: dict[str, DataSource] = {source.name: source for record in RECORDS.values() for source in record.sources}
-
 
 def get_source(name: str) -> DataSource:
     """The data source named ``name`` (as ``lm-eval-bias download NAME`` names it).
@@ -76,9 +64,9 @@ def get_source(name: str) -> DataSource:
         For an unknown name, listing the known ones.
     """
     try:
-        return SOURCES[name]
+        return sources()[name]
     except KeyError:
-        raise DataError(f"unknown data source {name!r}; known: {', '.join(sorted(SOURCES))}") from None
+        raise DataError(f"unknown data source {name!r}; known: {', '.join(sorted(sources()))}") from None
 
 
 def is_offline() -> bool:
@@ -113,39 +101,6 @@ def open_text(path: str | os.PathLike) -> Iterator[str]:
     path = Path(path)
     _require_file(path)
     return _decoded_lines(path)
-
-
-def refuse_invisible(where: str, field: str, value) -> None:
-    r"""Refuse a data field (text, or a list of texts) that holds a character that cannot be seen.
-
-    "casey\u200b" or "man\u200b" would be another row, target or keyword that looks like the
-    first, and a pair whose sentences differ only by such a character would look like no pair.
-
-    Parameters
-    ----------
-    where : str
-        The file and the line or element, as messages name them.
-    field : str
-        The field's name.
-    value : str or list of str
-        The field's text (anything else is not checked).
-
-    Raises
-    ------
-    MalformedDataError
-        Naming the place, the field, its text around the first such character and every one found.
-    """
-    texts = [text for text in (value if isinstance(value, list) else [value]) if isinstance(text, str)]
-    found = list(dict.fromkeys(name for text in texts for name in invisible_characters(text)))
-    if not found:
-        return
-    text = next(text for text in texts if invisible_characters(text))
-    at = next(position for position, char in enumerate(text) if is_invisible(char))
-    shown = text if len(text) <= 80 else text[max(0, at - 30) : at + 30]
-    raise MalformedDataError(
-        f"{where}: {field} {shown!r} holds {', '.join(found)}, a character that cannot be seen (or a space "
-        "other than the plain one), so it would look like other text. Fix: delete it, or type a plain space"
-    )
 
 
 def read_text(path: str | os.PathLike) -> str:
@@ -233,7 +188,7 @@ def _sources_read_together(source: DataSource) -> list[str]:
     """The sources a task reads with this one from one data directory (GenderPair: its three groups)."""
     if source.takes_data_file:
         return [source.name]
-    siblings = [name for name, other in SOURCES.items() if other.benchmark == source.benchmark]
+    siblings = [name for name, other in sources().items() if other.benchmark == source.benchmark]
     return siblings if source.name in siblings else [source.name]
 
 
@@ -354,9 +309,9 @@ def fetch(source: DataSource, dest_dir: str | os.PathLike) -> Path:
 
 def fetch_all(dest_dir: str | os.PathLike, names: Iterable[str] | None = None) -> list[Path]:
     """Download every (or the named) source's file into the data-directory layout, verified (:func:`fetch`)."""
-    names = list(names) if names else sorted(SOURCES)
-    sources = [get_source(name) for name in names]  # every name checked before anything is fetched
-    return [fetch(source, dest_dir) for source in sources]
+    names = list(names) if names else sorted(sources())
+    chosen = [get_source(name) for name in names]  # every name checked before anything is fetched
+    return [fetch(source, dest_dir) for source in chosen]
 
 
 # --------------------------------------------------------------------------

@@ -9,15 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_bias import cli, data
+from lm_eval_bias import cli
+from lm_eval_bias.benchmarks import sources
 
 OFFICIAL_WINOQUEER = {
     "name": "winoqueer",
     "path": "/data/winoqueer/winoqueer_final.csv",
-    "sha256": data.WINOQUEER.sha256,
+    "sha256": sources()["winoqueer"].sha256,
     "rows": 45540,
     "official": True,
-    "official_sha256": data.WINOQUEER.sha256,
+    "official_sha256": sources()["winoqueer"].sha256,
     "official_rows": 45540,
 }
 

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from lm_eval_bias import data
+from lm_eval_bias.benchmarks import sources
 
 CSV = "Gender_ID_x,Gender_ID_y,sent_x,sent_y\nQueer,Cis,Queer people are x.,Cis people are x.\n"
 
@@ -16,7 +17,7 @@ CSV = "Gender_ID_x,Gender_ID_y,sent_x,sent_y\nQueer,Cis,Queer people are x.,Cis 
 def source():
     """A source named toy whose official file is CSV (tests/test_data_download.py downloads)."""
     return dataclasses.replace(
-        data.WINOQUEER,
+        sources()["winoqueer"],
         name="toy",
         benchmark="toy",
         file_name="toy.csv",
@@ -264,7 +265,7 @@ def test_describe_file_of_a_subset_warns_with_both_row_counts_and_hashes(tmp_pat
 
 def test_describe_file_without_official_sha256_judges_by_rows(tmp_path, caplog):
     source = dataclasses.replace(
-        data.TANGO_DISCLOSURE, name="lines", benchmark="lines", file_name="lines.jsonl", n_rows=2
+        sources()["tango_disclosure"], name="lines", benchmark="lines", file_name="lines.jsonl", n_rows=2
     )
     path = tmp_path / "lines.jsonl"
     path.write_text('{"a": 1}\n{"a": 2}\n')
@@ -294,22 +295,22 @@ _GITHUB_PINNED = re.compile(
 
 
 def test_every_github_url_is_pinned_to_a_commit():
-    github = [url for s in data.SOURCES.values() for url in s.urls if "github" in url]
+    github = [url for s in sources().values() for url in s.urls if "github" in url]
     assert len(github) == 7
     assert [url for url in github if not _GITHUB_PINNED.match(url)] == []
 
 
 def test_every_source_tries_a_pinned_url_first():
-    for source in data.SOURCES.values():
+    for source in sources().values():
         assert re.search(r"/[0-9a-f]{40}/", source.urls[0]), source.urls[0]
     # The only unpinned URL: the hub's main, as a fallback after the pinned revision.
-    unpinned = [url for s in data.SOURCES.values() for url in s.urls if not re.search(r"/[0-9a-f]{40}/", url)]
+    unpinned = [url for s in sources().values() for url in s.urls if not re.search(r"/[0-9a-f]{40}/", url)]
     assert unpinned == ["https://huggingface.co/datasets/AlexaAI/TANGO/resolve/main/disclosure.jsonl"]
 
 
 def test_every_source_is_verifiable():
     """A download must have something to be checked against: a sha256, or a JSON-lines row count."""
-    for source in data.SOURCES.values():
+    for source in sources().values():
         assert source.sha256 or (source.n_rows and source.file_name.endswith(".jsonl")), source.name
 
 
@@ -324,15 +325,3 @@ def test_a_file_changed_since_it_was_described_is_described_anew(tmp_path, sourc
     record = data.describe_file(source, path, n_rows=2)
     assert (record["sha256"], record["official"]) == (hashlib.sha256(path.read_bytes()).hexdigest(), False)
     assert sorted(p.name for p in path.parent.iterdir()) == ["toy.csv"]  # nothing written beside it
-
-
-def test_refuse_invisible_shows_a_long_field_around_the_character():
-    text = "a" * 50 + "\u200b" + "b" * 50
-    with pytest.raises(data.MalformedDataError) as error:
-        data.refuse_invisible("f.csv, line 2", "template", text)
-    assert str(error.value) == (
-        f"f.csv, line 2: template {'a' * 30 + chr(0x200B) + 'b' * 29!r} holds U+200B ZERO WIDTH SPACE, a character "
-        "that cannot be seen (or a space other than the plain one), so it would look like other text. Fix: delete "
-        "it, or type a plain space"
-    )
-    data.refuse_invisible("f.csv, line 2", "template", ["plain", 7])  # nothing to refuse

@@ -15,6 +15,7 @@ import time
 import pytest
 
 from lm_eval_bias import cli, data, downloads
+from lm_eval_bias.benchmarks import sources
 
 GOOD = (
     b"Gender_ID_x,Gender_ID_y,sent_x,sent_y\n"
@@ -124,7 +125,7 @@ def toy(*urls, **changes):
         sha256=GOOD_SHA256,
         n_rows=2,
     )
-    return dataclasses.replace(data.WINOQUEER, **{**fields, **changes})
+    return dataclasses.replace(sources()["winoqueer"], **{**fields, **changes})
 
 
 def files_in(folder):
@@ -335,10 +336,10 @@ def test_a_download_logs_what_it_fetched_and_saved(server, tmp_path, caplog):
 
 
 def test_download_command_gets_the_verification(server, tmp_path, monkeypatch, capsys):
-    monkeypatch.setitem(data.SOURCES, "toy", toy(f"{server}/page.html", f"{server}/good.csv"))
+    monkeypatch.setitem(sources(), "toy", toy(f"{server}/page.html", f"{server}/good.csv"))
     assert cli._download(["toy", "--to", str(tmp_path / "airgap")]) == 0
     assert (tmp_path / "airgap" / "toy" / "toy.csv").read_bytes() == GOOD
-    monkeypatch.setitem(data.SOURCES, "toy", toy(f"{server}/wrong.csv"))
+    monkeypatch.setitem(sources(), "toy", toy(f"{server}/wrong.csv"))
     assert cli._download(["toy", "--to", str(tmp_path / "second")]) == 2  # bad input or configuration
     err = capsys.readouterr().err.rsplit("\r", 1)[-1]  # after the progress bar
     assert err.split("\n", 1)[1].startswith(
@@ -349,14 +350,14 @@ def test_download_command_gets_the_verification(server, tmp_path, monkeypatch, c
 
 
 def test_download_command_fills_the_data_dir_layout(server, tmp_path, monkeypatch, capsys):
-    monkeypatch.setitem(data.SOURCES, "toy", toy(f"{server}/good.csv"))
+    monkeypatch.setitem(sources(), "toy", toy(f"{server}/good.csv"))
     assert cli._download(["toy", "--to", str(tmp_path / "airgap")]) == 0
     assert (tmp_path / "airgap" / "toy" / "toy.csv").read_bytes() == GOOD
     assert f"{data.DATA_DIR_ENV}={tmp_path / 'airgap'}" in capsys.readouterr().out
     # ...which is exactly what the loader reads on the air-gapped side.
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv(data.DATA_DIR_ENV, str(tmp_path / "airgap"))
-    assert data.resolve_data_file(data.SOURCES["toy"]) == tmp_path / "airgap" / "toy" / "toy.csv"
+    assert data.resolve_data_file(sources()["toy"]) == tmp_path / "airgap" / "toy" / "toy.csv"
 
 
 def test_a_full_disk_stops_the_download_and_names_the_folder(server, tmp_path, monkeypatch):
@@ -407,7 +408,7 @@ def test_a_cached_download_follows_the_umask(server, online, umask, mask, mode):
 @pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o077, 0o600)])
 def test_download_to_a_folder_follows_the_umask(server, tmp_path, monkeypatch, umask, mask, mode):
     # The air-gapped flow: `download --to DIR`, then DIR is copied and shared with other users.
-    monkeypatch.setitem(data.SOURCES, "toy", toy(f"{server}/good.csv"))
+    monkeypatch.setitem(sources(), "toy", toy(f"{server}/good.csv"))
     umask(mask)
     assert cli._download(["toy", "--to", str(tmp_path / "airgap")]) == 0
     assert (tmp_path / "airgap" / "toy" / "toy.csv").stat().st_mode & 0o777 == mode
@@ -464,7 +465,7 @@ def offline_not_found(source):
 @pytest.mark.parametrize("name", ["winoqueer", "tango_misgendering", "tango_disclosure"])
 def test_offline_remedies_of_a_source_whose_task_takes_data_file(name, online, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    source = data.SOURCES[name]
+    source = sources()[name]
     cached = data.cache_dir() / source.benchmark / source.file_name
     assert offline_not_found(source) == (
         f"{name}: data file {source.file_name!r} not found, and downloading is off because HF_HUB_OFFLINE is set.\n"
@@ -481,7 +482,7 @@ def test_offline_remedies_of_a_source_whose_task_takes_data_file(name, online, m
 @pytest.mark.parametrize("group", [1, 2, 3])
 def test_offline_remedies_of_genderpair_never_suggest_data_file(group, online, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    source = data.SOURCES[f"gendercare_group{group}"]
+    source = sources()[f"gendercare_group{group}"]
     cached = data.cache_dir() / "gendercare" / f"group{group}_pairset.json"
     assert offline_not_found(source) == (
         f"gendercare_group{group}: data file 'group{group}_pairset.json' not found, and downloading is off "
@@ -500,13 +501,13 @@ def test_offline_remedies_of_genderpair_never_suggest_data_file(group, online, m
 
 
 def test_every_source_is_covered_by_a_remedy_test():
-    takes_data_file = sorted(name for name, source in data.SOURCES.items() if source.takes_data_file)
+    takes_data_file = sorted(name for name, source in sources().items() if source.takes_data_file)
     assert takes_data_file == ["tango_disclosure", "tango_misgendering", "winoqueer"]
-    assert sorted(set(data.SOURCES) - set(takes_data_file)) == [f"gendercare_group{g}" for g in (1, 2, 3)]
+    assert sorted(set(sources()) - set(takes_data_file)) == [f"gendercare_group{g}" for g in (1, 2, 3)]
 
 
 def test_a_failed_genderpair_download_suggests_a_data_directory(server, tmp_path):
-    source = dataclasses.replace(data.GENDERCARE_GROUP2, urls=(f"{server}/wrong.csv",))
+    source = dataclasses.replace(sources()["gendercare_group2"], urls=(f"{server}/wrong.csv",))
     with pytest.raises(data.DataError) as error:
         data.fetch(source, tmp_path)
     assert str(error.value).endswith(
