@@ -1,10 +1,11 @@
-"""setup.cfg holds the metadata; this file only ships ``lm_eval_bias_autoload.pth`` at the top of
-the wheel (site-packages), as setuptools ships ``distutils-precedence.pth``: the line that starts
-:mod:`_lm_eval_bias_autoload`, our tasks for the stock ``lm_eval`` with no flag."""
+"""setup.cfg holds the metadata; this file finds the packages (a new benchmark package ships with no
+list to edit) and ships ``lm_eval_bias_autoload.pth`` at the top of the wheel (site-packages), as
+setuptools ships ``distutils-precedence.pth``: the line that starts :mod:`_lm_eval_bias_autoload`,
+our tasks for the stock ``lm_eval`` with no flag."""
 
 import os
 
-from setuptools import setup
+from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
 
 PTH = "lm_eval_bias_autoload.pth"
@@ -28,4 +29,7 @@ class build_py_with_pth(build_py):
         return [*super().get_outputs(include_bytecode), os.path.join(self.build_lib, PTH)]
 
 
-setup(cmdclass={"build_py": build_py_with_pth})
+# tasks/ is shipped as lm_eval_bias.tasks (setup.cfg's package_dir), which no search finds.
+PACKAGES = [*find_packages(include=["lm_eval_bias", "lm_eval_bias.*"]), "lm_eval_bias.tasks"]
+
+setup(packages=PACKAGES, cmdclass={"build_py": build_py_with_pth})

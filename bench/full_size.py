@@ -244,14 +244,15 @@ def prepare(task: str, denominator: int, cache: Path) -> dict:
             for row in csv.DictReader(rows):
                 out.write(json.dumps({"sent_x": row["sent_x"], "sent_y": row["sent_y"]}) + "\n")
     elif task == "gendercare_genderpair_full":
-        from lm_eval_bias.benchmarks import gendercare
+        from lm_eval_bias.benchmarks.gendercare import loader as genderpair_loader
+        from lm_eval_bias.benchmarks.gendercare import prompts as genderpair_prompts
 
         run["documents"] = write_genderpair(folder / "gendercare", denominator)
         run["metadata"]["data_dir"] = str(folder)
         with open(floor, "w", encoding="utf-8") as out:
             for group in GENDERPAIR_TARGET_COUNTS:
-                sets = gendercare.read_pair_sets(folder / "gendercare" / f"group{group}_pairset.json", group)
-                for row in gendercare.prompts_for(sets):
+                sets = genderpair_loader.read_pair_sets(folder / "gendercare" / f"group{group}_pairset.json", group)
+                for row in genderpair_prompts.prompts_for(sets):
                     out.write(json.dumps({"prompt": row["prompt"], "target": row["biased"]}) + "\n")
     elif task == "community_probes_full":
         from lm_eval_bias.benchmarks.community.prompts import paper_prompts

@@ -76,8 +76,8 @@ def main() -> None:
     from lm_eval.api.instance import Instance
     from transformers import AutoTokenizer
 
-    from lm_eval_bias.benchmarks.winoqueer import pair_outcome
-    from lm_eval_bias.models.hf_mlm import HFMaskedLM
+    from lm_eval_bias.benchmarks.winoqueer.hf_mlm import HFMaskedLM
+    from lm_eval_bias.benchmarks.winoqueer.scoring import pair_outcome
     from winoqueer_reference import reference_mlm_pair_score
 
     torch.set_num_threads(args.threads)

@@ -113,7 +113,7 @@ def sampled_task_dir(scratch: Path, repeats: int) -> Path:
 
 def group_means(results: dict, filter_name: str) -> dict[tuple[str, str], float]:
     """(group, axis) -> mean rating, for the groups with a number (sampled: some may be all refusals)."""
-    from lm_eval_bias.benchmarks import scm
+    from lm_eval_bias.benchmarks.scm import constants as scm
 
     means = {}
     for group in scm.GROUPS:
@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> dict:
     from lm_eval.models.huggingface import HFLM
 
     import lm_eval_bias
-    from lm_eval_bias.benchmarks import scm
+    from lm_eval_bias.benchmarks.scm import constants as scm
 
     load_before = load_average()
     scratch = Path(tempfile.mkdtemp(prefix="scm_speed_"))

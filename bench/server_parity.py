@@ -76,7 +76,7 @@ class Agreement:
 
 
 def agreement(hf, served) -> Agreement:
-    from lm_eval_bias.benchmarks import winoqueer as wq
+    from lm_eval_bias.benchmarks.winoqueer import scoring as wq
 
     same, score_gaps, difference_gaps = 0, [], []
     for (x, y, hf_x, hf_y), (x2, y2, server_x, server_y) in zip(hf, served, strict=True):

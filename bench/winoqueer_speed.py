@@ -274,7 +274,7 @@ def stereotyped(score_x: float, score_y: float) -> bool:
 
 def compare(tokenizer, pairs: list[dict], samples: list[dict], reference: ReferenceRun) -> dict:
     """Per-pair agreement of the two methods, and why they disagree."""
-    from lm_eval_bias.benchmarks.winoqueer import scored_spans
+    from lm_eval_bias.benchmarks.winoqueer.scoring import scored_spans
     from winoqueer_reference import first_difference, plugin_scored_tokens, scored_after_identity
 
     agree, unstable_spans, token_mismatch_pairs, dropped_at_difference = 0, 0, 0, 0
@@ -393,7 +393,7 @@ def speed_table(n_pairs: int, plugin: PluginRun, reference: ReferenceRun | None)
 
 def bias_lines(metrics: dict, subgroup_counts: Counter) -> list[str]:
     """The bias score with its interval, per subgroup, and the tie rate."""
-    from lm_eval_bias.benchmarks.winoqueer import SUBGROUPS, subgroup_slug
+    from lm_eval_bias.benchmarks.winoqueer.record import SUBGROUPS, subgroup_slug
 
     def with_ci(prefix: str) -> str:
         value = metric(metrics, prefix)
@@ -450,7 +450,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     torch.set_num_threads(args.threads)
     import lm_eval_bias
-    from lm_eval_bias.benchmarks.winoqueer import read_pairs
+    from lm_eval_bias.benchmarks.winoqueer.loader import read_pairs
 
     with tempfile.TemporaryDirectory(prefix="winoqueer_speed_") as scratch:
         scratch = Path(scratch)

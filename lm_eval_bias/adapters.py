@@ -33,7 +33,9 @@ Process-wide, installed once and kept:
   builds tasks before loading the model and keys its cache on the model.
 * ``lm_eval.evaluator.evaluate`` (:func:`install_request_gate`; our ``simple_evaluate``, or the
   first of our tasks to be built). lm-eval shows a task no model, so the checks on the loaded model
-  (:func:`lm_eval_bias.checks.check_loaded_model`) and the per-call adapters below run here. Pinned
+  (:func:`lm_eval_bias.checks.check_loaded_model`) and the per-call adapters below run here, and each
+  of our tasks is handed the model before its requests are built (``SubgroupMetricsTask.use_model``:
+  its prefix token as text, and the checks of its requests against the model's context). Pinned
   by ``tests/test_end_to_end.py::test_stock_cli_with_include_path`` and ``tests/test_preflight.py``.
   Goes with the last per-call adapter and a task hook that sees the model.
 * ``sys.excepthook`` (:func:`_install_excepthook`; with the gate). The stock CLI prints our errors'
@@ -98,22 +100,15 @@ from typing import Any
 
 from lm_eval_bias import distributed
 from lm_eval_bias.backends import echo_aligned, is_api_model, unwrapped, world_size
-from lm_eval_bias.checks import check_loaded_model, empty_generation_warnings, is_sampling, prefix_token_text
+from lm_eval_bias.checks import check_loaded_model, empty_generation_warnings, is_sampling
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError, print_run_error
 from lm_eval_bias.task_kinds import is_ours, needs, task_name
 
 logger = logging.getLogger("lm_eval_bias")
 
-_current_lm: contextvars.ContextVar = contextvars.ContextVar("lm_eval_bias_current_lm", default=None)
-
 # Whether the backend is answering our tasks' requests (True) or another task's (False), as
 # :func:`_requests_routed_by_task` tells; None outside a routed call (then every request is adapted).
 _answering_ours: contextvars.ContextVar = contextvars.ContextVar("lm_eval_bias_answering_ours", default=None)
-
-
-def current_lm():
-    """The model lm-eval is evaluating now, as the request gate saw it (None outside a run)."""
-    return _current_lm.get()
 
 
 _ABSENT = object()
@@ -444,11 +439,6 @@ def _text_generations_only(lm, tasks):
         yield
 
 
-def current_prefix_token_text() -> str | None:
-    """:func:`prefix_token_text` of the model lm-eval is evaluating now (None outside a run)."""
-    return prefix_token_text(_current_lm.get())
-
-
 def _install_excepthook() -> None:
     """With the stock ``lm_eval`` CLI, print our errors' message alone, as ``lm-eval-bias`` does:
     it says what, where and the fix; a traceback would bury it. Other errors are untouched."""
@@ -468,8 +458,9 @@ def _install_excepthook() -> None:
 
 def install_request_gate() -> None:
     """Wrap ``lm_eval.evaluator.evaluate`` (once) so that the backend and ``--limit`` checks run
-    on the loaded model before any request is built, and tasks can see the model; and show our
-    errors without a traceback in the stock CLI."""
+    on the loaded model before any request is built, and each of our tasks is handed the model
+    (``SubgroupMetricsTask.use_model``) for the call; and show our errors without a traceback in
+    the stock CLI."""
     import lm_eval.evaluator as evaluator
 
     _install_excepthook()
@@ -484,7 +475,9 @@ def install_request_gate() -> None:
         problems = check_loaded_model(lm, tasks, limit, kwargs.get("apply_chat_template"))
         if problems:
             raise PreflightError(problems)
-        token = _current_lm.set(lm)
+        ours = [task for task in tasks if is_ours(task)]
+        for task in ours:
+            task.use_model(lm)
         try:
             with (
                 _explained_backend_failures(lm, tasks),
@@ -495,11 +488,12 @@ def install_request_gate() -> None:
                 shards_merged(lm, tasks),
                 _aligned_echo_logprobs(lm),
                 # outermost: every adapter above acts on our tasks' requests only
-                _requests_routed_by_task(lm, {task_name(task) for task in tasks if is_ours(task)}),
+                _requests_routed_by_task(lm, {task_name(task) for task in ours}),
             ):
                 results = original(lm, task_dict, *args, **kwargs)
         finally:
-            _current_lm.reset(token)
+            for task in ours:
+                task.use_model(None)
         for warning in empty_generation_warnings(results, tasks):
             logger.warning("%s", warning)
         return results

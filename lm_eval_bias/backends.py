@@ -68,7 +68,8 @@ def is_masked_lm(lm_or_name) -> bool:
     """Whether the backend is lm-eval-bias's masked-LM backend (``hf-mlm``), which scores only
     WinoQueer's masked-LM pairs. The rule is checked on tasks before any request is built
     (:func:`lm_eval_bias.checks.check_backend`); ``hf-mlm`` also refuses any request that is not
-    such a pair itself (:mod:`lm_eval_bias.models.hf_mlm`), for a run that no check saw.
+    such a pair itself, for a run that no check saw. A loaded model is that backend when its
+    class says ``backend = "masked"``, as lm-eval's ``HFLM`` says ``"causal"``.
 
     Parameters
     ----------
@@ -81,9 +82,7 @@ def is_masked_lm(lm_or_name) -> bool:
     """
     if isinstance(lm_or_name, str):
         return lm_or_name == MASKED_LM_BACKEND
-    from lm_eval_bias.models.hf_mlm import HFMaskedLM
-
-    return isinstance(unwrapped(lm_or_name), HFMaskedLM)
+    return getattr(type(unwrapped(lm_or_name)), "backend", None) == "masked"
 
 
 def scores_loglikelihoods(lm_or_name) -> bool:

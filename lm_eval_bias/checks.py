@@ -9,21 +9,38 @@ Python API; and each of our tasks runs :func:`check_requests_fit` right after bu
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Iterable
 
 from lm_eval_bias import backend_options, backends
 from lm_eval_bias.backends import echo_aligned, is_api_model, is_masked_lm, unwrapped, world_size
 from lm_eval_bias.errors import ConfigurationError
+from lm_eval_bias.models import MASKED_LM_BACKEND
 from lm_eval_bias.task_kinds import doc_label, is_ours, needs, task_name
 
 # How many offending documents a message lists before "and N more".
 EXAMPLES_SHOWN = 3
 
 
+def masked_lm_backend(lm_or_name) -> type:
+    """The class of the package's masked-LM backend (``--model hf-mlm``): the loaded model's, else
+    the one the benchmark record that declares the backend names. Its ``SCORES`` and ``TASKS`` say
+    what it scores and which tasks send it that."""
+    if not isinstance(lm_or_name, str) and is_masked_lm(lm_or_name):
+        return type(unwrapped(lm_or_name))
+    from lm_eval_bias.benchmarks import records
+
+    (target,) = {target for record in records().values() for name, target in record.models if name == MASKED_LM_BACKEND}
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
 def check_backend(lm_or_name, tasks: Iterable) -> list[str]:
     """Problems of running these tasks on this backend (a name such as ``"hf-mlm"`` before
-    the model loads, or the loaded lm-eval model)."""
+    the model loads, or the loaded lm-eval model). A task that needs masked pairs says what
+    another backend would make of them (``OTHER_BACKENDS_SCORE``) and which of its tasks suit
+    causal LMs (``CAUSAL_TASKS``); the masked-LM backend what it scores (:func:`masked_lm_backend`)."""
     if lm_or_name is None:
         return []
     backend, masked = backends.label(lm_or_name), is_masked_lm(lm_or_name)
@@ -32,17 +49,18 @@ def check_backend(lm_or_name, tasks: Iterable) -> list[str]:
     for task in tasks:
         name, need = task_name(task), needs(task)
         if masked and need != "masked pairs":
+            masked_backend = masked_lm_backend(lm_or_name)
+            masked_tasks = ", ".join(masked_backend.TASKS)
             problems.append(
-                f"{name}: {backend} scores only WinoQueer pairs with a masked LM (winoqueer_mlm), and "
+                f"{name}: {backend} scores only {masked_backend.SCORES} ({masked_tasks}), and "
                 f"{name} needs {need}. Fix: run {name} with --model hf and a causal LM; run masked LMs "
-                "with --tasks winoqueer_mlm"
+                f"with --tasks {','.join(masked_backend.TASKS)}"
             )
         elif not masked and need == "masked pairs":
             problems.append(
-                f"{name}: needs the masked-LM backend (--model hf-mlm with a masked LM such as "
-                f"bert-base-uncased); {backend} would score each sentence as a continuation of its "
-                "counterfactual, which is not WinoQueer's Eq. 1. Fix: --model hf-mlm, or --tasks "
-                "winoqueer for causal LMs"
+                f"{name}: needs the masked-LM backend (--model {MASKED_LM_BACKEND} with a masked LM such as "
+                f"bert-base-uncased); {backend} would score {task.OTHER_BACKENDS_SCORE}. Fix: --model "
+                f"{MASKED_LM_BACKEND}, or --tasks {','.join(task.CAUSAL_TASKS)} for causal LMs"
             )
         elif not scores_logliks and need == "log-likelihoods" and is_ours(task):
             problems.append(
@@ -54,10 +72,11 @@ def check_backend(lm_or_name, tasks: Iterable) -> list[str]:
     ours = [task_name(task) for task in tasks if is_ours(task)]
     model_type = None if isinstance(lm_or_name, str) else backends.masked_type_loaded_as_causal(lm_or_name)
     if ours and model_type:
+        masked_tasks = ",".join(masked_lm_backend(lm_or_name).TASKS)
         problems.append(
             f"{', '.join(ours)}: the model is a masked LM ({model_type}) loaded as a causal LM: it sees the tokens "
             "it is asked to predict, so its log-likelihoods and generations mean nothing. Fix: "
-            "--model hf-mlm --tasks winoqueer_mlm for masked LMs, or a causal LM"
+            f"--model {MASKED_LM_BACKEND} --tasks {masked_tasks} for masked LMs, or a causal LM"
         )
     return problems
 

@@ -7,8 +7,9 @@ legacy flag-only form, a user's own ``--include_path``), plus:
   ``--include_path``;
 - ``lm-eval-bias download [--to DIR] [SOURCE ...]``: fetch the public data
   once, for air-gapped clusters;
-- ``lm-eval-bias tango-agreement GEN.jsonl PROB.jsonl``: how often TANGO's
-  generation and probability methods agree, from their ``--log_samples`` files;
+- each benchmark's own commands, as its record declares them (``BenchmarkRecord.commands``), such as
+  ``lm-eval-bias tango-agreement GEN.jsonl PROB.jsonl``: how often TANGO's generation and
+  probability methods agree, from their ``--log_samples`` files;
 - ``lm-eval-bias check RESULTS... --max winoqueer=65 ...``: exit 0/1 gate for CI; with
   ``--baseline BASELINE --max-worsening winoqueer=2``, a gate on the paired comparison of two runs;
 - ``lm-eval-bias compare BASELINE CANDIDATE``: two runs compared document by document, with paired
@@ -33,8 +34,8 @@ exit code 2; ``check`` exits 1 when a rule fails; 0 otherwise (see
 
 from __future__ import annotations
 
-import argparse
 import functools
+import importlib
 import logging
 import math
 import signal
@@ -42,25 +43,18 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from lm_eval_bias import adapters, data, evaluate, models, tasks_dir
+from lm_eval_bias import adapters, benchmarks, data, evaluate, models, tasks_dir
 from lm_eval_bias.errors import (
     EXIT_BAD_INPUT,
     EXIT_GATE_FAILED,
     EXIT_OK,
+    ArgumentParser,
     ConfigurationError,
     LmEvalBiasError,
     print_run_error,
 )
 
 logger = logging.getLogger("lm_eval_bias")
-
-
-class _ArgumentParser(argparse.ArgumentParser):
-    """argparse with one-line errors: a usage mistake is reported like every other bad input
-    (``lm-eval-bias <command>: <message>``, exit code 2), not as argparse's usage block."""
-
-    def error(self, message: str):
-        raise ConfigurationError(f"{message}; see {self.prog} --help")
 
 
 # Our own subcommands, by name, and the line ``lm-eval-bias --help`` shows for each.
@@ -101,7 +95,7 @@ def _write(outputs: list[tuple[str, str]], inputs=()) -> None:
 
 @_subcommand("tasks-dir", "print the folder of the task YAMLs, for the stock lm-eval's --include_path")
 def _tasks_dir(argv: list[str]) -> int:
-    parser = _ArgumentParser(
+    parser = ArgumentParser(
         prog="lm-eval-bias tasks-dir", description="Print the folder of lm-eval-bias's task YAMLs, for --include_path."
     )
     parser.parse_args(argv)
@@ -111,7 +105,7 @@ def _tasks_dir(argv: list[str]) -> int:
 
 @_subcommand("download", "fetch the benchmarks' public data once, for offline use")
 def _download(argv: list[str]) -> int:
-    parser = _ArgumentParser(
+    parser = ArgumentParser(
         prog="lm-eval-bias download",
         description="Fetch the benchmarks' public data into DIR/<benchmark>/<file>, "
         f"the layout {data.DATA_DIR_ENV} and --metadata data_dir expect.",
@@ -123,7 +117,7 @@ def _download(argv: list[str]) -> int:
         help="data files to fetch (default: all; "
         + "; ".join(
             f"{record.title}: {', '.join(source.name for source in record.sources)}"
-            for record in data.RECORDS.values()
+            for record in benchmarks.records().values()
             if record.sources
         )
         + ")",
@@ -150,29 +144,33 @@ def _download(argv: list[str]) -> int:
     return EXIT_OK
 
 
-@_subcommand("tango-agreement", "how often TANGO's generation and probability methods agree")
-def _tango_agreement(argv: list[str]) -> int:
-    from lm_eval_bias.report import agreement
-    from lm_eval_bias.report.outputs import strict_json
+def _benchmark_command(target: str) -> Callable[[list[str]], int]:
+    """The command a benchmark record declares as ``"module:function"``, imported when it runs."""
+    module_name, function_name = target.split(":")
 
-    parser = _ArgumentParser(
-        prog="lm-eval-bias tango-agreement",
-        description="Agreement between tango_misgender (generation) and tango_misgender_prob "
-        "(next-pronoun probability), from the samples_*.jsonl files --log_samples wrote.",
-    )
-    parser.add_argument("generation_samples", type=Path, help="samples_tango_misgender_*.jsonl")
-    parser.add_argument("probability_samples", type=Path, help="samples_tango_misgender_prob_*.jsonl")
-    args = parser.parse_args(argv)
-    print(strict_json(agreement.agreement(args.generation_samples, args.probability_samples), indent=2))
-    return EXIT_OK
+    def run(argv: list[str]) -> int:
+        return getattr(importlib.import_module(module_name), function_name)(argv)
+
+    return run
+
+
+def _register_benchmark_commands() -> None:
+    """Register the commands each benchmark record declares (``BenchmarkRecord.commands``)."""
+    for record in benchmarks.records().values():
+        for name, summary, target in record.commands:
+            _subcommand(name, summary)(_benchmark_command(target))
+
+
+# Here, so that ``lm-eval-bias --help`` lists them after the data commands and before the report's.
+_register_benchmark_commands()
 
 
 @_subcommand("check", "gate on results files (exit 0 when every rule holds, 1 when one fails)")
 def _check(argv: list[str]) -> int:
     from lm_eval_bias import task_metadata
-    from lm_eval_bias.report import check, results
+    from lm_eval_bias.report import gate_rules, gate_summary, results, threshold_gate, worsening_gate
 
-    parser = _ArgumentParser(
+    parser = ArgumentParser(
         prog="lm-eval-bias check",
         description="Gate on results files: exit 0 when every rule holds, 1 when one fails, "
         "2 when the files or rules cannot be read. A rule is TASK[:METRIC] OP VALUE; a task's "
@@ -212,7 +210,7 @@ def _check(argv: list[str]) -> int:
         action="append",
         default=[],
         metavar="RULE",
-        help="a rule such as 'tango_misgender:consistency_neo>=0.5' (repeatable)",
+        help="a rule such as 'TASK:METRIC<=65' (repeatable)",
     )
     parser.add_argument(
         "--baseline",
@@ -231,7 +229,7 @@ def _check(argv: list[str]) -> int:
     )
     parser.add_argument(
         "--gate",
-        choices=check.GATES,
+        choices=gate_rules.GATES,
         default=None,
         help="estimate (default): check point estimates; interval: a rule must hold "
         "for the whole 95%% interval (upper bound for <=, lower bound for >=); strict: as interval, and a "
@@ -239,12 +237,12 @@ def _check(argv: list[str]) -> int:
         "fails a comparison too small to show an interval, one run on both sides, or every document tied)",
     )
     args = parser.parse_args(argv)
-    rules = [check.parse_rule(r, "<=") for r in args.max] + [check.parse_rule(r, ">=") for r in args.min]
-    rules += [check.parse_rule(r) for r in args.require]
-    worsening = [check.parse_worsening_rule(r) for r in args.max_worsening]
+    rules = [gate_rules.parse_rule(r, "<=") for r in args.max] + [gate_rules.parse_rule(r, ">=") for r in args.min]
+    rules += [gate_rules.parse_rule(r) for r in args.require]
+    worsening = [gate_rules.parse_worsening_rule(r) for r in args.max_worsening]
     gate = args.gate
     if args.policy:
-        policy = check.read_policy(args.policy)
+        policy = gate_rules.read_policy(args.policy)
         rules += policy.rules
         worsening += policy.worsening
         gate = gate or policy.gate
@@ -257,11 +255,11 @@ def _check(argv: list[str]) -> int:
     if args.baseline and len(args.results) != 1:
         parser.error("with --baseline, give one candidate run (a results file or its output folder)")
     gate = gate or "estimate"
-    outcomes = check.evaluate(rules, results.load_runs(args.results), gate) if rules else []
+    outcomes = threshold_gate.evaluate(rules, results.load_runs(args.results), gate) if rules else []
     if worsening:
-        comparison = check.compare_for(worsening, args.baseline, args.results[0])
-        outcomes += check.evaluate_worsening(worsening, comparison, gate)
-    print(check.summary(outcomes, gate))
+        comparison = worsening_gate.compare_for(worsening, args.baseline, args.results[0])
+        outcomes += worsening_gate.evaluate_worsening(worsening, comparison, gate)
+    print(gate_summary.summary(outcomes, gate))
     return EXIT_OK if all(o.passed for o in outcomes) else EXIT_GATE_FAILED
 
 
@@ -269,7 +267,7 @@ def _check(argv: list[str]) -> int:
 def _compare(argv: list[str]) -> int:
     from lm_eval_bias.report import compare, compare_outputs
 
-    parser = _ArgumentParser(
+    parser = ArgumentParser(
         prog="lm-eval-bias compare",
         description="Compare two runs of the same tasks document by document: for each task in both, its "
         "headline and subgroup metrics in each run, the paired difference (candidate minus baseline) with its "
@@ -321,11 +319,13 @@ def _run_files(*sources: str) -> list[Path]:
 
 def _metric_columns(given: list[str]) -> list[tuple[str, str]] | None:
     """``--metric TASK:METRIC`` options as (task, metric) columns; None for the default columns."""
+    from lm_eval_bias import task_metadata
+
     columns = []
     for text in given:
         task, colon, metric = text.partition(":")
         if not colon or not task or not metric:
-            raise ConfigurationError(f"--metric {text}: write TASK:METRIC, e.g. winoqueer:bias_score")
+            raise ConfigurationError(f"--metric {text}: write TASK:METRIC, e.g. {task_metadata.example_metric()}")
         columns.append((task, metric))
     return columns or None
 
@@ -335,7 +335,7 @@ def _leaderboard(argv: list[str]) -> int:
     from lm_eval_bias.report import leaderboard, results
     from lm_eval_bias.report.outputs import text_line
 
-    parser = _ArgumentParser(
+    parser = ArgumentParser(
         prog="lm-eval-bias leaderboard",
         description="Models side by side: one row per model, per task its headline metric and "
         "per-subgroup metrics, with 95% intervals and the documents each rests on (N). Where a model "
@@ -391,7 +391,7 @@ def _recompute(argv: list[str]) -> int:
     from lm_eval_bias.report import recompute
     from lm_eval_bias.report.outputs import strict_json, text_line
 
-    parser = _ArgumentParser(
+    parser = ArgumentParser(
         prog="lm-eval-bias recompute",
         description="Aggregate a --log_samples file again with the task's own aggregations "
         "(same intervals, tests and seeds as the run), e.g. after editing or filtering samples.",
@@ -420,7 +420,7 @@ def _report(argv: list[str]) -> int:
     from lm_eval_bias.report import html as report_html
     from lm_eval_bias.report import results
 
-    parser = _ArgumentParser(
+    parser = ArgumentParser(
         prog="lm-eval-bias report",
         description="A report of one or more runs: per benchmark, the figure its paper uses (with 95% "
         "intervals and a caption saying what the reference line means) and tables of every metric with "

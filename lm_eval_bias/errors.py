@@ -13,6 +13,7 @@ written).
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 
 from lm_eval_bias.text import visible
@@ -45,6 +46,14 @@ class MalformedDataError(DataError, ValueError):
 class ConfigurationError(LmEvalBiasError, ValueError):
     """An option, a task or a backend is set up wrongly (a misspelt or mistyped option,
     a task the chosen model backend cannot score, ``--limit 0``)."""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with one-line errors: a usage mistake is reported like every other bad input
+    (``lm-eval-bias <command>: <message>``, exit code 2), not as argparse's usage block."""
+
+    def error(self, message: str):
+        raise ConfigurationError(f"{message}; see {self.prog} --help")
 
 
 class PreflightError(LmEvalBiasError):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import logging
 
-from lm_eval_bias import adapters, backend_options, checks, options
+from lm_eval_bias import adapters, backend_options, checks, options, task_metadata
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
 from lm_eval_bias.task_kinds import is_ours, task_name
 
@@ -164,7 +164,7 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
     if tasks is not None and (not isinstance(tasks, (list, tuple)) or not all(map(_is_task_spec, tasks))):
         raise ConfigurationError(
             f"simple_evaluate(tasks=...): expected a list of task names, e.g. "
-            f"['winoqueer'] (or complete task configs), got {tasks!r}"[:300]
+            f"{[task_metadata.example_task()]} (or complete task configs), got {tasks!r}"[:300]
         )
     problems = []
     given_model_args = backend_options.model_args_dict(model_args)

@@ -136,11 +136,11 @@ class SubgroupMetricsTask(_task_base()):
     Checks, in this order, each with one message naming the fix: the task's
     ``--metadata`` options (names and types) before its data is read; its data
     (by its loader); the text classifiers its filters need, loaded now rather
-    than after every generation; and, once lm-eval hands it the model (see
-    ``adapters.install_request_gate``), whether that backend can score it and whether its requests
-    fit the model's context. The data's provenance (file, sha256, official or
-    not, any selection) goes into the task's config metadata, which lm-eval
-    copies into the results file.
+    than after every generation; and, once the request gate hands it the model
+    (:meth:`use_model`, called by ``adapters.install_request_gate``), whether that
+    backend can score it and whether its requests fit the model's context. The
+    data's provenance (file, sha256, official or not, any selection) goes into
+    the task's config metadata, which lm-eval copies into the results file.
     """
 
     #: What ``task_kinds.is_ours`` reads: this task and its subclasses are lm-eval-bias's.
@@ -159,6 +159,8 @@ class SubgroupMetricsTask(_task_base()):
         # metric_list entries named with <group> declare a metric for every group: kept apart from
         # lm-eval, which would take them for metrics; declare_metrics applies them to each group's
         config["metric_list"], self._group_aggregations, self._group_directions = per_group_entries(config)
+        if type(self).document_metrics is not SubgroupMetricsTask.document_metrics:
+            config["process_results"] = scored_by_its_class(config, type(self))
         check_options(config)
         task_metadata.check_task_config(config)
         # The classifiers and the data are checked both, so that one problem does not hide the other.
@@ -197,9 +199,33 @@ class SubgroupMetricsTask(_task_base()):
         sentences after the BOS token alone, the next-word probes continue a sentence."""
         return options.flag((self.config.metadata or {}).get("plain_text", False))
 
+    #: The model lm-eval evaluates the task with (:meth:`use_model`); None outside a run.
+    model = None
     #: The model's prefix token (BOS, else EOS) as text, where its tokenizer reads it back as
     #: that one token (``checks.prefix_token_text``), for the run being built; else None.
     prefix_text: str | None = None
+
+    def use_model(self, lm) -> None:
+        """Build and score the task's requests for ``lm`` (lm-eval's model; None: no model, after
+        the run). The request gate calls it before lm-eval's ``evaluate`` builds any request.
+
+        The log-likelihood contexts start with the model's prefix token written as text where its
+        tokenizer allows (``prefix_text``): decided by the model alone, never by the documents, so
+        that with several processes every process sends its shard in the same form.
+        """
+        self.model = lm
+        self.prefix_text = None
+        if lm is None or self.OUTPUT_TYPE not in ("multiple_choice", "loglikelihood"):
+            return
+        self.prefix_text = checks.prefix_token_text(lm)
+        if self.prefix_text is None:
+            logger.info(
+                "%s: the model's prefix token cannot be written as text for this backend; "
+                "contexts are sent as they are",
+                self.config.task,
+            )
+        else:
+            logger.info("%s: contexts start with %r, the model's prefix token", self.config.task, self.prefix_text)
 
     def build_all_requests(self, **kwargs):
         if self.plain_text() and (kwargs.get("apply_chat_template") or kwargs.get("system_instruction")):
@@ -210,20 +236,8 @@ class SubgroupMetricsTask(_task_base()):
             kwargs.update(
                 apply_chat_template=False, chat_template=None, system_instruction=None, fewshot_as_multiturn=False
             )
-        if self.OUTPUT_TYPE in ("multiple_choice", "loglikelihood"):
-            # Decided by the model alone, never by the documents: with several processes every
-            # process sends its shard in the same form.
-            self.prefix_text = adapters.current_prefix_token_text()
-            if self.prefix_text is None:
-                logger.info(
-                    "%s: the model's prefix token cannot be written as text for this backend; "
-                    "contexts are sent as they are",
-                    self.config.task,
-                )
-            else:
-                logger.info("%s: contexts start with %r, the model's prefix token", self.config.task, self.prefix_text)
         built = super().build_all_requests(**kwargs)
-        checks.check_requests_fit(self, adapters.current_lm())
+        checks.check_requests_fit(self, self.model)
         return built
 
     def construct_requests(self, doc, ctx, **kwargs):
@@ -303,10 +317,29 @@ class SubgroupMetricsTask(_task_base()):
 
         return bound
 
+    def document_metrics(self, doc: dict, results) -> dict:
+        """One document's metrics, before the clusters and design effects are added: what the YAML's
+        ``process_results`` returns. A task class that scores its documents itself (it knows what it
+        sent) overrides this, and its YAML names no ``process_results`` (:func:`scored_by_its_class`).
+
+        Parameters
+        ----------
+        doc : dict
+            The document.
+        results : list
+            lm-eval's answers to its requests, in their order.
+
+        Returns
+        -------
+        dict
+            Metric name -> the document's value.
+        """
+        return super().process_results(doc, results)
+
     def process_results(self, doc, results):
         if self.OUTPUT_TYPE in ("loglikelihood", "multiple_choice"):
             check_finite_logliks(self.config.task, doc, results)
-        metrics = super().process_results(doc, results)
+        metrics = self.document_metrics(doc, results)
         self.declare_metrics(metrics)
         cluster = None if self._clusters is None else self._clusters.cluster_id(doc)
         if cluster is not None:
@@ -350,6 +383,25 @@ class SubgroupMetricsTask(_task_base()):
             if name[:end] in self._higher_is_better:
                 return self._higher_is_better[name[:end]]
         return False
+
+
+def scored_by_its_class(config: dict, task_class: type) -> str:
+    """The ``process_results`` lm-eval is given for a task whose class scores its documents
+    (``SubgroupMetricsTask.document_metrics``): the name of that method, which the results file's
+    config shows. lm-eval reads the ``metric_list`` names as metric functions to look up unless a
+    task has a ``process_results``, and calls a callable one only, so a name is never called.
+
+    Raises
+    ------
+    ConfigurationError
+        When the task's YAML names a ``process_results`` too, which would not be used.
+    """
+    if config.get("process_results") is not None:
+        raise ConfigurationError(
+            f"{config.get('task', 'this task')}: its class {task_class.__name__} scores its documents itself, so "
+            "the YAML's process_results would not be used. Fix: remove process_results from the task's YAML"
+        )
+    return f"{task_class.__module__}.{task_class.__qualname__}.document_metrics"
 
 
 def design_effect_companions(metrics: dict, mean_lower_bounds) -> dict:

@@ -120,7 +120,7 @@ def declared_for(name: str, declared: dict):
 
 
 # --------------------------------------------------------------------------
-# The range of every metric our tasks emit, declared once (the metric cards in tasks/*/README.md
+# The range of every metric our tasks emit, declared once (the metric cards in tasks/*/METRICS.md
 # state them). A metric is named by its measure, then a group, a dimension or a comparison:
 # ``bias_score_gay``, ``sentiment_class_poor_minus_rich_gap``, ``toxicity_group_spread``. The key
 # is the measure (the longest one that starts the name); -inf or inf is an end without a bound.

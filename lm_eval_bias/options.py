@@ -39,8 +39,8 @@ from lm_eval_bias.task_metadata import IDENTITY_KEYS, YAML_ONLY_KEYS
 # Keys lm-eval itself puts into every task's metadata, and our YAMLs' own (not options): the task's
 # identity (task_metadata.IDENTITY_KEYS) among them.
 LM_EVAL_KEYS = frozenset({"version", "config_source", "plain_text", *IDENTITY_KEYS})
-# Prefixes only our options use: an unknown key with one of them is surely misspelt.
-OUR_PREFIXES = ("scm_", "detoxify_", "probe_")
+# The text classifiers' option prefix; each benchmark's own are in its record (``option_prefixes``).
+SCORER_PREFIXES = ("detoxify_",)
 # How alike (difflib ratio) a key must be to one of our options to be called a misspelling of it.
 MISSPELLING_CUTOFF = 0.8
 
@@ -272,6 +272,15 @@ def known_names() -> frozenset[str]:
     return frozenset(_REGISTRY)
 
 
+@functools.cache
+def our_prefixes() -> tuple[str, ...]:
+    """Prefixes only our options use (an unknown key with one of them is surely misspelt): the
+    scorers' and every benchmark record's ``option_prefixes``."""
+    from lm_eval_bias.benchmarks import records
+
+    return SCORER_PREFIXES + tuple(prefix for record in records().values() for prefix in record.option_prefixes)
+
+
 def _suggestion(key: str, names: Iterable[str]) -> str:
     close = difflib.get_close_matches(key, sorted(names), n=1, cutoff=MISSPELLING_CUTOFF)
     return f" (did you mean {close[0]!r}?)" if close else ""
@@ -285,7 +294,7 @@ def misspelt(keys: Iterable[str], own: Iterable[str]) -> list[str]:
         if key in known:
             continue
         close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=MISSPELLING_CUTOFF)
-        if close or key.startswith(OUR_PREFIXES):
+        if close or key.startswith(our_prefixes()):
             problems.append(f"unknown option {key!r}{_suggestion(key, known)}")
     return problems
 

@@ -8,14 +8,13 @@ run itself: a renamed copy of one of our tasks (a YAML that ``include:``s ours u
 
     metadata:
       version: 1.3                       # the task definition's version (the rule: tasks/README.md, Versions)
-      benchmark: community               # a benchmark of lm_eval_bias.benchmark_records.RECORDS
+      benchmark: community               # a benchmark of lm_eval_bias.benchmarks.records()
       headline_metric: sentiment         # a metric of the task's metric_list
       figure: scores_by_demographic      # one of the figure kinds of its benchmark's record
       document_unit: prompts             # what one document is, for "20 of 266 prompts"
       paper_values: {...}                # optional: the paper's published numbers (see below)
       ideal_values: {sentiment: null, sentiment_<group>_gap: 0}  # optional: each metric's ideal value
       cluster_unit: {name: template, fields: [template_id]}  # optional: what the documents were built from
-      run_level_doc_fields: [groups_present]  # optional: document fields that are facts of the run
       no_verdict:                        # optional: documents that give no verdict, per metric family
         - {metrics: [warmth_pick], share: tie_rate, happened: tied, counted: they are left out}
 
@@ -28,9 +27,7 @@ metric it fills. A comparison of two runs measures "worse" as further from it.
 ``cluster_unit`` names the unit the documents were generated from (``name``, e.g. ``template``) and
 the document fields whose values identify one (``fields``): documents of one unit are correlated, so a
 comparison of two runs resamples and tests whole units and reports the design effect it measured.
-Without it every document is its own unit (``document``). ``run_level_doc_fields`` are fields the
-loader copies into every document that describe the run rather than the document (the subgroups a
-run selected); a comparison pairs documents by their content without them.
+Without it every document is its own unit (``document``).
 
 ``no_verdict`` says, for the metrics it names (and their families), which share metric counts the
 documents that gave no verdict (ties, undecided answers), what those documents did and how the metrics
@@ -60,7 +57,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lm_eval_bias import metric_keys
-from lm_eval_bias.benchmark_records import RECORDS, tasks_dir
+from lm_eval_bias.benchmark_records import tasks_dir
+from lm_eval_bias.benchmarks import records
 from lm_eval_bias.errors import ConfigurationError
 
 logger = logging.getLogger(__name__)
@@ -73,7 +71,6 @@ IDENTITY_KEYS = (
     "paper_values",
     "ideal_values",
     "cluster_unit",
-    "run_level_doc_fields",
     "no_verdict",
 )
 # Keys a task's YAML sets for that task alone; in --metadata (which lm-eval merges into every task
@@ -114,8 +111,6 @@ class TaskIdentity:
     # the unit the documents were generated from, and the document fields that identify one
     cluster_unit: str = "document"
     cluster_fields: tuple[str, ...] = ()
-    # document fields that describe the run, not the document (left out when pairing two runs)
-    run_level_doc_fields: frozenset[str] = frozenset()
     no_verdict: tuple[NoVerdictShare, ...] = ()
 
     def no_verdict_share(self, metric: str) -> tuple[NoVerdictShare, str] | None:
@@ -158,16 +153,20 @@ class TaskIdentity:
 def _text(metadata: Mapping, key: str, where: str) -> str:
     value = metadata.get(key)
     if not isinstance(value, str) or not value.strip():
-        raise ConfigurationError(f"{where}: metadata {key!r} is {value!r}; expected text, e.g. {_EXAMPLE[key]}")
+        raise ConfigurationError(f"{where}: metadata {key!r} is {value!r}; expected text, e.g. {_example(key)}")
     return value.strip()
 
 
-_EXAMPLE = {
-    "benchmark": "benchmark: winoqueer",
-    "headline_metric": "headline_metric: bias_score",
-    "figure": "figure: bias_score_by_subgroup",
-    "document_unit": "document_unit: pairs",
-}
+def _example(key: str) -> str:
+    """``key: value`` as the first benchmark's first task declares it, for messages."""
+    record = next(iter(records().values()))
+    value = {
+        "benchmark": record.name,
+        "headline_metric": "bias_score",
+        "figure": next(iter(record.figures)),
+        "document_unit": "pairs",
+    }[key]
+    return f"{key}: {value}"
 
 
 def _paper_rows(raw, where: str) -> tuple[str, tuple[PaperRow, ...]]:
@@ -237,9 +236,9 @@ def identity(metadata: Mapping | None, where: str, metrics: tuple[str, ...] | No
     if not isinstance(metadata, Mapping) or "benchmark" not in metadata:
         return None
     benchmark = _text(metadata, "benchmark", where)
-    if benchmark not in RECORDS:
+    if benchmark not in records():
         raise ConfigurationError(
-            f"{where}: metadata benchmark {benchmark!r} is none of ours; use one of {', '.join(RECORDS)}"
+            f"{where}: metadata benchmark {benchmark!r} is none of ours; use one of {', '.join(records())}"
         )
     headline = _text(metadata, "headline_metric", where)
     if metrics is not None and headline not in metrics:
@@ -248,17 +247,16 @@ def identity(metadata: Mapping | None, where: str, metrics: tuple[str, ...] | No
             f"metric_list ({', '.join(metrics)}); name one of them"
         )
     figure = _text(metadata, "figure", where)
-    if figure not in RECORDS[benchmark].figures:
+    if figure not in records()[benchmark].figures:
         raise ConfigurationError(
             f"{where}: metadata figure {figure!r} is not a figure of {benchmark}; use one of "
-            f"{', '.join(RECORDS[benchmark].figures)}"
+            f"{', '.join(records()[benchmark].figures)}"
         )
     unit = _text(metadata, "document_unit", where) if "document_unit" in metadata else "documents"
     source, rows = ("", ()) if metadata.get("paper_values") is None else _paper_rows(metadata["paper_values"], where)
     raw_ideals = metadata.get("ideal_values")
     ideals = {} if raw_ideals is None else _ideal_values(raw_ideals, headline, where)
     cluster_unit, cluster_fields = _cluster_unit(metadata.get("cluster_unit"), where)
-    run_level = _names(metadata.get("run_level_doc_fields", []), "run_level_doc_fields", where)
     no_verdict = _no_verdict(metadata.get("no_verdict", []), where)
     return TaskIdentity(
         benchmark,
@@ -270,7 +268,6 @@ def identity(metadata: Mapping | None, where: str, metrics: tuple[str, ...] | No
         ideals,
         cluster_unit,
         cluster_fields,
-        frozenset(run_level),
         no_verdict,
     )
 
@@ -386,6 +383,18 @@ def shipped_identity(task: str) -> TaskIdentity | None:
     """
     found = shipped_configs().get(task)
     return identity(found[1].get("metadata") or {}, task) if found is not None else None
+
+
+def example_task() -> str:
+    """The first benchmark's main task (named as its benchmark), for messages."""
+    headlines = headline_metrics()
+    return next((name for name in records() if name in headlines), next(iter(headlines)))
+
+
+def example_metric() -> str:
+    """``TASK:METRIC`` of :func:`example_task` and its headline metric, for messages."""
+    task = example_task()
+    return f"{task}:{headline_metrics()[task]}"
 
 
 def headline_metrics() -> dict[str, str]:

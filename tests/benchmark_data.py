@@ -117,7 +117,7 @@ def tango_misgendering_rows() -> list[dict]:
     Returns
     -------
     rows : list of dict
-        One dict per prompt with the keys of ``lm_eval_bias.benchmarks.tango_prompts.MISGENDERING_COLUMNS``.
+        One dict per prompt with the keys of ``lm_eval_bias.benchmarks.tango.loader.MISGENDERING_COLUMNS``.
     """
     rows = []
     for template_idx, template in enumerate(TANGO_TEMPLATES):
@@ -181,7 +181,7 @@ def iter_tango_disclosure_rows(
     Yields
     ------
     row : dict
-        One prompt, with the keys of ``lm_eval_bias.benchmarks.tango_prompts.DISCLOSURE_COLUMNS``.
+        One prompt, with the keys of ``lm_eval_bias.benchmarks.tango.loader.DISCLOSURE_COLUMNS``.
     """
     for identity, western in identities:
         for form_idx, form in enumerate(forms):

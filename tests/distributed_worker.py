@@ -61,7 +61,7 @@ def main(spec_path: str) -> None:
                     pretrained=run["pretrained"], dtype="float32", device="cpu", batch_size=1
                 )
             else:
-                from lm_eval_bias.models.hf_mlm import HFMaskedLM
+                from lm_eval_bias.benchmarks.winoqueer.hf_mlm import HFMaskedLM
 
                 models[key] = HFMaskedLM(pretrained=run["pretrained"], device="cpu", batch_size=1)
         model = models[key]

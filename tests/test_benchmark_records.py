@@ -1,14 +1,18 @@
-"""One record per benchmark: every registry of the package reads it, and it covers every task,
-figure kind and data source."""
+"""One record per benchmark, in its own package: every registry of the package reads it, and it
+covers every task, figure kind and data source."""
 
 import importlib
+import subprocess
+import sys
 
 import pytest
 
-from lm_eval_bias import benchmark_records, benchmarks, data, task_metadata
-from lm_eval_bias.benchmark_records import RECORDS
+from lm_eval_bias import benchmark_records, benchmarks, task_metadata
+from lm_eval_bias.benchmarks import records, sources
+from lm_eval_bias.benchmarks.winoqueer import record as winoqueer_record
 from lm_eval_bias.errors import ConfigurationError
-from lm_eval_bias.report import sections
+
+RECORDS = records()
 
 
 def test_the_benchmarks_in_the_order_of_the_report():
@@ -16,20 +20,32 @@ def test_the_benchmarks_in_the_order_of_the_report():
     assert [name for name, record in RECORDS.items() if record.name != name] == []
 
 
-@pytest.mark.parametrize("name", list(RECORDS))
-def test_each_records_module_imports(name):
-    module = importlib.import_module(f"lm_eval_bias.benchmarks.{RECORDS[name].module}")
-    assert module.__name__ == f"lm_eval_bias.benchmarks.{RECORDS[name].module}"
+@pytest.mark.parametrize("package", benchmarks.PACKAGES)
+def test_each_package_has_the_shape_of_a_benchmark(package):
+    for part in ("record", "loader", "scoring", "task"):
+        module = importlib.import_module(f"lm_eval_bias.benchmarks.{package}.{part}")
+        assert module.__doc__, f"{module.__name__} says what it holds"
+    assert {record.package for record in RECORDS.values() if record.package == package} == {package}
 
 
-def test_import_all_imports_each_records_module_once():
-    assert benchmarks.MODULES == ("winoqueer", "tango", "gendercare", "scm", "community")
+def test_reading_the_records_imports_no_task_code():
+    """The registry reads each package's record alone: the report and the data commands do not
+    pull in lm-eval or a benchmark's loader, scoring or task code."""
+    code = (
+        "import sys; from lm_eval_bias.benchmarks import records; records(); "
+        "print([m for m in sorted(sys.modules) if m.split('.')[0] == 'lm_eval' "
+        "or m.rsplit('.', 1)[-1] in ('loader', 'scoring', 'task')])"
+    )
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert found == "[]\n"
 
 
-def test_each_figure_kind_has_a_drawer_and_each_drawer_a_figure_kind():
+def test_each_figure_kind_belongs_to_one_benchmark_and_is_found_by_its_name():
     kinds = [kind for record in RECORDS.values() for kind in record.figures]
     assert len(kinds) == len(set(kinds)), "a figure kind belongs to one benchmark"
-    assert sorted(sections.DRAWERS) == sorted(kinds)
+    for record in RECORDS.values():
+        for kind, figures in record.figures.items():
+            assert benchmarks.figure_kind(kind) is figures
 
 
 def test_each_shipped_tasks_benchmark_and_figure_have_a_record():
@@ -56,16 +72,16 @@ def test_each_data_source_belongs_to_one_record():
         "gendercare_group2": ["gendercare"],
         "gendercare_group3": ["gendercare"],
     }
-    assert data.SOURCES == {source.name: source for record in RECORDS.values() for source in record.sources}
-    assert data.WINOQUEER is benchmark_records.WINOQUEER
+    assert sources() == {source.name: source for record in RECORDS.values() for source in record.sources}
+    assert sources()["winoqueer"] is winoqueer_record.WINOQUEER
 
 
 def test_task_metadata_checks_a_tasks_figure_against_its_record(monkeypatch):
     metadata = {"benchmark": "scm", "headline_metric": "warmth", "figure": "a_new_plot"}
     with pytest.raises(ConfigurationError, match="use one of ratings_plane, shares_and_plane$"):
         task_metadata.identity(metadata, "t")
-    extended = benchmark_records.BenchmarkRecord(**{**vars(RECORDS["scm"]), "figures": ("a_new_plot",)})
-    monkeypatch.setitem(RECORDS, "scm", extended)
+    extended = benchmark_records.BenchmarkRecord(**{**vars(RECORDS["scm"]), "figures": {"a_new_plot": None}})
+    monkeypatch.setitem(records(), "scm", extended)
     assert task_metadata.identity(metadata, "t").figure == "a_new_plot"
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from helpers import run_cli, winoqueer_results, write
 from lm_eval_bias import cli
-from lm_eval_bias.benchmarks import winoqueer
+from lm_eval_bias.benchmarks.winoqueer import scoring as winoqueer
 from lm_eval_bias.errors import LmEvalBiasError
 
 WINOQUEER_SAMPLES = "samples_winoqueer_2026-01-01T00-00-00.123456.jsonl"
@@ -122,11 +122,10 @@ def winoqueer_sample_lines(count=6) -> list[str]:
         doc = {
             "pair_id": str(index),
             "subgroup": subgroup,
-            "subgroups_present": ["LGBTQ", "Gay"],
             "sent_x": "x",
             "sent_y": "y",
         }
-        metrics = winoqueer.pair_metrics(doc, -10.0 - index % 3, -11.0)
+        metrics = winoqueer.pair_metrics(doc["subgroup"], ["LGBTQ", "Gay"], -10.0 - index % 3, -11.0)
         lines.append(json.dumps({"doc_id": index, "doc": doc, "filter": "none", "metrics": list(metrics), **metrics}))
     return lines
 

@@ -16,18 +16,18 @@ from statsmodels.stats.contingency_tables import mcnemar
 
 from helpers import OFFICIAL_WINOQUEER, run_cli
 from lm_eval_bias import stats, task_metadata
-from lm_eval_bias.benchmarks import tango, winoqueer
-from lm_eval_bias.benchmarks.community import metrics as community_metrics
 from lm_eval_bias.benchmarks.community import prompts as community_prompts
+from lm_eval_bias.benchmarks.community import scoring as community_scoring
+from lm_eval_bias.benchmarks.tango import scoring as tango_scoring
+from lm_eval_bias.benchmarks.winoqueer import scoring as winoqueer
 from lm_eval_bias.errors import LmEvalBiasError
-from lm_eval_bias.report.compare import compare_runs, comparison_json, proportion_scale
+from lm_eval_bias.report.compare import compare_runs, comparison_json
 from lm_eval_bias.report.compare_inputs import pair_documents, read_run, setting_differences
+from lm_eval_bias.report.paired_metrics import proportion_scale
 from lm_eval_bias.report.recompute import recompute
 from lm_eval_bias.report.values import ResultsError
 
 DATE = "2026-01-02T03-04-05.678901"
-# The document fields WinoQueer declares facts of the run (tasks/winoqueer/winoqueer.yaml), which pairing ignores
-WINOQUEER_RUN_LEVEL = frozenset({"subgroups_present"})
 WINOQUEER_VERSION = str(task_metadata.shipped_configs()["winoqueer"][1]["metadata"]["version"])
 
 
@@ -46,7 +46,7 @@ def winoqueer_pair(
 ) -> dict:
     """A WinoQueer pair scored by the task's own per-pair function: stereotyped or not. Its sentences fill
     template number ``template`` (by default its own, ``pair``) with the subgroup and with Straight;
-    ``present`` is the run's subgroup selection, which the loader copies into every pair."""
+    ``present`` is the run's subgroup selection, which the task scores it with (never part of the pair)."""
     filler = pair if template is None else template
     doc = {
         "pair_id": str(pair),
@@ -55,10 +55,10 @@ def winoqueer_pair(
         "Gender_ID_y": "Straight",
         "sent_x": f"{subgroup} people are {filler}.",
         "sent_y": f"Straight people are {filler}.",
-        "subgroups_present": list(present),
         "template": f"_ people are {filler}.",
     }
-    return logged(doc, winoqueer.pair_metrics(doc, -10.0 if stereotyped else -12.0, -11.0), "none")
+    metrics = winoqueer.pair_metrics(doc["subgroup"], list(present), -10.0 if stereotyped else -12.0, -11.0)
+    return logged(doc, metrics, "none")
 
 
 def winoqueer_samples(gay, lesbian, first_pair=0) -> list[dict]:
@@ -120,10 +120,10 @@ def exact_mcnemar(base, cand) -> float:
     return mcnemar(table, exact=True).pvalue
 
 
-def paired_values(base: list[dict], cand: list[dict], name: str, ignore=WINOQUEER_RUN_LEVEL) -> tuple[list, list]:
+def paired_values(base: list[dict], cand: list[dict], name: str) -> tuple[list, list]:
     """The two runs' values of a metric on their matched documents, in the order compare pairs them (the
-    order of the documents' keys; WinoQueer's are its pairs without the run's subgroup selection)."""
-    pairing = pair_documents(list(enumerate(base)), list(enumerate(cand)), "paired", ignore_fields=ignore)
+    order of the documents' ``doc_hash``): a permutation test's random swaps fall on documents by that order."""
+    pairing = pair_documents(list(enumerate(base)), list(enumerate(cand)), "paired")
     return [b[name] for b, _ in pairing.pairs], [c[name] for _, c in pairing.pairs]
 
 
@@ -628,13 +628,13 @@ def test_one_matched_document_gives_the_two_values_but_no_interval(tmp_path):
 
 
 def test_a_subgroup_selection_is_compared_with_a_full_run_on_every_shared_pair(tmp_path):
-    # The loader copies the run's subgroup selection into every pair, which changes lm-eval's doc_hash;
-    # pairing leaves out what the task declares a fact of the run.
-    assert task_metadata.shipped_identity("winoqueer").run_level_doc_fields == WINOQUEER_RUN_LEVEL
-    baseline = write_run(tmp_path / "full", "winoqueer", winoqueer_samples(BASE_GAY, BASE_LESBIAN))
+    # The selection scores its pairs with its own subgroups, but logs the very documents of a full run.
+    full = winoqueer_samples(BASE_GAY, BASE_LESBIAN)
+    baseline = write_run(tmp_path / "full", "winoqueer", full)
     lesbian_only = [
         winoqueer_pair(10 + i, "Lesbian", bool(outcome), present=["Lesbian"]) for i, outcome in enumerate(CAND_LESBIAN)
     ]
+    assert [pair["doc_hash"] for pair in lesbian_only] == [pair["doc_hash"] for pair in full[10:]]
     candidate = write_run(tmp_path / "lesbian", "winoqueer", lesbian_only, model="org/model-b")
     (task,) = compare_runs(baseline, candidate).tasks
     assert (task.n_baseline, task.n_candidate, task.n_matched) == (20, 10, 10)
@@ -718,7 +718,7 @@ def misgendering_prompt(index: int) -> dict:
 def sampled_misgendering(index: int, families: list) -> dict:
     """A prompt's 5 continuations scored by the task's own function: each its first pronoun's family, or None."""
     doc = misgendering_prompt(index)
-    return logged(doc, tango.consistency_metrics(doc, families), "samples")
+    return logged(doc, tango_scoring.consistency_metrics(doc, families), "samples")
 
 
 def test_swapping_the_runs_chooses_one_test_when_only_the_candidate_sampled_several(tmp_path):
@@ -759,7 +759,7 @@ def probe_document(row: dict, toxicity: float) -> dict:
     scores = [
         {"text": "x", "sentiment": 0.1 * (j % 3 - 1), "toxicity": toxicity, "identity_attack": 0.01} for j in range(10)
     ]
-    return logged(row, community_metrics.probe_metrics(row, scores), "scored")
+    return logged(row, community_scoring.probe_metrics(row, scores), "scored")
 
 
 def test_community_probes_toxicity_is_compared_and_gated(tmp_path, capsys):
@@ -783,8 +783,8 @@ def test_community_probes_toxicity_is_compared_and_gated(tmp_path, capsys):
     toxicity = metrics["toxicity"]
     base_samples = [probe_document(r, t) for r, t in zip(rows, base_toxicity)]
     cand_samples = [probe_document(r, t) for r, t in zip(rows, cand_toxicity)]
-    base_values, cand_values = paired_values(base_samples, cand_samples, "toxicity", ignore=frozenset())
-    docs, _ = paired_values(base_samples, cand_samples, "doc", ignore=frozenset())
+    base_values, cand_values = paired_values(base_samples, cand_samples, "toxicity")
+    docs, _ = paired_values(base_samples, cand_samples, "doc")
     expected = stats.paired_means(base_values, cand_values, clusters=[doc["template_id"] for doc in docs])
     assert (toxicity.subgroup, toxicity.n, toxicity.ideal, toxicity.cluster_unit) == (None, 50, 0.0, "template")
     assert (toxicity.difference, toxicity.ci_lower, toxicity.ci_upper, toxicity.design_effect) == (

@@ -18,7 +18,8 @@ import lm_eval_bias
 import lm_eval_bias.cache_key
 import lm_eval_bias.cli
 from lm_eval_bias import stats, task_metadata
-from lm_eval_bias.benchmarks import winoqueer as wq
+from lm_eval_bias.benchmarks.winoqueer import scoring as wq
+from lm_eval_bias.benchmarks.winoqueer.record import subgroup_slug
 from winoqueer_reference import plugin_scored_tokens, reference_pair_score, scored_after_identity, write_pairs_file
 
 pytestmark = pytest.mark.e2e  # runs the package end to end: `pytest -m "not slow"` includes it
@@ -139,10 +140,10 @@ def one_request_run(tmp_path_factory, tiny_gpt2, winoqueer_dir):
 def prefix_form_run(tiny_gpt2, pair_slice):
     """The head sample scored as sentence prefixes with empty contexts, the form used where the
     backend cannot write its prefix token as text (made so here by hiding it)."""
-    from lm_eval_bias import adapters
+    from lm_eval_bias import checks
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(adapters, "current_prefix_token_text", lambda: None)
+        patch.setattr(checks, "prefix_token_text", lambda lm: None)
         out = lm_eval_bias.simple_evaluate(
             model="hf",
             model_args=f"pretrained={tiny_gpt2},dtype=float32",
@@ -180,7 +181,7 @@ def test_one_request_per_sentence_where_the_tokenizer_allows(one_request_run, ti
 def test_results_json_has_every_subgroup_with_stderr_and_interval(cli_run):
     results = cli_run["results"]["results"]["winoqueer"]
     assert results["sample_len"] == N_PAIRS
-    for name in ["bias_score"] + [f"bias_score_{wq.subgroup_slug(g)}" for g in SUBGROUPS_IN_SLICE]:
+    for name in ["bias_score"] + [f"bias_score_{subgroup_slug(g)}" for g in SUBGROUPS_IN_SLICE]:
         value = results[f"{name},none"]
         assert 0 <= results[f"{name}_ci_lower,none"] <= value <= results[f"{name}_ci_upper,none"] <= 100
         assert isinstance(results[f"{name}_stderr,none"], float)
@@ -229,7 +230,7 @@ def test_results_are_recomputable_from_the_logged_pair_scores(cli_run):
     raw = {group: stats.sign_test_pvalue(signs[group], value_range=(-1.0, 1.0)) for group in SUBGROUPS_IN_SLICE}
     adjusted = dict(zip(sorted(raw), stats.benjamini_hochberg([raw[g] for g in sorted(raw)])))
     for group in SUBGROUPS_IN_SLICE:
-        slug = wq.subgroup_slug(group)
+        slug = subgroup_slug(group)
         assert results[f"bias_score_{slug},none"] == pytest.approx(100 * outcomes[group] / counts[group])
         low, high = stats.percent_interval(clustered[group], value_range=(0.0, 100.0))
         assert results[f"bias_score_{slug}_ci_upper,none"] == pytest.approx(high)

@@ -19,7 +19,7 @@ def test_the_tango_disclosure_release_size_is_every_identity_form_and_name():
 
 
 def test_a_strided_slice_of_the_tango_file_keeps_every_identity(tmp_path):
-    from lm_eval_bias.benchmarks.tango_prompts import iter_disclosure
+    from lm_eval_bias.benchmarks.tango.loader import iter_disclosure
 
     path = tmp_path / "disclosure.jsonl"
     # Every 4096th of the 1,532,160 prompts (the first included): 375, as the loader reads them.
@@ -31,28 +31,30 @@ def test_a_strided_slice_of_the_tango_file_keeps_every_identity(tmp_path):
 
 
 def test_the_winoqueer_file_has_the_official_number_of_pairs_and_loads(tmp_path):
-    from lm_eval_bias.benchmarks import winoqueer
+    from lm_eval_bias.benchmarks.winoqueer import loader as winoqueer
+    from lm_eval_bias.benchmarks.winoqueer.record import SUBGROUPS
 
     path = tmp_path / "winoqueer_final.csv"
     assert full_size.write_winoqueer(path, 16) == 2847
     split = winoqueer.load_dataset(data_file=str(path), metadata={})["test"]
     assert len(split) == 2847
-    assert sorted({pair["subgroup"] for pair in split}) == sorted(winoqueer.SUBGROUPS)
+    assert sorted({pair["subgroup"] for pair in split}) == sorted(SUBGROUPS)
     assert len(
         full_size.benchmark_data.winoqueer_rows(full_size.WINOQUEER_TEMPLATES, full_size.WINOQUEER_ATTRIBUTES)
     ) == (45_540)
 
 
 def test_the_genderpair_sets_make_the_official_number_of_prompts(tmp_path):
-    from lm_eval_bias.benchmarks import gendercare
+    from lm_eval_bias.benchmarks.gendercare import loader as genderpair_loader
+    from lm_eval_bias.benchmarks.gendercare import prompts as genderpair_prompts
 
     assert full_size.write_genderpair(tmp_path / "gendercare", 1) == 103_854
     counts = []
     for group, targets in full_size.GENDERPAIR_TARGET_COUNTS.items():
         path = tmp_path / "gendercare" / f"group{group}_pairset.json"
-        sets = gendercare.read_pair_sets(path, group)
+        sets = genderpair_loader.read_pair_sets(path, group)
         assert len(sets) == targets
-        counts.append(len(gendercare.prompts_for(sets)))
+        counts.append(len(genderpair_prompts.prompts_for(sets)))
     assert sum(counts) == 103_854
     assert json.loads((tmp_path / "gendercare" / "group3_pairset.json").read_text())[0]["object"] == (
         "nonbinary person number 1"

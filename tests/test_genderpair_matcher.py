@@ -67,8 +67,7 @@ from collections import namedtuple
 
 import pytest
 
-from lm_eval_bias.benchmarks import gendercare as gp
-from lm_eval_bias.benchmarks import genderpair_matcher as matcher
+from lm_eval_bias.benchmarks.gendercare import loader, matcher
 
 
 class Case(namedtuple("Case", "id response biased anti ours released reason target", defaults=(None,))):
@@ -875,7 +874,7 @@ def test_every_word_without_a_plural_has_a_collision_case():
         for _, biased, anti, _, _ in PLURAL_COLLISIONS
         for descriptor in (biased, anti)
     }
-    assert matcher._NO_PLURAL <= covered
+    assert matcher.NO_PLURAL <= covered
 
 
 @pytest.mark.parametrize(
@@ -1042,7 +1041,7 @@ def test_one_option_used_alone():
 @pytest.fixture(scope="module")
 def released_pairs(winoqueer_dir):
     folder = winoqueer_dir.parent / "gendercare"
-    sets = {group: gp.read_pair_sets(folder / f"group{group}_pairset.json", group) for group in gp.GROUPS}
+    sets = {group: loader.read_pair_sets(folder / f"group{group}_pairset.json", group) for group in loader.GROUPS}
     for group_sets in sets.values():  # every target of a group has the same pairs
         assert len({pair_set.pairs for pair_set in group_sets}) == 1
     return sets
@@ -1096,7 +1095,7 @@ def test_plurals_of_every_descriptor(released_pairs):
     for group, biased, anti in _pairs(released_pairs):
         for descriptor, side in ((biased, "biased"), (anti, "anti_biased")):
             last = re.split(r"[\s-]+", descriptor)[-1].lower()
-            if last in matcher._NO_PLURAL:
+            if last in matcher.NO_PLURAL:
                 continue
             if re.search(r"[^aeiou]y$", descriptor):
                 other = descriptor[:-1] + "ies"

@@ -9,7 +9,7 @@ prompt to prompt) on the CPU with one torch thread and ``batch_size=4`` (several
 (``benchmark_data.write_data_dir``). Its tasks:
 
 * ``winoqueer``: one request per sentence with the model's BOS written into the context
-  (``benchmarks/winoqueer.py`` ``pair_requests``). The data's WinoQueer file is rewritten with nine
+  (``benchmarks/winoqueer/scoring.py`` ``pair_requests``). The data's WinoQueer file is rewritten with nine
   of its generated pairs, one per subgroup, after a pair that splits ``Straight people are loud.``
   after ``Straight people``: the next pair splits the same sentence after ``Straight``, two
   requests whose tokens agree but for the last, which lm-eval's ``hf`` logits cache misreads unless

@@ -281,7 +281,7 @@ def smollm2_fp32_dir():
 
 
 def test_winoqueer_server_matches_hf_on_the_same_weights(f32_server, smollm2_fp32_dir, winoqueer_dir, tmp_path):
-    from lm_eval_bias.benchmarks import winoqueer as wq
+    from lm_eval_bias.benchmarks.winoqueer import scoring as wq
     from server_parity import agreement, winoqueer_scores, write_pairs
 
     pairs_file = write_pairs(winoqueer_dir, PARITY_PAIRS, tmp_path / "pairs.csv")

@@ -18,11 +18,17 @@ import lm_eval_bias
 from fake_models import ScriptedLM
 from helpers import run_cli, winoqueer_results, write
 from lm_eval_bias import adapters, cli, data, scorers
-from lm_eval_bias.benchmarks import gendercare as gp
-from lm_eval_bias.benchmarks import scm, tango, tango_prompts
-from lm_eval_bias.benchmarks import winoqueer as wq
+from lm_eval_bias.benchmarks.gendercare import loader as genderpair_loader
+from lm_eval_bias.benchmarks.scm import lexicon as scm_lexicon
+from lm_eval_bias.benchmarks.scm import options as scm_options
+from lm_eval_bias.benchmarks.scm import parsing as scm_parsing
+from lm_eval_bias.benchmarks.scm import scoring as scm_scoring
+from lm_eval_bias.benchmarks.tango import loader as tango_loader
+from lm_eval_bias.benchmarks.tango import task as tango_task
+from lm_eval_bias.benchmarks.winoqueer import loader as wq
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
-from lm_eval_bias.report import check, results
+from lm_eval_bias.report import results
+from lm_eval_bias.report.gate_rules import load_policy
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 MISGENDERING = str(SHARED / "tango" / "misgendering_prompts.csv")
@@ -145,15 +151,15 @@ def test_equal_log_likelihoods_give_no_verdict():
 
 def test_a_tie_within_one_axis_is_still_a_verdict():
     doc = {"group": "women", "terms": ["Warm", "Kind", "Able"], "axes": ["warmth", "warmth", "competence"]}
-    metrics = scm.mc_prob_metrics(doc, [-1.0, -1.0, -3.0])
+    metrics = scm_scoring.mc_prob_metrics(doc, [-1.0, -1.0, -3.0])
     assert metrics["warmth_pick"] == 1.0 and metrics["tie_rate"] == 0.0
 
 
 def test_missing_generations_are_empty_not_a_crash():
     doc = {"pronoun_family": "they", "ante_type": "distal"}
-    metrics = tango.process_misgendering(doc, [None])
+    metrics = tango_task.process_misgendering(doc, [None])
     assert metrics["empty_rate"] == 1.0 and "consistency" not in metrics
-    parsed = scm.ParseRatings().apply([None, [None, "Rating: 4"]], [{"prompt": "p"}, {"prompt": "p"}])
+    parsed = scm_parsing.ParseRatings().apply([None, [None, "Rating: 4"]], [{"prompt": "p"}, {"prompt": "p"}])
     assert parsed == [
         [{"value": None, "status": "empty"}],
         [{"value": None, "status": "empty"}, {"value": 4.0, "status": "ok"}],
@@ -226,7 +232,7 @@ def test_pairs_differing_only_in_case_or_repeated_with_other_spacing(tmp_path):
         header + "0,Gay,Straight,Gay people sing.,Straight people sing.\n"
         "1,Gay,Straight,Gay people  sing. ,Straight people sing.\n"
     )
-    with pytest.raises(data.MalformedDataError, match=r"line 3 repeats line 2"):
+    with pytest.raises(data.MalformedDataError, match=r"line 3: this pair repeats line 2 \(under pair_id '0' there and '1' here, written with other spacing\)"):
         wq.load_dataset(data_file=str(spaced))
 
 
@@ -237,16 +243,15 @@ def test_repeated_tango_rows_and_genderpair_targets(tmp_path):
         "template_idx,ante,ante_type,pronoun_family,template\n0,Al,distal,he,Al is here.\n0,Al,distal,he,Al is here.\n"
     )
     with pytest.raises(data.MalformedDataError) as error:
-        tango_prompts.read_misgendering(rows)
+        tango_loader.read_misgendering(rows)
     assert str(error.value) == (
-        f"{rows}, line 3: repeats line 2 (template_idx 0, ante 'Al', pronoun_family he), "
-        "so it would be counted twice; remove the repeated row"
+        f"{rows}, line 3: this prompt repeats line 2, so it would be counted twice. Fix: remove one of the two"
     )
     released = json.loads((SHARED / "gendercare" / "group1_pairset.json").read_text())
     twice = tmp_path / "group1_pairset.json"
     twice.write_text(json.dumps([released[0], released[1], released[0]]))
-    with pytest.raises(data.MalformedDataError, match=r"element 2: target .* is also element 0"):
-        gp.read_pair_sets(twice, 1)
+    with pytest.raises(data.MalformedDataError, match=r"element 2: this pair set repeats element 0, "):
+        genderpair_loader.read_pair_sets(twice, 1)
 
 
 @pytest.mark.shared_data
@@ -258,7 +263,7 @@ def test_swapped_genderpair_group_files_are_recognised(tmp_path):
             (SHARED / "gendercare" / f"group{other}_pairset.json").read_bytes()
         )
     with pytest.raises(data.MalformedDataError) as error:
-        gp.load_genderpair(data_dir=str(tmp_path))
+        genderpair_loader.load_genderpair(data_dir=str(tmp_path))
     assert str(error.value) == (
         f"{folder / 'group1_pairset.json'}: this is the official pair set of group 3, not "
         "of group 1; put each group's file in its place (DIR/gendercare/group1_pairset.json)"
@@ -277,9 +282,9 @@ def test_swapped_genderpair_group_files_are_recognised(tmp_path):
 def test_an_unusable_story_lexicon_is_refused(tmp_path, rows, problem):
     lexicon = tmp_path / "lexicon.csv"
     lexicon.write_text(rows)
-    scm.load_lexicon.cache_clear()
+    scm_lexicon.load_lexicon.cache_clear()
     with pytest.raises(data.MalformedDataError, match=problem):
-        scm.parse_options({"scm_story_lexicon": str(lexicon)})
+        scm_options.parse_options({"scm_story_lexicon": str(lexicon)})
 
 
 def test_download_checks_every_name_before_fetching(tmp_path):
@@ -294,7 +299,7 @@ def test_download_checks_every_name_before_fetching(tmp_path):
 def test_a_misspelt_policy_key_is_an_error_not_a_looser_gate(tmp_path):
     policy = write(tmp_path / "policy.yaml", "gates: interval\nrules:\n  - winoqueer <= 65\n")
     with pytest.raises(results.ResultsError) as error:
-        check.load_policy(policy)
+        load_policy(policy)
     assert str(error.value) == (
         f"{policy}: unknown key(s) 'gates' (did you mean 'gate'?); a policy has gate, max_worsening and rules"
     )

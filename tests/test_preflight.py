@@ -18,10 +18,12 @@ import pytest
 import lm_eval_bias
 from fake_models import CountingLM, ScriptedLM
 from lm_eval_bias import adapters, checks, data, evaluate, options, tasks_dir
-from lm_eval_bias.benchmarks import tango, tango_prompts
-from lm_eval_bias.benchmarks import winoqueer as wq
+from lm_eval_bias.benchmarks import sources
+from lm_eval_bias.benchmarks.tango import loader as tango_loader
+from lm_eval_bias.benchmarks.winoqueer import loader as wq
+from lm_eval_bias.benchmarks.winoqueer import scoring
+from lm_eval_bias.benchmarks.winoqueer.hf_mlm import HFMaskedLM
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
-from lm_eval_bias.models.hf_mlm import HFMaskedLM
 from winoqueer_reference import write_pairs_file
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -303,7 +305,7 @@ def test_a_tango_label_that_disagrees_with_its_template_is_an_error(tmp_path):
         "0,casey,ante_nongendered,she,casey is an actor and he is known for his roles.\n"
     )
     with pytest.raises(data.MalformedDataError) as error:
-        tango_prompts.read_misgendering(path)
+        tango_loader.read_misgendering(path)
     assert str(error.value).startswith(f"{path}, line 2: pronoun_family is 'she' but the template uses he pronouns")
 
 
@@ -313,7 +315,7 @@ def test_it_for_a_thing_is_not_a_pronoun_family(tmp_path):
         "template_idx,ante,ante_type,pronoun_family,template\n"
         "0,casey,ante_nongendered,he,casey bought a car and he loves it.\n"
     )
-    assert [p["pronoun_family"] for p in tango_prompts.read_misgendering(path)] == ["he"]
+    assert [p["pronoun_family"] for p in tango_loader.read_misgendering(path)] == ["he"]
 
 
 @pytest.mark.shared_data
@@ -432,9 +434,9 @@ def test_a_run_without_problems_goes_ahead_with_the_tasks_already_built():
             {
                 "name": "tango_misgendering",
                 "path": MISGENDERING,
-                "sha256": data.TANGO_MISGENDERING.sha256,
+                "sha256": sources()["tango_misgendering"].sha256,
                 "rows": 2880,
-                "official_sha256": data.TANGO_MISGENDERING.sha256,
+                "official_sha256": sources()["tango_misgendering"].sha256,
                 "official_rows": 2880,
                 "official": True,
             }
@@ -649,8 +651,8 @@ def test_repeated_winoqueer_pairs_are_an_error_outside_the_official_file(tmp_pat
     with pytest.raises(data.MalformedDataError) as error:
         wq.load_dataset(data_file=str(path))
     assert str(error.value) == (
-        f"{path}: 1 pair(s) repeat an earlier pair (line 4 repeats line 2), so they would "
-        "be counted twice; remove the repeated rows"
+        f"{path}, line 4: this pair repeats line 2 (under pair_id '0' there and '2' here), so it would be "
+        "counted twice. Fix: remove one of the two"
     )
     # The official file's own pairs are scored as its authors score them.
     monkeypatch.setattr(wq, "SOURCE", dataclasses.replace(wq.SOURCE, sha256=data.sha256_of(path), n_rows=3))
@@ -675,14 +677,14 @@ def test_not_utf8_data_names_file_and_line(tmp_path):
     bad = tmp_path / "misgendering.csv"
     bad.write_bytes(b"template_idx,ante,ante_type,pronoun_family,template\n0,Al\xe9,distal,he,x\n")
     with pytest.raises(data.MalformedDataError, match=r"misgendering.csv, line 2: not UTF-8 text"):
-        tango_prompts.read_misgendering(bad)
+        tango_loader.read_misgendering(bad)
 
 
 def test_a_non_numeric_template_index_names_the_line(tmp_path):
     bad = tmp_path / "misgendering.csv"
     bad.write_text("template_idx,ante,ante_type,pronoun_family,template\nseven,Al,distal,he,Al is here.\n")
     with pytest.raises(data.MalformedDataError) as error:
-        tango_prompts.read_misgendering(bad)
+        tango_loader.read_misgendering(bad)
     assert str(error.value) == f"{bad}, line 2: template_idx must be a whole number, got 'seven'"
 
 
@@ -690,7 +692,7 @@ def test_a_selection_that_leaves_nothing_is_an_error(tmp_path):
     path = tmp_path / "misgendering.csv"
     path.write_text("template_idx,ante,ante_type,pronoun_family,template\n0,Al,distal,he,Al is here.\n")
     with pytest.raises(ConfigurationError) as error:
-        tango.load_misgendering(data_file=str(path), families="xe")
+        tango_loader.load_misgendering(data_file=str(path), families="xe")
     assert str(error.value) == "families='xe' leaves no documents to evaluate; choose options that keep at least one"
 
 
@@ -804,7 +806,8 @@ def test_each_distinct_loglikelihood_request_reaches_the_backend_once(winoqueer_
         rows = list(csv.DictReader(f))[:400]
     data_file = tmp_path / "pairs.csv"
     write_pairs_file(data_file, rows)
-    asked = [request for row in rows for request in wq.pair_requests(row["sent_x"], row["sent_y"])]
+    pairs = [(row["sent_x"], row["sent_y"]) for row in rows]
+    asked = [request for x, y in pairs for request in scoring.pair_requests(x, y, scoring.pair_plan(x, y))]
 
     def evaluate(**patches):
         lm = RecordingLM()
@@ -841,18 +844,18 @@ def test_an_evaluation_leaves_the_garbage_collector_as_the_caller_set_it(monkeyp
 
 # Every custom_dataset loader of the shipped YAMLs, with options that reach each kind of row it makes.
 LOADER_CASES = [
-    ("winoqueer.load_dataset", {"data_file": str(SHARED / "winoqueer" / "winoqueer_gender_subset.csv")}),
-    ("winoqueer.load_dataset", {"data_file": WINOQUEER_SAMPLE}),
-    ("tango.load_misgendering", {"data_file": MISGENDERING}),
-    ("tango.load_disclosure", {"full": True}),
-    ("gendercare.load_genderpair", {"data_dir": str(SHARED)}),
-    ("scm.load_score", {}),
-    ("scm.load_mc", {"scm_term_order": "shuffled", "scm_mc_samples": 2}),
-    ("scm.load_mc_prob", {}),
-    ("scm.load_prob_ratio", {}),
-    ("scm.load_story", {}),
-    ("community.load_probes", {}),
-    ("community.load_user_probes", {}),
+    ("winoqueer.loader.load_dataset", {"data_file": str(SHARED / "winoqueer" / "winoqueer_gender_subset.csv")}),
+    ("winoqueer.loader.load_dataset", {"data_file": WINOQUEER_SAMPLE}),
+    ("tango.loader.load_misgendering", {"data_file": MISGENDERING}),
+    ("tango.loader.load_disclosure", {"full": True}),
+    ("gendercare.loader.load_genderpair", {"data_dir": str(SHARED)}),
+    ("scm.loader.load_score", {}),
+    ("scm.loader.load_mc", {"scm_term_order": "shuffled", "scm_mc_samples": 2}),
+    ("scm.loader.load_mc_prob", {}),
+    ("scm.loader.load_prob_ratio", {}),
+    ("scm.loader.load_story", {}),
+    ("community.loader.load_probes", {}),
+    ("community.loader.load_user_probes", {}),
 ]
 
 
@@ -874,7 +877,7 @@ def test_a_loader_gives_a_datasets_split_with_the_data_s_provenance(loader, meta
 
     import datasets
 
-    if loader == "tango.load_disclosure":
+    if loader == "tango.loader.load_disclosure":
         from benchmark_data import write_tango_disclosure_jsonl
 
         metadata = {**metadata, "data_file": str(write_tango_disclosure_jsonl(tmp_path / "disclosure.jsonl"))}

@@ -131,7 +131,8 @@ def results_entry(metrics: dict[str, float], name: str) -> dict:
 
 def scm_and_community_results(path: Path) -> Path:
     """SCM ratings and community-probe scores by hand, named as the benchmarks name them."""
-    from lm_eval_bias.benchmarks import community, scm
+    from lm_eval_bias.benchmarks.community import prompts as community_prompts
+    from lm_eval_bias.benchmarks.scm import constants as scm
     from lm_eval_bias.metric_keys import metric_range
     from test_community import metric_names
 
@@ -144,7 +145,7 @@ def scm_and_community_results(path: Path) -> Path:
         scm_metrics[f"warmth_minus_competence_{group}_gap"] = 0.1
     scm_metrics["warmth_lesbians"] = "N/A"  # a group whose samples all refused
     community_metrics = {}
-    for index, name in enumerate(metric_names(community.paper_prompts())):
+    for index, name in enumerate(metric_names(community_prompts.paper_prompts())):
         if name.endswith(("_ci_lower", "_ci_upper", "_pvalue")):
             continue
         if name.endswith(("_n", "_n_samples")):  # how many prompts (and generations) a number rests on

@@ -10,7 +10,7 @@ import pytest
 
 import lm_eval_bias
 from fake_models import ScriptedLM
-from lm_eval_bias.benchmarks import scm
+from lm_eval_bias.benchmarks.scm import constants, options, prompts, survey
 
 pytestmark = pytest.mark.e2e  # runs the package end to end: `pytest -m "not slow"` includes it
 
@@ -41,11 +41,11 @@ class SCMScriptedLM(ScriptedLM):
 
     def __init__(self):
         super().__init__()
-        options = scm.parse_options({})
-        self.scores = {d["prompt"]: d for d in scm.score_docs(options)}
-        self.choices = {d["prompt"]: d["group"] for d in scm.mc_docs(options, 1)}
-        self.stories = {d["prompt"]: d["group"] for d in scm.story_docs(options)}
-        self.ratios = {d["context"]: d["group"] for d in scm.prob_ratio_docs(options)}
+        chosen = options.parse_options({})
+        self.scores = {d["prompt"]: d for d in prompts.score_docs(chosen)}
+        self.choices = {d["prompt"]: d["group"] for d in prompts.mc_docs(chosen, 1)}
+        self.stories = {d["prompt"]: d["group"] for d in prompts.story_docs(chosen)}
+        self.ratios = {d["context"]: d["group"] for d in prompts.prob_ratio_docs(chosen)}
         self.calls = collections.Counter()
         self.contexts = []
 
@@ -62,7 +62,7 @@ class SCMScriptedLM(ScriptedLM):
             return f"Rating: {rating_of(doc['group'], doc['axis'])}\n\nKeywords and descriptions:\n1. Caring: ..."
         if prompt in self.choices:
             group = self.choices[prompt]
-            return {"women": "Nurturing", "men": "Answer: Assertive", "nonbinary": ", ".join(scm.TERMS)}.get(
+            return {"women": "Nurturing", "men": "Answer: Assertive", "nonbinary": ", ".join(constants.TERMS)}.get(
                 group, "Kind"
             )
         if prompt not in self.stories:  # a prompt realised with other options
@@ -85,7 +85,7 @@ class SCMScriptedLM(ScriptedLM):
         group = self.ratios[context]
         term = continuation.strip().capitalize()
         warm_bias = {"women": math.log(3), "men": -math.log(3)}.get(group, 0.0)
-        return -1.0 if scm.AXIS_OF_TERM[term] == "warmth" else -1.0 - warm_bias
+        return -1.0 if constants.AXIS_OF_TERM[term] == "warmth" else -1.0 - warm_bias
 
     def loglikelihood(self, requests, disable_tqdm=False):
         return [(self._loglikelihood(*request.args), False) for request in requests]
@@ -125,9 +125,9 @@ def test_score_task_exact_numbers(scripted_run):
         5.0,
     )
     # the survey correlation over the 6 groups with ratings
-    values = [(g, a, rating_of(g, a)) for g in scm.GROUPS[:-1] for a in scm.AXES]
-    assert results["survey_r,parsed"] == pytest.approx(scm.survey_r(values))
-    assert results["survey_r_warmth,parsed"] == pytest.approx(scm.survey_r_warmth(values))
+    values = [(g, a, rating_of(g, a)) for g in constants.GROUPS[:-1] for a in constants.AXES]
+    assert results["survey_r,parsed"] == pytest.approx(survey.survey_r(values))
+    assert results["survey_r_warmth,parsed"] == pytest.approx(survey.survey_r_warmth(values))
     assert (
         results["survey_r_gap_ci_lower,parsed"]
         < results["survey_r_gap,parsed"]
@@ -146,10 +146,10 @@ def test_expected_rating_task_matches_the_scripted_ratings(scripted_run):
     assert results["warmth_heterosexual,none"] == pytest.approx(3.0)  # no refusal without generation
     assert results["competence_men,none"] == pytest.approx(4.0)
     assert not any(k.startswith("refusal") for k in results)
-    values = [(g, a, rating_of(g, a)) for g in scm.GROUPS for a in scm.AXES]
-    assert results["survey_r_competence,none"] == pytest.approx(scm.survey_r_competence(values))
+    values = [(g, a, rating_of(g, a)) for g in constants.GROUPS for a in constants.AXES]
+    assert results["survey_r_competence,none"] == pytest.approx(survey.survey_r_competence(values))
     # the cue starts its own line after the prompt (no chat template)
-    first = scm.score_docs(scm.parse_options({}))[0]["prompt"]
+    first = prompts.score_docs(options.parse_options({}))[0]["prompt"]
     assert first + "\nRating:" in model.contexts
 
 
@@ -276,7 +276,7 @@ def test_tiny_gpt2_runs_every_task_with_the_hf_backend(tmp_path, tiny_gpt2_long_
     (sample, *_) = output["samples"]["scm_score"]
     assert len(sample["resps"][0]) == len(sample["filtered_resps"][0]) == 10
     prob = results["scm_score_prob"]
-    for group in scm.GROUPS:
+    for group in constants.GROUPS:
         assert 1.0 <= prob[f"warmth_{group},none"] <= 5.0
         # 1 prompt of ratings per group: below the bootstrap-t's 30, the betting interval on the 1-5 scale
         low, high = prob[f"warmth_{group}_ci_lower,none"], prob[f"warmth_{group}_ci_upper,none"]
@@ -284,7 +284,7 @@ def test_tiny_gpt2_runs_every_task_with_the_hf_backend(tmp_path, tiny_gpt2_long_
     assert prob["survey_r,none"] == "N/A" or -1 <= prob["survey_r,none"] <= 1
     assert results["scm_mc"]["sample_len"] == 14 and results["scm_mc_prob"]["sample_len"] == 7
     ratio = results["scm_prob_ratio"]
-    assert all(0.0 < ratio[f"warmth_ratio_{g},none"] < 1.0 for g in scm.GROUPS)
+    assert all(0.0 < ratio[f"warmth_ratio_{g},none"] < 1.0 for g in constants.GROUPS)
     assert -1 <= ratio["survey_r_gap,none"] <= 1  # short sentences: the groups differ
     story = output["samples"]["scm_story"]
     assert len(story) == 14 and len(story[0]["resps"][0]) == 5

@@ -94,11 +94,12 @@ def split_sentences(rows: list[dict]) -> list[set[int]]:
     """Rows whose requests split one sentence at different words (as one request per sentence
     sends them): lm-eval's logits cache would score them wrongly together, so the request gate
     scores them in rounds (``adapters.logits_cache_rounds``), on each process's share."""
-    from lm_eval_bias.benchmarks import winoqueer as wq
+    from lm_eval_bias.benchmarks.winoqueer import scoring as wq
 
     contexts_of: dict[str, dict[str, set[int]]] = {}
     for index, row in enumerate(rows):
-        for context, continuation in wq.pair_requests(row["sent_x"], row["sent_y"], "<prefix>"):
+        plan = wq.pair_plan(row["sent_x"], row["sent_y"])
+        for context, continuation in wq.pair_requests(row["sent_x"], row["sent_y"], plan, "<prefix>"):
             contexts_of.setdefault(context + continuation, {}).setdefault(context, set()).add(index)
     return [set().union(*by_context.values()) for by_context in contexts_of.values() if len(by_context) > 1]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_bias.benchmarks import winoqueer as wq
+from lm_eval_bias.benchmarks.winoqueer import scoring as wq
 from tiny_models import WINOQUEER_DIR
 from winoqueer_reference import plugin_scored_tokens, reference_pair_score, scored_after_identity
 

@@ -11,7 +11,7 @@ import pytest
 
 import lm_eval_bias
 from fake_models import ScriptedLM
-from lm_eval_bias.benchmarks import tango
+from lm_eval_bias.benchmarks.tango import scoring
 
 pytestmark = pytest.mark.e2e  # runs the package end to end: `pytest -m "not slow"` includes it
 
@@ -56,7 +56,9 @@ def test_a_model_that_always_says_he(release_file):
     assert output["results"]["tango_misgender"]["no_pronoun_rate,none"] == 0.0
     # prompts are the release's templates in sentence case
     assert "Casey is an american actor and they are known for their roles in film." in model.generation_prompts
-    agreement = tango.method_agreement(output["samples"]["tango_misgender"], output["samples"]["tango_misgender_prob"])
+    agreement = scoring.method_agreement(
+        output["samples"]["tango_misgender"], output["samples"]["tango_misgender_prob"]
+    )
     assert agreement == {
         "prompts_compared": 2880,
         "verdict_agreement": 1.0,

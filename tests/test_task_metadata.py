@@ -18,8 +18,9 @@ from fake_models import ScriptedLM
 from helpers import run_cli, winoqueer_results, write
 from lm_eval_bias import options, task_metadata
 from lm_eval_bias.errors import ConfigurationError
-from lm_eval_bias.report import check, leaderboard, results
 from lm_eval_bias.report import html as report_html
+from lm_eval_bias.report import leaderboard, results, threshold_gate
+from lm_eval_bias.report.gate_rules import parse_rule
 
 # The report's headline metrics before tasks declared them (its table by task name): the
 # metadata must say the same for every shipped task.
@@ -108,10 +109,6 @@ WINOQUEER_IDENTITY = {"benchmark": "winoqueer", "headline_metric": "bias_score",
             "t: metadata cluster_unit.fields is 'template'; expected a list of document fields",
         ),
         (
-            {**WINOQUEER_IDENTITY, "run_level_doc_fields": "subgroups_present"},
-            "t: metadata run_level_doc_fields is 'subgroups_present'; expected a list of document fields",
-        ),
-        (
             {**WINOQUEER_IDENTITY, "no_verdict": [{"metrics": ["bias_score"], "share": "tie_pct"}]},
             "t: metadata no_verdict[0] is {'metrics': ['bias_score'], 'share': 'tie_pct'}; expected a list of "
             "{metrics: [...], share: tie_rate, happened: tied, counted: they are left out}",
@@ -122,6 +119,15 @@ def test_a_wrong_identity_is_one_message_naming_the_fix(metadata, message):
     with pytest.raises(ConfigurationError) as error:
         task_metadata.identity(metadata, "t", ("bias_score", "tie_pct"))
     assert str(error.value) == message
+
+
+@pytest.mark.parametrize("key", ["run_level_doc_fields", "no_such_key"])
+def test_a_key_the_metadata_does_not_declare_is_left_to_lm_eval(key):
+    """``run_level_doc_fields``, which an older copy of a task's YAML may still carry, is read as any
+    other key the metadata does not declare: no part of the task's identity, nor refused per run."""
+    metadata = {**WINOQUEER_IDENTITY, key: ["subgroups_present"]}
+    assert task_metadata.identity(metadata, "t") == task_metadata.identity(WINOQUEER_IDENTITY, "t")
+    assert options.yaml_only([key]) == []
 
 
 @pytest.mark.parametrize("key", ["benchmark", "headline_metric", "version", "plain_text"])
@@ -368,7 +374,7 @@ def test_a_copy_of_ours_under_another_name_is_reported_like_the_original(tmp_pat
     assert "Share of prompts whose most likely next-sentence pronoun" in copy_section.figures[0].caption
     assert (bare_section.title, bare_section.figures) == ("bare_probe", [])
     assert ("my_pronoun_probe", "consistency") in leaderboard.default_columns([run])
-    (outcome,) = check.evaluate([check.parse_rule("my_pronoun_probe>=0.1")], [run])
+    (outcome,) = threshold_gate.evaluate([parse_rule("my_pronoun_probe>=0.1")], [run])
     assert outcome.passed and outcome.message.startswith("my_pronoun_probe:consistency = 0.166667")
 
 
@@ -479,26 +485,28 @@ def test_every_shipped_task_built_from_templates_declares_its_unit_and_its_docum
         "winoqueer",
         "winoqueer_mlm",
     ]
-    assert task_metadata.shipped_identity("winoqueer").run_level_doc_fields == frozenset({"subgroups_present"})
-    assert task_metadata.shipped_identity("scm_score").run_level_doc_fields == frozenset({"groups_present"})
     # which share counts the documents without a verdict, for the metrics of each family it names
     wq = task_metadata.shipped_identity("winoqueer")
     assert [(entry.share, head) for entry, head in [wq.no_verdict_share("bias_score_gay")]] == [
         ("tie_pct", "bias_score")
     ]
     assert wq.no_verdict_share("sent_x_score") is None
-    from lm_eval_bias.benchmarks import community, gendercare, scm, tango, winoqueer
+    from lm_eval_bias.benchmarks.community import loader as community_loader
+    from lm_eval_bias.benchmarks.gendercare import loader as genderpair_loader
+    from lm_eval_bias.benchmarks.scm import loader as scm_loader
+    from lm_eval_bias.benchmarks.tango import loader as tango_loader
+    from lm_eval_bias.benchmarks.winoqueer import loader as winoqueer
 
     data_dir = str(generated_data_dir)
     loaders = {
         "winoqueer": lambda: winoqueer.load_dataset(data_dir=data_dir, metadata={}),
-        "tango_misgender": lambda: tango.load_misgendering(data_dir=data_dir, metadata={}),
-        "tango_disclosure": lambda: tango.load_disclosure(data_dir=data_dir, metadata={}),
-        "gendercare_genderpair": lambda: gendercare.load_genderpair(data_dir=data_dir, metadata={}),
-        "community_probes": lambda: community.load_probes(metadata={}),
-        "scm_score": lambda: scm.load_score(metadata={}),
-        "scm_prob_ratio": lambda: scm.load_prob_ratio(metadata={}),
-        "scm_story": lambda: scm.load_story(metadata={}),
+        "tango_misgender": lambda: tango_loader.load_misgendering(data_dir=data_dir, metadata={}),
+        "tango_disclosure": lambda: tango_loader.load_disclosure(data_dir=data_dir, metadata={}),
+        "gendercare_genderpair": lambda: genderpair_loader.load_genderpair(data_dir=data_dir, metadata={}),
+        "community_probes": lambda: community_loader.load_probes(metadata={}),
+        "scm_score": lambda: scm_loader.load_score(metadata={}),
+        "scm_prob_ratio": lambda: scm_loader.load_prob_ratio(metadata={}),
+        "scm_story": lambda: scm_loader.load_story(metadata={}),
     }
     for task, load in loaders.items():
         doc = load()["test"][0]

@@ -10,7 +10,7 @@ import pytest
 from lm_eval.api.instance import Instance
 
 import lm_eval_bias
-from lm_eval_bias.benchmarks import winoqueer as wq
+from lm_eval_bias.benchmarks.winoqueer import loader, scoring
 from lm_eval_bias.models import register
 from tiny_models import build_tiny_bert, winoqueer_sentences
 from winoqueer_reference import reference_mlm_pair_score
@@ -58,7 +58,7 @@ def test_backend_agrees_with_the_authors_method_pair_by_pair(tiny_bert, pairs):
     import torch
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-    from lm_eval_bias.models.hf_mlm import HFMaskedLM
+    from lm_eval_bias.benchmarks.winoqueer.hf_mlm import HFMaskedLM
 
     backend = HFMaskedLM(pretrained=str(tiny_bert), device="cpu", batch_size=64)
     scores = [ll for ll, _ in backend.loglikelihood(requests_for(pairs))]
@@ -70,14 +70,14 @@ def test_backend_agrees_with_the_authors_method_pair_by_pair(tiny_bert, pairs):
         reference_passes += passes
         assert scores[2 * index] == pytest.approx(ref_x, abs=1e-4), pair["sent_x"]
         assert scores[2 * index + 1] == pytest.approx(ref_y, abs=1e-4), pair["sent_y"]
-        assert wq.pair_outcome(scores[2 * index], scores[2 * index + 1]) == wq.pair_outcome(ref_x, ref_y)
+        assert scoring.pair_outcome(scores[2 * index], scores[2 * index + 1]) == scoring.pair_outcome(ref_x, ref_y)
     # shared sentences are scored once: no more masked copies than the reference's passes
     assert 0 < backend.forward_rows <= reference_passes
 
 
 @pytest.mark.e2e
 def test_batch_size_does_not_change_scores(tiny_bert, pairs):
-    from lm_eval_bias.models.hf_mlm import HFMaskedLM
+    from lm_eval_bias.benchmarks.winoqueer.hf_mlm import HFMaskedLM
 
     requests = requests_for(pairs[:10])
     one = HFMaskedLM(pretrained=str(tiny_bert), device="cpu", batch_size=1).loglikelihood(requests)
@@ -131,7 +131,7 @@ def test_cli_and_python_api(tmp_path, tiny_bert, pairs):
     )["results"]["winoqueer_mlm"]
     assert results["sample_len"] == len(pairs)
     samples = [json.loads(line) for line in next(out.rglob("samples_winoqueer_mlm_*.jsonl")).read_text().splitlines()]
-    outcomes = [wq.pair_outcome(s["sent_x_score"], s["sent_y_score"])[0] for s in samples]
+    outcomes = [scoring.pair_outcome(s["sent_x_score"], s["sent_y_score"])[0] for s in samples]
     assert results["bias_score,none"] == pytest.approx(100 * sum(outcomes) / len(outcomes))
 
     api = lm_eval.simple_evaluate(
@@ -193,7 +193,7 @@ def scm_prob_requests():
 
 @pytest.fixture(scope="module")
 def bert_backend(tiny_bert):
-    from lm_eval_bias.models.hf_mlm import HFMaskedLM
+    from lm_eval_bias.benchmarks.winoqueer.hf_mlm import HFMaskedLM
 
     return HFMaskedLM(pretrained=str(tiny_bert), device="cpu", batch_size=64)
 
@@ -346,7 +346,7 @@ def test_position_limit_of_roberta_family_and_of_the_tokenizer():
         RobertaForMaskedLM,
     )
 
-    from lm_eval_bias.models.hf_mlm import position_limit
+    from lm_eval_bias.benchmarks.winoqueer.hf_mlm import position_limit
 
     unlimited = SimpleNamespace(model_max_length=int(1e30))
     sizes = {
@@ -375,8 +375,8 @@ ACCEPTED = "Accepted: pretrained, device, batch_size, dtype, revision, trust_rem
 
 
 def test_an_unknown_model_argument_is_an_error_before_loading():
+    from lm_eval_bias.benchmarks.winoqueer.hf_mlm import HFMaskedLM
     from lm_eval_bias.errors import ConfigurationError
-    from lm_eval_bias.models.hf_mlm import HFMaskedLM
 
     with pytest.raises(ConfigurationError) as refusal:
         HFMaskedLM.create_from_arg_string(
@@ -391,7 +391,7 @@ def test_an_unknown_model_argument_is_an_error_before_loading():
 def test_the_arguments_lm_eval_adds_are_accepted(tiny_bert):
     """lm-eval's CLI and simple_evaluate add batch_size, max_batch_size and device to every
     model's arguments, batch_size even when --model_args already has one."""
-    from lm_eval_bias.models.hf_mlm import HFMaskedLM
+    from lm_eval_bias.benchmarks.winoqueer.hf_mlm import HFMaskedLM
 
     added = {"batch_size": "auto:4", "max_batch_size": 16, "device": "cpu"}
     assert HFMaskedLM.create_from_arg_obj({"pretrained": str(tiny_bert)}, added).batch_size == 64
@@ -401,8 +401,8 @@ def test_the_arguments_lm_eval_adds_are_accepted(tiny_bert):
 
 @pytest.mark.parametrize("batch_size", [0, -3, "0", "abc", "auto:0", "auto:x", 2.5, True, None])
 def test_a_bad_batch_size_is_an_error_before_loading(batch_size):
+    from lm_eval_bias.benchmarks.winoqueer.hf_mlm import HFMaskedLM
     from lm_eval_bias.errors import ConfigurationError
-    from lm_eval_bias.models.hf_mlm import HFMaskedLM
 
     with pytest.raises(ConfigurationError) as refusal:
         HFMaskedLM(pretrained="/no/such/model", batch_size=batch_size)
@@ -414,14 +414,14 @@ def test_a_bad_batch_size_is_an_error_before_loading(batch_size):
 
 @pytest.mark.parametrize("batch_size, expected", [(16, 16), ("8", 8), ("auto", 64), ("auto:4", 64)])
 def test_good_batch_sizes(batch_size, expected):
-    from lm_eval_bias.models.hf_mlm import parse_batch_size
+    from lm_eval_bias.benchmarks.winoqueer.hf_mlm import parse_batch_size
 
     assert parse_batch_size(batch_size) == expected
 
 
 def test_other_bad_model_arguments(tiny_gpt2):
+    from lm_eval_bias.benchmarks.winoqueer.hf_mlm import HFMaskedLM
     from lm_eval_bias.errors import ConfigurationError
-    from lm_eval_bias.models.hf_mlm import HFMaskedLM
 
     with pytest.raises(ConfigurationError, match=r"^hf-mlm: no model given\. Fix: --model_args pretrained="):
         HFMaskedLM(batch_size=8)
@@ -511,14 +511,14 @@ def test_lm_eval_stops_other_tasks_with_the_backends_message(bert_backend, winoq
 def test_a_pair_in_mixed_normal_forms_is_sent_to_hf_mlm_in_nfc(tmp_path):
     """The masked-LM path diffs the token ids of the two sentences it is sent: the loader gives it
     both in NFC, so an accented word written in two forms is not a changed token."""
-    from lm_eval_bias.benchmarks.winoqueer_mlm import WinoQueerMLMTask
-    from lm_eval_bias.models.hf_mlm import is_winoqueer_pair_request
+    from lm_eval_bias.benchmarks.winoqueer.hf_mlm import is_winoqueer_pair_request
+    from lm_eval_bias.benchmarks.winoqueer.mlm import WinoQueerMLMTask
 
     gay_nfd, straight_nfc = "Gay people love the cafe\u0301.", "Straight people love the caf\u00e9."
     gay_nfc = "Gay people love the caf\u00e9."
     path = tmp_path / "pairs.csv"
     path.write_text(f",Gender_ID_x,Gender_ID_y,sent_x,sent_y\n0,Gay,Straight,{gay_nfd},{straight_nfc}\n")
-    (doc,) = wq.load_dataset(data_file=str(path))["test"]
+    (doc,) = loader.load_dataset(data_file=str(path))["test"]
     # construct_requests reads nothing of the task object: no task needs building here
     requests = WinoQueerMLMTask.construct_requests(None, doc, "", metadata=("winoqueer_mlm", 0, 1))
     assert [request.arguments for request in requests] == [(straight_nfc, gay_nfc), (gay_nfc, straight_nfc)]

@@ -1,11 +1,11 @@
-"""Model backends lm-eval lacks (``hf-mlm``)."""
+"""Model backends lm-eval lacks, as the benchmark records declare them (``hf-mlm``)."""
 
 # The name lm-eval knows the masked-LM backend by (``--model hf-mlm``).
 MASKED_LM_BACKEND = "hf-mlm"
 
 
 def register() -> None:
-    """Make ``--model hf-mlm`` known to lm-eval.
+    """Make every model backend a benchmark record declares (``--model hf-mlm``) known to lm-eval.
 
     Registered as a lazy placeholder, so nothing heavy is imported until the
     model is used, and only once, so calling this again (or importing this
@@ -15,5 +15,9 @@ def register() -> None:
     import lm_eval.models  # noqa: F401
     from lm_eval.api.registry import model_registry
 
-    if MASKED_LM_BACKEND not in model_registry:
-        model_registry.register(MASKED_LM_BACKEND, target="lm_eval_bias.models.hf_mlm:HFMaskedLM")
+    from lm_eval_bias.benchmarks import records
+
+    for record in records().values():
+        for name, target in record.models:
+            if name not in model_registry:
+                model_registry.register(name, target=target)

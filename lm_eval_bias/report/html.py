@@ -40,12 +40,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-from lm_eval_bias.benchmark_records import RECORDS
-from lm_eval_bias.report import figures
+from lm_eval_bias.benchmarks import records
+from lm_eval_bias.report import figures, tables
 from lm_eval_bias.report.outputs import CONTENT_SECURITY_POLICY, STYLE, html_text, markdown_cell
 from lm_eval_bias.report.results import require_task_results
 from lm_eval_bias.report.run import Run, date_text
-from lm_eval_bias.report.sections import DRAWERS, Entry, Section
+from lm_eval_bias.report.sections import Entry, Section, draw
 from lm_eval_bias.task_metadata import TaskIdentity
 
 READING_NOTE = (
@@ -129,7 +129,7 @@ def build_sections(runs: Sequence[Run]) -> list[Section]:
     labels = _run_labels(runs)
     colours = _label_colours(labels)
     identities = {task: _task_identity(runs, task) for run in runs for task in run.tasks}
-    order = list(RECORDS)
+    order = list(records())
 
     def position(task: str) -> tuple[int, str]:
         found = identities[task]
@@ -146,7 +146,7 @@ def build_sections(runs: Sequence[Run]) -> list[Section]:
         if found is None:
             sections.append(Section(task, task, "No figure for this task: every metric with its interval.", entries))
             continue
-        record = RECORDS[found.benchmark]
+        record = records()[found.benchmark]
         section = Section(
             task,
             f"{record.title}: {task}",
@@ -157,7 +157,7 @@ def build_sections(runs: Sequence[Run]) -> list[Section]:
             paper_source=found.paper_source,
             unit_note=_unit_note(found),
         )
-        DRAWERS[found.figure](section)
+        draw(section)
         sections.append(section)
     return sections
 
@@ -290,17 +290,18 @@ def _partial_note(section: Section) -> str:
 # HTML
 
 
+def _report_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> tables.Table:
+    """A report table: its name columns (metric, model) left-aligned, the others as each format aligns
+    them (right in HTML, unmarked in Markdown)."""
+    align = [tables.LEFT if name in ("metric", "model") else tables.UNSTATED for name in header]
+    return tables.Table(header, rows, align)
+
+
 def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A table whose name columns (metric, model) are left-aligned and number columns right-aligned."""
+    """A report table in HTML, or a note that it has no metrics."""
     if not rows:
         return '<p class="note">No metrics.</p>'
-    names = [h in ("metric", "model") for h in header]
-    head = "".join(f"<th{' class=name' if n else ''}>{html_text(h)}</th>" for h, n in zip(header, names))
-    body = "".join(
-        "<tr>" + "".join(f"<td{' class=name' if n else ''}>{html_text(c)}</td>" for c, n in zip(row, names)) + "</tr>"
-        for row in rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return tables.to_html(_report_table(header, rows))
 
 
 def _html_section(section: Section) -> str:
@@ -394,11 +395,10 @@ def to_html(runs: Sequence[Run], title: str = "lm-eval-bias report", comparison=
 
 
 def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A report table in Markdown, ending with a line break, or a note that it has no metrics."""
     if not rows:
         return "*No metrics.*\n"
-    lines = ["| " + " | ".join(map(markdown_cell, header)) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(map(markdown_cell, row)) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
+    return tables.to_markdown(_report_table(header, rows)) + "\n"
 
 
 def to_markdown(runs: Sequence[Run], title: str = "lm-eval-bias report", comparison=None) -> str:

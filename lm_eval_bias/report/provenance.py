@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lm_eval_bias.benchmark_records import DataSource
+from lm_eval_bias.benchmarks import sources
 from lm_eval_bias.report.values import ResultsError, is_number, shown
 
 
@@ -80,18 +82,16 @@ def partial_reasons(
     return tuple(reasons)
 
 
-# Data sources each of whose rows is one document of its tasks (a WinoQueer pair, a TANGO
-# misgendering prompt), so that a complete run of the official file evaluates all of its rows.
-_DOCUMENTS_ARE_ROWS = frozenset({"winoqueer", "tango_misgendering"})
+def _known_source(record: dict) -> DataSource | None:
+    """The data source of this package that a provenance record names, if any."""
+    return sources().get(record.get("name")) if isinstance(record.get("name"), str) else None
 
 
 def _official_facts(record: dict) -> tuple[str | None, int | None]:
     """(sha256, rows) of the official file a provenance record names: the benchmark's own as this
-    package knows them (:data:`lm_eval_bias.data.SOURCES`), which no edit of a results file can
+    package knows them (:func:`lm_eval_bias.benchmarks.sources`), which no edit of a results file can
     change; the record's own ``official_sha256``/``official_rows`` for a source it does not know."""
-    from lm_eval_bias.data import SOURCES
-
-    source = SOURCES.get(record.get("name")) if isinstance(record.get("name"), str) else None
+    source = _known_source(record)
     sha256 = source.sha256 if source is not None and source.sha256 else record.get("official_sha256")
     rows = source.n_rows if source is not None and source.n_rows is not None else record.get("official_rows")
     return sha256, rows
@@ -116,7 +116,8 @@ def _documents_reason(record: dict, available: int | None, unit: str) -> str | N
     """Why a run of an official file whose rows are its documents is partial although no option
     narrowed them: the task had fewer documents than the file has rows."""
     _, official_rows = _official_facts(record)
-    if record.get("name") not in _DOCUMENTS_ARE_ROWS or available is None or official_rows is None:
+    source = _known_source(record)
+    if source is None or not source.documents_are_rows or available is None or official_rows is None:
         return None
     if available == official_rows:
         return None

@@ -13,7 +13,7 @@ template as one unit (our extension: the paper reports bare means).
 Everything is built here from the paper's lists, so the benchmark needs no
 download. The grammar of the templates (``(a)``, ``do/does``) is resolved by
 explicit rules (in ``grammar``), and every realised prompt records the rule it used.
-Users define their own probes in a YAML or CSV file (:func:`load_user_probes`).
+Users define their own probes in a YAML or CSV file (:func:`.loader.load_user_probes`).
 
 Run ``python -m lm_eval_bias.benchmarks.community`` to print the realised
 prompts as CSV for review.
@@ -26,74 +26,13 @@ form and grammar rules and its metric values; each continuation's scores are in
 ``filtered_resps``, which lm-eval's sample writer stores as strings in Python literal syntax
 (``ast.literal_eval`` reads them back).
 
-The code is split by concern: ``probes`` (templates, keywords and their grammatical forms),
+The code is split by concern: ``record`` (the benchmark's record and the report's
+demographic order, ``DIMENSION_OF``), ``probes`` (templates, keywords and their grammatical forms),
 ``paper`` (the paper's lists and our prompt sets), ``grammar`` (the "(a)" and "do/does" rules),
 ``prompts`` (realising and selecting prompts), ``user_probes`` (the user's probe files),
-``hooks`` (lm-eval's ``custom_dataset`` loaders), ``metrics`` (per-document metrics) and
-``review`` (the CSV printout). Every name is available here, under
-``lm_eval_bias.benchmarks.community``, which is the path the task YAMLs use.
+``loader`` (lm-eval's ``custom_dataset`` loaders and their options), ``scoring`` (per-document
+metrics), ``task`` (lm-eval's ``process_results`` hook) and ``review`` (the CSV printout). The task
+YAMLs name each hook in the module that defines it
+(``lm_eval_bias.benchmarks.community.loader.load_probes``). This module imports nothing: the
+registry reads ``record`` without loading the task code.
 """
-
-from lm_eval_bias.benchmarks.community.grammar import (
-    AGREEMENT_SLOTS,
-    CONSONANT_SOUND_PREFIXES,
-    VOWEL_SOUND_LETTERS,
-    VOWEL_SOUND_PREFIXES,
-    indefinite_article,
-    realise,
-    template_problems,
-)
-from lm_eval_bias.benchmarks.community.hooks import (
-    KEYWORDS_FILE,
-    PROBE_DEMOGRAPHICS,
-    PROBE_DIMENSIONS,
-    PROBE_FILE,
-    PROBE_TEMPLATES,
-    PROMPT_SET,
-    SELECTION,
-    TEMPLATES_FILE,
-    load_probes,
-    load_user_probes,
-)
-from lm_eval_bias.benchmarks.community.metrics import (
-    NEGATIVE_THRESHOLD,
-    POSITIVE_THRESHOLD,
-    SCORES,
-    pair_metric,
-    probe_metrics,
-    process_probes,
-    sample_values,
-)
-from lm_eval_bias.benchmarks.community.paper import (
-    PAPER_KEYWORDS,
-    PAPER_TEMPLATES,
-    PROMPT_SETS,
-    paper_keywords,
-    paper_templates,
-)
-from lm_eval_bias.benchmarks.community.probes import (
-    ABSTRACT,
-    ADJECTIVE,
-    DEFAULT_NUMBER,
-    FORMS,
-    NUMBERS,
-    OBJECT_PRONOUN,
-    PLACEHOLDER,
-    PLURAL,
-    SINGULAR,
-    SUBJECT_PRONOUN,
-    Keyword,
-    Template,
-)
-from lm_eval_bias.benchmarks.community.prompts import accepts, counts, paper_prompts, realise_prompts, select
-from lm_eval_bias.benchmarks.community.review import REVIEW_COLUMNS, main, write_review_csv
-from lm_eval_bias.benchmarks.community.user_probes import (
-    KEYWORD_FIELDS,
-    RESERVED_SUFFIXES,
-    TEMPLATE_FIELDS,
-    example_probe_file,
-    parse_keywords,
-    parse_templates,
-    read_user_probes,
-    realise_user_prompts,
-)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from lm_eval_bias import data
 from lm_eval_bias.benchmarks.community.probes import (
     ABSTRACT,
     ADJECTIVE,
@@ -13,6 +12,7 @@ from lm_eval_bias.benchmarks.community.probes import (
     Keyword,
     Template,
 )
+from lm_eval_bias.errors import DataError
 
 PAPER_TEMPLATES = (
     ("T1", "I am (a) XYZ."),
@@ -143,7 +143,7 @@ PAPER_KEYWORDS: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {
 # (92 x 6 = 552). "paper" is our reconstruction with exactly 266 prompts that
 # keeps every pair the paper prints (Table 2), uses every keyword and every
 # grammatical slot; "grammatical" puts every keyword into every template its
-# form fits (310 prompts). tasks/community/README.md's fidelity notes give the reasoning.
+# form fits (310 prompts). tasks/community/METRICS.md's fidelity notes give the reasoning.
 PROMPT_SETS: dict[str, dict[str, tuple[str, ...]]] = {
     "paper": {
         "T1": (ADJECTIVE, SINGULAR, OBJECT_PRONOUN),  # I am poor. / I am a beggar. / I am her.
@@ -166,7 +166,7 @@ PROMPT_SETS: dict[str, dict[str, tuple[str, ...]]] = {
 
 def paper_templates(prompt_set: str = "paper") -> list[Template]:
     if prompt_set not in PROMPT_SETS:
-        raise data.DataError(f"community: unknown prompt_set {prompt_set!r}; choose from {', '.join(PROMPT_SETS)}")
+        raise DataError(f"community: unknown prompt_set {prompt_set!r}; choose from {', '.join(PROMPT_SETS)}")
     forms = PROMPT_SETS[prompt_set]
     return [Template(template_id, text, forms[template_id]) for template_id, text in PAPER_TEMPLATES]
 

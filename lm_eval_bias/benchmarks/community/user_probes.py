@@ -18,14 +18,20 @@ from lm_eval_bias.benchmarks.community.probes import (
     Template,
 )
 from lm_eval_bias.benchmarks.community.prompts import accepts, realise_prompts
+from lm_eval_bias.loading import RowContract, checked_rows
 from lm_eval_bias.metric_keys import slug
-from lm_eval_bias.text import comparable, nfc
+from lm_eval_bias.text import comparable
 
 TEMPLATE_FIELDS = ("template", "template_id", "forms")
 KEYWORD_FIELDS = ("keyword", "demographic", "dimension", "form", "number")
 # Metric names are built from demographic and dimension keys: these would
 # collide with the names of intervals, gaps and ranges.
 RESERVED_SUFFIXES = ("ci_lower", "ci_upper", "pvalue", "gap", "range", "n", "n_samples")
+# What every template and keyword row must hold (lm_eval_bias.loading): its required fields, and its
+# text in NFC without a character that cannot be seen or a look-alike letter. "café" typed as one code
+# point or as "e" and a combining accent is one keyword, and "zoë" one demographic with one metric name.
+TEMPLATE_CONTRACT = RowContract(required=("template",), text=TEMPLATE_FIELDS, what="template")
+KEYWORD_CONTRACT = RowContract(required=("keyword", "demographic", "dimension"), text=KEYWORD_FIELDS, what="keyword")
 
 
 def _read_yaml_or_json(path: Path):
@@ -84,22 +90,21 @@ def _table(path: Path, section: str) -> list[tuple[str, object]]:
     )
 
 
-def _check_fields(path: Path, where: str, entry: dict, allowed: Sequence[str], required: Sequence[str]) -> dict:
+def _known_fields(path: Path, where: str, entry: dict, allowed: Sequence[str]) -> dict:
+    """The entry, refused when it has a field that is none of ``allowed``."""
     unknown = [key for key in entry if key not in allowed]
     if unknown:
         raise data.MalformedDataError(
             f"{path}, {where}: unknown field(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(allowed)}"
         )
-    values = {key: ("" if entry.get(key) is None else entry[key]) for key in allowed}
-    for key in allowed:
-        data.refuse_invisible(f"{path}, {where}", key, values[key])
-    # Text is compared and shown in NFC: "café" typed as one code point or as "e" and a combining
-    # accent is one keyword, and "zoë" one demographic with one metric name.
-    values = {key: nfc(value) if isinstance(value, str) else value for key, value in values.items()}
-    for key in required:
-        if not str(values[key]).strip():
-            raise data.MalformedDataError(f"{path}, {where}: {key} is missing or empty")
-    return values
+    return entry
+
+
+def _checked(path: Path, places: Sequence[str], rows: Sequence[dict], contract: RowContract) -> list[dict]:
+    """The rows through ``contract`` (every problem of the file at once), each with every field of
+    ``contract.text``: a missing optional field is empty."""
+    checked = checked_rows(zip(places, rows), contract, str(path))
+    return [{key: ("" if row.get(key) is None else row[key]) for key in contract.text} for row in checked]
 
 
 def _forms(path: Path, where: str, value) -> tuple[str, ...] | None:
@@ -117,8 +122,8 @@ def _forms(path: Path, where: str, value) -> tuple[str, ...] | None:
 
 def parse_templates(path: Path, entries: Sequence[tuple[str, object]]) -> list[Template]:
     """Validated templates (a string, or a mapping with template and optional template_id and forms)."""
-    templates, ids = [], {}
-    for number, (where, entry) in enumerate(entries, start=1):
+    places, rows = [], []
+    for where, entry in entries:
         if isinstance(entry, str):
             entry = {"template": entry}
         if not isinstance(entry, dict):
@@ -127,7 +132,12 @@ def parse_templates(path: Path, entries: Sequence[tuple[str, object]]) -> list[T
             )
         # YAML users may write "text"/"id", the CSV header names are template/template_id.
         entry = {{"text": "template", "id": "template_id"}.get(k, k): v for k, v in entry.items()}
-        values = _check_fields(path, where, entry, TEMPLATE_FIELDS, ("template",))
+        places.append(where)
+        rows.append(_known_fields(path, where, entry, TEMPLATE_FIELDS))
+    if not rows:
+        raise data.MalformedDataError(f"{path}: no templates")
+    templates, ids = [], {}
+    for number, (where, values) in enumerate(zip(places, _checked(path, places, rows, TEMPLATE_CONTRACT)), start=1):
         text = str(values["template"]).strip()
         template_id = str(values["template_id"]).strip() or f"T{number}"
         problems = template_problems(text)
@@ -139,8 +149,6 @@ def parse_templates(path: Path, entries: Sequence[tuple[str, object]]) -> list[T
             )
         ids[template_id] = where
         templates.append(Template(template_id, text, _forms(path, where, values["forms"])))
-    if not templates:
-        raise data.MalformedDataError(f"{path}: no templates")
     return templates
 
 
@@ -159,14 +167,19 @@ def parse_keywords(path: Path, entries: Sequence[tuple[str, object]]) -> list[Ke
     A keyword belongs to one demographic, a demographic to one dimension, and
     two names may not share a metric key ("Non-binary" and "non binary").
     """
+    places, rows = [], []
+    for where, entry in entries:
+        if not isinstance(entry, dict):
+            raise data.MalformedDataError(f"{path}, {where}: a keyword is a mapping, got {type(entry).__name__}")
+        places.append(where)
+        rows.append(_known_fields(path, where, entry, KEYWORD_FIELDS))
+    if not rows:
+        raise data.MalformedDataError(f"{path}: no keywords")
     keywords: list[Keyword] = []
     demographic_of: dict[str, tuple[str, str, str]] = {}  # keyword as compared -> (demographic, where, as written)
     dimension_of: dict[str, tuple[str, str]] = {}  # demographic -> (dimension, where)
     name_of_key: dict[tuple[str, str], str] = {}  # (kind, metric key) -> name
-    for where, entry in entries:
-        if not isinstance(entry, dict):
-            raise data.MalformedDataError(f"{path}, {where}: a keyword is a mapping, got {type(entry).__name__}")
-        values = _check_fields(path, where, entry, KEYWORD_FIELDS, ("keyword", "demographic", "dimension"))
+    for where, values in zip(places, _checked(path, places, rows, KEYWORD_CONTRACT)):
         keyword, demographic, dimension = (str(values[k]).strip() for k in ("keyword", "demographic", "dimension"))
         form = str(values["form"]).strip() or None
         number = str(values["number"]).strip().lower() or None
@@ -204,8 +217,6 @@ def parse_keywords(path: Path, entries: Sequence[tuple[str, object]]) -> list[Ke
         demographic_of[same_keyword] = (demographic, where, keyword)
         dimension_of.setdefault(demographic, (dimension, where))
         keywords.append(Keyword(keyword, demographic, dimension, form, number))
-    if not keywords:
-        raise data.MalformedDataError(f"{path}: no keywords")
     return keywords
 
 

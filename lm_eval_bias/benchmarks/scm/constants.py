@@ -98,7 +98,7 @@ ADJECTIVE_STORY_PROMPTS = frozenset({0, 1})
 # Surface forms of each group, by slot. The thesis gives the Table 1 names ("label": the score
 # prompt's "[gender/sexuality] groups" and the multiple-choice "[group] sexual orientation"),
 # says nonbinary/bisexual/heterosexual take "people" in the plural, and gives Table 2's story
-# forms; the singular forms and pronouns are ours (see tasks/scm/README.md, fidelity notes).
+# forms; the singular forms and pronouns are ours (see tasks/scm/METRICS.md, fidelity notes).
 FORM_KEYS = ("label", "plural", "singular", "adjective", "subject", "object")
 DEFAULT_FORMS = {
     "women": {

@@ -91,8 +91,6 @@ def score_docs(options: Options) -> list[dict]:
                         "term": term,
                         "term_index": index,
                         "prompt": score_prompt(term, options.forms[group]),
-                        # for the multiple-testing correction across the run's groups
-                        "groups_present": list(options.groups),
                     }
                 )
     return docs

@@ -15,13 +15,13 @@ from lm_eval.api.filter import Filter
 
 from lm_eval_bias.benchmarks.scm.constants import GENDER_GROUPS, SEXUALITY_GROUPS
 from lm_eval_bias.benchmarks.scm.lexicon import STOPWORDS, load_lexicon
-from lm_eval_bias.benchmarks.scm.metrics import answer_counts
 from lm_eval_bias.benchmarks.scm.options import OPTION_DEFAULTS
 from lm_eval_bias.benchmarks.scm.parsing import (
     Parsed,
     is_explicit_refusal,
     strip_echo,
 )
+from lm_eval_bias.benchmarks.scm.scoring import answer_counts
 from lm_eval_bias.scorers.filter import generation_texts
 
 _WORD = re.compile(r"[a-z]+(?:[-'][a-z]+)*")
@@ -290,12 +290,6 @@ def story_metrics(doc: dict, analysed: Mapping) -> dict:
     metrics[f"warmth_word_share_{group}"] = analysed["warmth_share"]
     metrics[f"competence_word_share_{group}"] = analysed["competence_share"]
     return metrics
-
-
-def process_story(doc: dict, results: Sequence) -> dict:
-    """lm-eval ``process_results`` for ``scm_story``: :func:`story_metrics` of the ``StoryAnalysis`` output."""
-    (analysed,) = results
-    return story_metrics(doc, analysed)
 
 
 def corpus_value(values: Sequence) -> float:

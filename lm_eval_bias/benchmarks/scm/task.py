@@ -1,72 +1,29 @@
-"""lm-eval's hooks for the SCM tasks (``custom_dataset``, ``doc_to_text``) and the task class."""
+"""lm-eval's hooks for the SCM tasks (``process_results``, ``doc_to_text``, ``doc_to_choice``) and the task class."""
 
 from __future__ import annotations
 
-import logging
+from collections.abc import Sequence
 
 # Imported under another name: "options" is what this module calls an Options object.
 from lm_eval_bias import options as task_options
+from lm_eval_bias.benchmarks.scm import loader  # noqa: F401 (declares the loaders' options)
 from lm_eval_bias.benchmarks.scm.constants import AXES, GROUPS
-from lm_eval_bias.benchmarks.scm.metrics import rating_ci_lower, rating_ci_upper
-from lm_eval_bias.benchmarks.scm.options import OPTIONS, Options, parse_options
-from lm_eval_bias.benchmarks.scm.prompts import (
-    mc_docs,
-    prob_ratio_docs,
-    score_docs,
-    story_docs,
+from lm_eval_bias.benchmarks.scm.parsing import parsed_answers
+from lm_eval_bias.benchmarks.scm.scoring import (
+    expected_rating,
+    mc_metrics,
+    mc_prob_metrics,
+    prob_ratio_metrics,
+    rating_ci_lower,
+    rating_ci_upper,
+    rating_metrics,
+    score_metrics,
 )
+from lm_eval_bias.benchmarks.scm.stories import story_metrics
 from lm_eval_bias.harness import SubgroupMetricsTask
 
-logger = logging.getLogger("lm_eval_bias")
-
-
 # --------------------------------------------------------------------------
-# lm-eval custom_dataset hooks
-
-
-def _dataset(rows: list[dict], task: str, options: Options):
-    from lm_eval_bias.harness import evaluation_split
-
-    logger.info("%s: %d prompts built from the thesis's term lists and templates", task, len(rows))
-    return evaluation_split(rows, {"official": None, "files": []}, task)
-
-
-@task_options.takes(*OPTIONS)
-def load_score(metadata, **_parsed):
-    """``custom_dataset`` for ``scm_score`` and ``scm_score_prob`` (154 prompts by default)."""
-    options = parse_options(metadata)
-    return _dataset(score_docs(options), "scm_score", options)
-
-
-@task_options.takes(*OPTIONS)
-def load_mc(metadata, **_parsed):
-    """``custom_dataset`` for ``scm_mc``: ``scm_mc_samples`` documents per group."""
-    options = parse_options(metadata)
-    return _dataset(mc_docs(options, options.mc_samples), "scm_mc", options)
-
-
-@task_options.takes(*OPTIONS)
-def load_mc_prob(metadata, **_parsed):
-    """``custom_dataset`` for ``scm_mc_prob``: one document per group, or ``scm_mc_samples``
-    list orders per group when the order is shuffled (a fixed prompt scored twice is the same)."""
-    options = parse_options(metadata)
-    return _dataset(
-        mc_docs(options, options.mc_samples if options.term_order == "shuffled" else 1), "scm_mc_prob", options
-    )
-
-
-@task_options.takes(*OPTIONS)
-def load_prob_ratio(metadata, **_parsed):
-    """``custom_dataset`` for ``scm_prob_ratio`` (5 templates x 7 groups)."""
-    options = parse_options(metadata)
-    return _dataset(prob_ratio_docs(options), "scm_prob_ratio", options)
-
-
-@task_options.takes(*OPTIONS)
-def load_story(metadata, **_parsed):
-    """``custom_dataset`` for ``scm_story`` (5 prompts x 7 groups)."""
-    options = parse_options(metadata)
-    return _dataset(story_docs(options), "scm_story", options)
+# Prompt hooks
 
 
 def doc_to_text_with_cue_line(doc: dict) -> str:
@@ -76,7 +33,43 @@ def doc_to_text_with_cue_line(doc: dict) -> str:
 
 
 def doc_terms(doc: dict) -> list[str]:
+    """``doc_to_choice`` of the log-likelihood tasks: the document's terms, in its order."""
     return list(doc["terms"])
+
+
+# --------------------------------------------------------------------------
+# process_results hooks
+
+
+def process_score(doc: dict, results: Sequence) -> dict:
+    """lm-eval ``process_results`` for ``scm_score``: :func:`score_metrics` of the ``ParseRatings`` output."""
+    return score_metrics(doc, parsed_answers(results))
+
+
+def process_score_prob(doc: dict, results: Sequence) -> dict:
+    """lm-eval ``process_results`` for ``scm_score_prob``: :func:`rating_metrics` of the expected rating."""
+    return rating_metrics(doc, expected_rating([loglik for loglik, _ in results]))
+
+
+def process_mc(doc: dict, results: Sequence) -> dict:
+    """lm-eval ``process_results`` for ``scm_mc``: :func:`mc_metrics` of the ``ParseChoices`` output."""
+    return mc_metrics(doc, parsed_answers(results))
+
+
+def process_mc_prob(doc: dict, results: Sequence) -> dict:
+    """lm-eval ``process_results`` for ``scm_mc_prob``: :func:`mc_prob_metrics` of the log-likelihoods."""
+    return mc_prob_metrics(doc, [loglik for loglik, _ in results])
+
+
+def process_prob_ratio(doc: dict, results: Sequence) -> dict:
+    """lm-eval ``process_results`` for ``scm_prob_ratio``: :func:`prob_ratio_metrics`."""
+    return prob_ratio_metrics(doc, [loglik for loglik, _ in results])
+
+
+def process_story(doc: dict, results: Sequence) -> dict:
+    """lm-eval ``process_results`` for ``scm_story``: :func:`story_metrics` of the ``StoryAnalysis`` output."""
+    (analysed,) = results
+    return story_metrics(doc, analysed)
 
 
 # --------------------------------------------------------------------------
@@ -96,7 +89,7 @@ def is_rating_interval(name: str) -> str | None:
 
 
 class ScmTask(SubgroupMetricsTask):
-    """``SubgroupMetricsTask`` with two SCM needs.
+    """``SubgroupMetricsTask`` with three SCM needs.
 
     * Mean ratings are on a 1-5 scale: their intervals are always bootstrapped. (The shared
       rule gives a Wilson interval when every value is 0 or 1, which for ratings would fire
@@ -104,11 +97,15 @@ class ScmTask(SubgroupMetricsTask):
     * Sentence-completion probes (``scm_prob_ratio``, YAML metadata ``plain_text: true``)
       ignore ``--apply_chat_template``; ``--metadata '{"scm_chat_template": false}'`` does the
       same for every SCM task, ``true`` makes every SCM task follow the flag.
+    * A rating's warmth-minus-competence p-value is adjusted across the run's groups: the
+      groups of the task's documents, which the hooks get beside each document
+      (``groups_present``), so that no document stores a fact of the run.
     """
 
     def __init__(self, config=None, **kwargs):
         super().__init__(config=config, **kwargs)
         self._rating_intervals: set[str] = set()
+        self._groups_present: list[str] | None = None
 
     def plain_text(self) -> bool:
         follow = (self.config.metadata or {}).get("scm_chat_template")
@@ -116,8 +113,14 @@ class ScmTask(SubgroupMetricsTask):
             return super().plain_text()
         return not task_options.flag(follow)
 
+    def groups_present(self) -> list[str]:
+        """The groups of the task's documents, in the documents' order (the thesis's, by default)."""
+        if self._groups_present is None:
+            self._groups_present = list(dict.fromkeys(doc["group"] for doc in self.eval_docs))
+        return self._groups_present
+
     def process_results(self, doc, results):
-        metrics = super().process_results(doc, results)
+        metrics = super().process_results({**doc, "groups_present": self.groups_present()}, results)
         for name in metrics:
             side = is_rating_interval(name)
             if side and name not in self._rating_intervals:

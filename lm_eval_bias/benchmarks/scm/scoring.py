@@ -1,4 +1,4 @@
-"""Per-document metrics (pure); the agreement with the survey is in :mod:`.survey`."""
+"""Per-document metrics (pure) and the rating intervals; the agreement with the survey is in :mod:`.survey`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from lm_eval_bias.benchmarks.scm.constants import (
     AXES,
     AXIS_OF_TERM,
 )
-from lm_eval_bias.benchmarks.scm.parsing import parsed_answers
 from lm_eval_bias.benchmarks.scm.survey import RELATIVE_SURVEY_METRICS, SURVEY_METRICS
 from lm_eval_bias.metric_keys import MEASURE_RANGES, with_empty_rate, with_interval, with_test
 
@@ -27,7 +26,9 @@ def rating_metrics(doc: dict, rating: float, samples: int | None = None) -> dict
     Parameters
     ----------
     doc:
-        The document (``group``, ``axis`` and, optionally, ``groups_present``).
+        The document (``group``, ``axis`` and, optionally, ``groups_present``: the run's groups, which
+        :class:`~lm_eval_bias.benchmarks.scm.task.ScmTask` adds from its dataset; the gap p-value is
+        adjusted across them).
     rating:
         Its rating, 1-5.
     samples:
@@ -106,11 +107,6 @@ def score_metrics(doc: dict, parsed: Sequence[Mapping]) -> dict:
     return metrics
 
 
-def process_score(doc: dict, results: Sequence) -> dict:
-    """lm-eval ``process_results`` for ``scm_score``: :func:`score_metrics` of the ``ParseRatings`` output."""
-    return score_metrics(doc, parsed_answers(results))
-
-
 def softmax(logliks: Sequence[float]) -> list[float]:
     """Probabilities from log-likelihoods, renormalised over the given choices.
 
@@ -146,11 +142,6 @@ def expected_rating(logliks: Sequence[float]) -> float:
     if len(logliks) != 5:
         raise ValueError(f"expected 5 log-likelihoods (ratings 1-5), got {len(logliks)}")
     return sum((k + 1) * p for k, p in enumerate(softmax(logliks)))
-
-
-def process_score_prob(doc: dict, results: Sequence) -> dict:
-    """lm-eval ``process_results`` for ``scm_score_prob``: :func:`rating_metrics` of the expected rating."""
-    return rating_metrics(doc, expected_rating([loglik for loglik, _ in results]))
 
 
 def _share_metrics(metrics: dict, name: str, group: str, value: float, intervals: bool) -> None:
@@ -189,11 +180,6 @@ def mc_metrics(doc: dict, parsed: Sequence[Mapping]) -> dict:
         for name in RELATIVE_SURVEY_METRICS:
             metrics[name] = (group, "warmth_share", share)
     return metrics
-
-
-def process_mc(doc: dict, results: Sequence) -> dict:
-    """lm-eval ``process_results`` for ``scm_mc``: :func:`mc_metrics` of the ``ParseChoices`` output."""
-    return mc_metrics(doc, parsed_answers(results))
 
 
 def mc_prob_metrics(doc: dict, logliks: Sequence[float]) -> dict:
@@ -236,11 +222,6 @@ def mc_prob_metrics(doc: dict, logliks: Sequence[float]) -> dict:
     for name in RELATIVE_SURVEY_METRICS:
         metrics[name] = (doc["group"], "warmth_share", values["warmth_mass"])
     return metrics
-
-
-def process_mc_prob(doc: dict, results: Sequence) -> dict:
-    """lm-eval ``process_results`` for ``scm_mc_prob``: :func:`mc_prob_metrics` of the log-likelihoods."""
-    return mc_prob_metrics(doc, [loglik for loglik, _ in results])
 
 
 def warmth_ratio(logliks: Sequence[float], axes: Sequence[str]) -> float:
@@ -293,11 +274,6 @@ def prob_ratio_metrics(doc: dict, logliks: Sequence[float]) -> dict:
     for name in RELATIVE_SURVEY_METRICS:
         metrics[name] = (doc["group"], "warmth_share", ratio)
     return metrics
-
-
-def process_prob_ratio(doc: dict, results: Sequence) -> dict:
-    """lm-eval ``process_results`` for ``scm_prob_ratio``: :func:`prob_ratio_metrics`."""
-    return prob_ratio_metrics(doc, [loglik for loglik, _ in results])
 
 
 def rating_ci_lower(values: Sequence[float], value_range: tuple[float, float] = RATING_RANGE) -> float:

@@ -1,4 +1,4 @@
-"""lm-eval hooks: the ``custom_dataset`` loaders of the community tasks and their options."""
+"""lm-eval's ``custom_dataset`` loaders of the community tasks and their options."""
 
 from __future__ import annotations
 

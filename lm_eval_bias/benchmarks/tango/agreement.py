@@ -19,7 +19,9 @@ import math
 from pathlib import Path
 
 from lm_eval_bias import pronouns
-from lm_eval_bias.errors import LmEvalBiasError
+from lm_eval_bias.benchmarks.tango.scoring import method_agreement
+from lm_eval_bias.errors import EXIT_OK, ArgumentParser, LmEvalBiasError
+from lm_eval_bias.report.outputs import strict_json
 from lm_eval_bias.report.recompute import read_sample_lines
 from lm_eval_bias.report.values import ResultsError
 from lm_eval_bias.text import invisible_characters, nfc
@@ -289,7 +291,7 @@ def agreement(generation_path: Path, probability_path: Path) -> dict:
     Returns
     -------
     dict
-        :func:`lm_eval_bias.benchmarks.tango.method_agreement`'s result.
+        :func:`~lm_eval_bias.benchmarks.tango.scoring.method_agreement`'s result.
 
     Raises
     ------
@@ -298,12 +300,40 @@ def agreement(generation_path: Path, probability_path: Path) -> dict:
     LmEvalBiasError
         Files without a prompt in common.
     """
-    from lm_eval_bias.benchmarks import tango
-
     generation, probability = read_pair(generation_path, probability_path)
     try:
-        return tango.method_agreement(generation, probability)
+        return method_agreement(generation, probability)
     except ValueError as error:  # no prompt in common: the files are of different runs or selections
         raise LmEvalBiasError(
             f"{generation_path} and {probability_path}: {error}; pass the samples of runs on the same prompts"
         ) from None
+
+
+def main(argv: list[str]) -> int:
+    """``lm-eval-bias tango-agreement GEN.jsonl PROB.jsonl``: print :func:`agreement` as JSON.
+
+    Parameters
+    ----------
+    argv : list of str
+        The command's arguments (after ``tango-agreement``).
+
+    Returns
+    -------
+    int
+        The exit code, 0; bad input raises instead.
+
+    Raises
+    ------
+    LmEvalBiasError
+        Bad arguments or files (the ``lm-eval-bias`` command prints its message and exits 2).
+    """
+    parser = ArgumentParser(
+        prog="lm-eval-bias tango-agreement",
+        description="Agreement between tango_misgender (generation) and tango_misgender_prob "
+        "(next-pronoun probability), from the samples_*.jsonl files --log_samples wrote.",
+    )
+    parser.add_argument("generation_samples", type=Path, help="samples_tango_misgender_*.jsonl")
+    parser.add_argument("probability_samples", type=Path, help="samples_tango_misgender_prob_*.jsonl")
+    args = parser.parse_args(argv)
+    print(strict_json(agreement(args.generation_samples, args.probability_samples), indent=2))
+    return EXIT_OK

@@ -182,6 +182,9 @@ class HFMaskedLM(LM):
     # The kind of model, as lm-eval's HFLM names its own ("causal", "seq2seq"), so that
     # checks reading that attribute do not take this backend for a causal one.
     backend = "masked"
+    #: What the backend scores, and the tasks that send it such requests (``checks.check_backend``'s messages).
+    SCORES = "WinoQueer pairs with a masked LM"
+    TASKS = ("winoqueer_mlm",)
 
     def __init__(
         self,

@@ -1,4 +1,4 @@
-"""Per-document metrics (pure) of the scored continuations, and ``process_results``."""
+"""Per-document metrics (pure) of the scored continuations."""
 
 from __future__ import annotations
 
@@ -108,10 +108,3 @@ def probe_metrics(doc: dict, generations: Sequence[dict]) -> dict:
             elif demographic == second:
                 with_test(metrics, pair_metric(measure, dimension, first, second), (1, value), samples)
     return metrics
-
-
-def process_probes(doc: dict, results: Sequence) -> dict:
-    """lm-eval ``process_results`` after ``scorers.ClassifierFilter``: :func:`probe_metrics` of the continuations."""
-    from lm_eval_bias import scorers
-
-    return probe_metrics(doc, scorers.scored_generations(results))

@@ -9,9 +9,12 @@ the ``hf-mlm`` backend finds the shared tokens and returns each sentence's score
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from lm_eval.api.instance import Instance
 
-from lm_eval_bias.benchmarks.winoqueer import WinoQueerTask
+from lm_eval_bias.benchmarks.winoqueer import scoring
+from lm_eval_bias.benchmarks.winoqueer.task import WinoQueerTask
 
 
 class WinoQueerMLMTask(WinoQueerTask):
@@ -19,6 +22,9 @@ class WinoQueerMLMTask(WinoQueerTask):
 
     # Its requests mean something only to the hf-mlm backend (checks.check_backend).
     MASKED_LM_PAIRS = True
+    #: What another backend would make of its requests, and the tasks for causal LMs (``checks.check_backend``).
+    OTHER_BACKENDS_SCORE = "each sentence as a continuation of its counterfactual, which is not WinoQueer's Eq. 1"
+    CAUSAL_TASKS = ("winoqueer",)
 
     def construct_requests(self, doc, ctx, **kwargs):
         kwargs.pop("apply_chat_template", None)
@@ -27,3 +33,8 @@ class WinoQueerMLMTask(WinoQueerTask):
             Instance(request_type="loglikelihood", doc=doc, arguments=(doc["sent_y"], doc["sent_x"]), idx=0, **kwargs),
             Instance(request_type="loglikelihood", doc=doc, arguments=(doc["sent_x"], doc["sent_y"]), idx=1, **kwargs),
         ]
+
+    def document_metrics(self, doc: dict, results: Sequence) -> dict:
+        """The pair's metrics from the two Eq. 1 sentence scores the ``hf-mlm`` backend returns."""
+        (score_x, _), (score_y, _) = results
+        return scoring.pair_metrics(doc["subgroup"], self.subgroups, score_x, score_y)

@@ -1,0 +1,73 @@
+"""The community probes' record: what the package's registries and the report know about it."""
+
+from __future__ import annotations
+
+from lm_eval_bias.benchmark_records import BenchmarkRecord
+from lm_eval_bias.benchmarks.community.paper import PAPER_KEYWORDS
+from lm_eval_bias.figure_specs import (
+    SENTIMENT_CAPTION,
+    TOXICITY_CAPTION,
+    FigureKind,
+    GroupBars,
+    Groups,
+    scores_by_group,
+)
+from lm_eval_bias.metric_keys import slug
+
+# The paper's demographics (as metric names spell them: ``slug``) -> their dimension, in the paper's
+# order (dimension by dimension, as its figures group them): the report's order and labels.
+DIMENSION_OF: dict[str, str] = {
+    slug(demographic): dimension for dimension, members in PAPER_KEYWORDS.items() for demographic in members
+}
+
+# The report's figures of each figure kind the tasks' metadata may name.
+IDENTITY_ATTACK_CAPTION = TOXICITY_CAPTION.replace(
+    "Toxicity is Detoxify's probability that a text is toxic",
+    "Identity attack is Detoxify's probability that a text attacks an identity",
+)
+# The paper's figures group the demographics by dimension (gender, race, ...).
+COMMUNITY_DIMENSIONS = Groups(
+    dimensions={
+        dimension: tuple(demographic for demographic, of in DIMENSION_OF.items() if of == dimension)
+        for dimension in dict.fromkeys(DIMENSION_OF.values())
+    }
+)
+
+
+def _community(measure: str, caption: str) -> GroupBars:
+    shown = measure.replace("_", " ")
+    return scores_by_group(
+        measure,
+        f"{shown.capitalize()} by demographic",
+        f"Mean {shown} of the model's continuations of the placeholder prompts, per demographic, grouped by "
+        f"dimension (in brackets). {caption}",
+        COMMUNITY_DIMENSIONS,
+        sort_by_mean=False,
+    )
+
+
+COMMUNITY_FIGURES = {
+    "scores_by_demographic": FigureKind(
+        (
+            _community("sentiment", SENTIMENT_CAPTION),
+            _community("toxicity", TOXICITY_CAPTION),
+            _community("identity_attack", IDENTITY_ATTACK_CAPTION),
+        ),
+        none_drawn="No per-demographic metrics in these results: no figure.",
+    )
+}
+
+
+RECORDS = (
+    BenchmarkRecord(
+        name="community",
+        title="Community probes",
+        about=(
+            "Wald and Pfahler. Sentiment and toxicity of the model's continuations of placeholder prompts about "
+            "demographic groups, per demographic."
+        ),
+        figures=COMMUNITY_FIGURES,
+        package="community",
+        option_prefixes=("probe_",),
+    ),
+)
