@@ -221,6 +221,11 @@ def test_a_classifier_without_a_needed_label_is_refused_when_the_task_is_built(t
 # ---------------------------------------------------------------- data a user might get slightly wrong
 
 
+REPEATED_WITH_OTHER_SPACING = (
+    r"line 3: this pair repeats line 2 \(under pair_id '0' there and '1' here, written with other spacing\)"
+)
+
+
 def test_pairs_differing_only_in_case_or_repeated_with_other_spacing(tmp_path):
     header = "," + ",".join(wq.REQUIRED_COLUMNS) + "\n"
     case_only = tmp_path / "case.csv"
@@ -232,7 +237,7 @@ def test_pairs_differing_only_in_case_or_repeated_with_other_spacing(tmp_path):
         header + "0,Gay,Straight,Gay people sing.,Straight people sing.\n"
         "1,Gay,Straight,Gay people  sing. ,Straight people sing.\n"
     )
-    with pytest.raises(data.MalformedDataError, match=r"line 3: this pair repeats line 2 \(under pair_id '0' there and '1' here, written with other spacing\)"):
+    with pytest.raises(data.MalformedDataError, match=REPEATED_WITH_OTHER_SPACING):
         wq.load_dataset(data_file=str(spaced))
 
 

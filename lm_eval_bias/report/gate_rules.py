@@ -101,9 +101,7 @@ def parse_rule(text: str, bare_equals: str | None = None) -> Rule:
     """
     match = _RULE.match(text)
     if not match:
-        raise ResultsError(
-            f"cannot read the rule {text!r}; write TASK[:METRIC] OP VALUE, e.g. my_task:bias_score<=65"
-        )
+        raise ResultsError(f"cannot read the rule {text!r}; write TASK[:METRIC] OP VALUE, e.g. my_task:bias_score<=65")
     op = match["op"]
     if op == "=":
         if bare_equals is None:
