@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from decimal import Decimal
 from pathlib import Path
 
-from lm_eval_bias.benchmark_records import tasks_dir
 from lm_eval_bias.benchmarks import PACKAGES, records
 from lm_eval_bias.task_metadata import shipped_configs
 
@@ -248,8 +247,18 @@ def regenerated(text: str, folder: str | None = None) -> str:
     return _TABLE.sub(lambda m: m.group(1) + table(m.group("name")) + m.group(4), text)
 
 
-def documents() -> list[tuple[Path, str | None]]:
-    """Every Markdown doc of ``tasks/`` that may hold generated tables, with its benchmark folder.
+# The docs live in a source checkout (the installed package ships the YAMLs alone).
+CHECKOUT_TASKS = Path(__file__).resolve().parents[1] / "tasks"
+
+
+def documents(root: Path = CHECKOUT_TASKS) -> list[tuple[Path, str | None]]:
+    """Every Markdown doc of the ``tasks/`` folder ``root`` that may hold generated tables, with its
+    benchmark folder.
+
+    Parameters
+    ----------
+    root : Path
+        The checkout's ``tasks/`` folder.
 
     Returns
     -------
@@ -257,7 +266,6 @@ def documents() -> list[tuple[Path, str | None]]:
         ``tasks/README.md`` with None, then each benchmark folder's ``README.md`` and
         ``METRICS.md`` (those that exist) with the folder's name.
     """
-    root = Path(tasks_dir())
     found: list[tuple[Path, str | None]] = [(root / "README.md", None)]
     for folder in PACKAGES:
         paths = [root / folder / name for name in ("README.md", "METRICS.md")]
@@ -266,14 +274,17 @@ def documents() -> list[tuple[Path, str | None]]:
 
 
 def folder_of(path: Path) -> str | None:
-    """The benchmark folder a doc of ``tasks/`` belongs to; None for the index or a file elsewhere."""
+    """The benchmark folder a doc of a ``tasks/`` folder belongs to; None for the index."""
     parent = path.resolve().parent
-    return parent.name if parent.parent == Path(tasks_dir()).resolve() and parent.name in PACKAGES else None
+    return parent.name if parent.name in PACKAGES and (parent.parent / "README.md").is_file() else None
 
 
 def main(paths: Sequence[str]) -> int:
     """Rewrite the generated tables of each doc in ``paths`` (every doc of :func:`documents` when
     empty); print the ones that changed."""
+    if not paths and not (CHECKOUT_TASKS / "README.md").is_file():
+        print(f"no tasks/README.md at {CHECKOUT_TASKS}: run this in a source checkout, or name the docs")
+        return 2
     targets = [(Path(path), folder_of(Path(path))) for path in paths] if paths else documents()
     for path, folder in targets:
         before = path.read_text(encoding="utf-8")

@@ -6,7 +6,9 @@ import pytest
 
 from lm_eval_bias import task_docs
 
-DOCUMENTS = task_docs.documents()
+# The checkout's docs (an installed package ships the task YAMLs alone).
+TASKS = Path(__file__).resolve().parents[1] / "tasks"
+DOCUMENTS = task_docs.documents(TASKS)
 
 
 def test_the_documents_are_the_index_and_each_benchmark_folder_s_readme_and_metrics():
@@ -30,9 +32,8 @@ def test_the_index_marks_every_table_and_each_folder_its_tasks_and_paper_values(
 
 
 def test_a_doc_is_scoped_by_its_folder():
-    tasks = Path(task_docs.tasks_dir())
-    assert task_docs.folder_of(tasks / "scm" / "METRICS.md") == "scm"
-    assert task_docs.folder_of(tasks / "README.md") is None
+    assert task_docs.folder_of(TASKS / "scm" / "METRICS.md") == "scm"
+    assert task_docs.folder_of(TASKS / "README.md") is None
     assert task_docs.folder_of(Path("/elsewhere/scm/README.md")) is None
 
 
