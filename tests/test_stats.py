@@ -840,3 +840,12 @@ def test_a_value_outside_its_range_has_no_betting_interval(call, message):
     with pytest.raises(TypeError) as raised:
         call()
     assert str(raised.value) == message
+
+
+def test_a_spread_interval_stays_within_half_the_range():
+    """Three groups of yes/no outcomes, too few for the sharp interval: the pairs' betting bounds
+    would put the spread (population sd of the means) up to 0.565; no three means in [0, 1] are
+    spread by more than 0.5."""
+    values = [("a", 0.0), ("a", 0.0), ("b", 1.0), ("b", 1.0), ("c", 0.0), ("c", 1.0)] * 3
+    assert stats.spread_interval(values, value_range=(0.0, 1.0)) == (0.0, 0.5)
+

@@ -279,7 +279,11 @@ def spread_interval(
     import numpy as np
 
     nearest, farthest, k = _pairwise_distance_bounds(values, confidence, value_range)
-    return float(np.sqrt((nearest**2).sum()) / k), float(np.sqrt((farthest**2).sum()) / k)
+    upper = float(np.sqrt((farthest**2).sum()) / k)
+    if value_range is not None:
+        # No spread of means within the range exceeds half its width: the pairs' bound can.
+        upper = min(upper, (value_range[1] - value_range[0]) / 2)
+    return float(np.sqrt((nearest**2).sum()) / k), upper
 
 
 def spread_ci_lower(values: Sequence[tuple[str, float]], value_range: tuple[float, float] | None = None) -> float:
