@@ -18,7 +18,10 @@ legacy flag-only form, a user's own ``--include_path``), plus:
 - ``lm-eval-bias recompute SAMPLES.jsonl``: a task's results again from its
   ``--log_samples`` file, without the model;
 - ``lm-eval-bias report RESULTS...``: an HTML (and Markdown) report with figures; with
-  ``BASELINE CANDIDATE --compare``, their paired comparison as its last section.
+  ``BASELINE CANDIDATE --compare``, their paired comparison as its last section;
+- ``lm-eval-bias shards TASK --shards N --to DIR``: one ``--samples`` file per shard of a task, and
+  the command that runs each; ``lm-eval-bias merge SHARD... --output_path DIR``: the shards'
+  outputs merged into the one run they are parts of, exactly.
 
 ``lm-eval-bias --help`` lists these (with one line each) before lm-eval's own help; each
 has its own ``--help``.
@@ -458,6 +461,80 @@ def _report(argv: list[str]) -> int:
         _write(rendered, inputs)
     else:
         print(report_html.to_markdown(runs, args.title, comparison), end="")
+    return EXIT_OK
+
+
+def _make_folder(folder: Path, option: str) -> None:
+    """Create an output folder (and its parents), or say why it cannot be, naming the option."""
+    from lm_eval_bias.report.outputs import OutputError
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OutputError(
+            f"cannot create {folder}: {error.strerror or error}; give {option} a folder you can write"
+        ) from None
+
+
+@_subcommand("shards", "split one run of a task across machines: --samples files and their command lines")
+def _shards(argv: list[str]) -> int:
+    import json
+
+    from lm_eval_bias import shards
+    from lm_eval_bias.report.outputs import write_all
+
+    parser = ArgumentParser(
+        prog="lm-eval-bias shards",
+        description="Cut a task's documents into N contiguous blocks, write one --samples file per block "
+        "(DIR/<task>-shard-<k>-of-<N>.json) and print the command line that runs each; fill in the model, run "
+        "each anywhere, then join them with lm-eval-bias merge, which gives the numbers of one whole run.",
+    )
+    parser.add_argument("task", help="the task (its documents are counted by building it, with --metadata)")
+    parser.add_argument("--shards", type=int, required=True, metavar="N", help="how many shards")
+    parser.add_argument("--to", required=True, metavar="DIR", help="the folder for the --samples files")
+    parser.add_argument(
+        "--metadata", metavar="JSON", help="the --metadata the run will use (data_file, data_dir, options)"
+    )
+    args = parser.parse_args(argv)
+    try:
+        metadata = json.loads(args.metadata) if args.metadata is not None else None
+    except ValueError as error:
+        raise ConfigurationError(
+            f"--metadata {args.metadata}: not JSON ({error}); write e.g. '{{\"seed\": 1}}'"
+        ) from None
+    if metadata is not None and not isinstance(metadata, dict):
+        raise ConfigurationError(f"--metadata {args.metadata}: give a JSON object, e.g. '{{\"seed\": 1}}'")
+    files = shards.shard_files(args.task, shards.task_documents(args.task, metadata), args.shards, args.to)
+    _make_folder(Path(args.to), "--to")
+    write_all([(str(path), text) for path, text in files])
+    for shard, (path, _) in enumerate(files, start=1):
+        print(shards.shard_command(args.task, path, f"OUT/shard-{shard}-of-{args.shards}", args.metadata))
+    print(f"then: lm-eval-bias merge OUT/shard-*-of-{args.shards} --output_path OUT/merged", file=sys.stderr)
+    return EXIT_OK
+
+
+@_subcommand("merge", "shards of one run (lm-eval-bias shards) merged into that run's results, exactly")
+def _merge(argv: list[str]) -> int:
+    from lm_eval_bias.report import merge
+
+    parser = ArgumentParser(
+        prog="lm-eval-bias merge",
+        description="Merge the shards of one run (each run with --samples FILE --log_samples): their samples in "
+        "document order, every metric aggregated again as one run does, written as one run "
+        "(OUTPUT/<model>/results_<date>.json and samples_<task>_<date>.jsonl). Shards of another model, task "
+        "version or config, data file, option or lm-eval version, and documents in two shards, are refused; "
+        "documents in no shard leave the merged run partial, and are listed.",
+    )
+    parser.add_argument("shards", nargs="+", help="the shards' output folders or results files")
+    parser.add_argument("--output_path", required=True, metavar="DIR", help="the folder of the merged run")
+    args = parser.parse_args(argv)
+    outputs, merges = merge.merge(args.shards, args.output_path)
+    _make_folder(outputs[0][0].parent, "--output_path")
+    _write([(str(path), text) for path, text in outputs], _run_files(*args.shards))
+    for task_merge in merges:
+        note = merge.missing_note(task_merge)
+        if note:
+            print(f"lm-eval-bias merge: {note}", file=sys.stderr)
     return EXIT_OK
 
 

@@ -65,6 +65,8 @@ OUR_COMMAND_LINES = [
     "  leaderboard      models side by side, as Markdown, CSV or HTML",
     "  recompute        a task's results again from its --log_samples file, without the model",
     "  report           an HTML (and Markdown) report of one or more runs, with figures",
+    "  shards           split one run of a task across machines: --samples files and their command lines",
+    "  merge            shards of one run (lm-eval-bias shards) merged into that run's results, exactly",
 ]
 
 
