@@ -848,4 +848,3 @@ def test_a_spread_interval_stays_within_half_the_range():
     spread by more than 0.5."""
     values = [("a", 0.0), ("a", 0.0), ("b", 1.0), ("b", 1.0), ("c", 0.0), ("c", 1.0)] * 3
     assert stats.spread_interval(values, value_range=(0.0, 1.0)) == (0.0, 0.5)
-
