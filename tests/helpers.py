@@ -69,7 +69,12 @@ def winoqueer_results(
             }
         )
     entry.update(extra or {})
-    provenance = {"official": all(f["official"] for f in files), "files": list(files), "selection": selection or {}}
+    # Copies: a test that edits its document's provenance must not edit OFFICIAL_WINOQUEER for the others.
+    provenance = {
+        "official": all(f["official"] for f in files),
+        "files": [dict(f) for f in files],
+        "selection": selection or {},
+    }
     return {
         "results": {"winoqueer": entry},
         "n-samples": {"winoqueer": {"original": original, "effective": effective}},
