@@ -29,7 +29,6 @@ from datetime import datetime
 from pathlib import Path
 
 from lm_eval_bias import task_metadata
-from lm_eval_bias.readers import DuplicateKeyError, loads_json
 from lm_eval_bias.report import recompute, results
 from lm_eval_bias.report.values import ResultsError, shown
 
@@ -100,13 +99,7 @@ def read_shards(paths) -> list[Shard]:
     """
     shards = []
     for path in results.results_files(paths):
-        text = results.read_text(path, "results file")
-        try:
-            document = loads_json(text, str(path), parse_constant=float)
-        except ValueError as error:
-            raise ResultsError(f"{path}: not valid JSON: {error}") from None
-        except DuplicateKeyError as error:
-            raise ResultsError(str(error)) from None
+        document = results.results_document(path, parse_constant=float)
         # Its numbers are not read (the merge computes them again from the samples): a shard's results
         # need only be lm-eval's, with the tasks' configs.
         if not isinstance(document, dict) or not isinstance(document.get("results"), dict):

@@ -73,17 +73,36 @@ def load_runs(paths) -> list[Run]:
         A file that is missing, not UTF-8, not JSON, has a key twice, or holds anything that would
         make a number wrong (see :func:`parse_run`).
     """
-    runs = []
-    for path in results_files(paths):
-        text = read_text(path, "results file")
-        try:
-            document = loads_json(text, str(path), parse_constant=_non_finite)
-        except ValueError as error:
-            raise ResultsError(f"{path}: not valid JSON: {error}") from None
-        except DuplicateKeyError as error:
-            raise ResultsError(str(error)) from None
-        runs.append(parse_run(path, document))
-    return runs
+    return [parse_run(path, results_document(path)) for path in results_files(paths)]
+
+
+def results_document(path: Path, parse_constant=None):
+    """A results file's JSON, read strictly.
+
+    Parameters
+    ----------
+    path : Path
+        The results file.
+    parse_constant : callable, optional
+        How ``NaN`` and ``Infinity`` are read; by default as lm-eval writes them, anything else refused.
+
+    Returns
+    -------
+    object
+        The parsed JSON, not yet checked to be a results file.
+
+    Raises
+    ------
+    ResultsError
+        A file that is missing, not UTF-8, not JSON, or has a key twice.
+    """
+    text = read_text(path, "results file")
+    try:
+        return loads_json(text, str(path), parse_constant=parse_constant or _non_finite)
+    except ValueError as error:
+        raise ResultsError(f"{path}: not valid JSON: {error}") from None
+    except DuplicateKeyError as error:
+        raise ResultsError(str(error)) from None
 
 
 def _non_finite(token: str) -> float:
