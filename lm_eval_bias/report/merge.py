@@ -23,7 +23,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -278,8 +277,8 @@ def ranges_text(ranges: list[tuple[int, int]]) -> str:
     return ", ".join(str(first) if first == last else f"{first}-{last}" for first, last in ranges)
 
 
-def _shard_samples(shard: Shard, task: str, documents: int) -> list[tuple[str, int, str]]:
-    """(filter, doc_id, line text) of every sample of ``task`` in one shard."""
+def _shard_samples(shard: Shard, task: str, documents: int) -> list[tuple[str, int, str, dict]]:
+    """(filter, doc_id, line text, record) of every sample of ``task`` in one shard."""
     path = samples_file(shard.path, task)
     lines = results.read_text(path, "samples file").splitlines()
     found = []
@@ -290,14 +289,14 @@ def _shard_samples(shard: Shard, task: str, documents: int) -> list[tuple[str, i
                 f"{path}, line {number}: doc_id is {shown(doc_id)}, but {task} has documents 0 to {documents - 1} "
                 f"(n-samples original in {shard.path}); use the samples file lm-eval wrote with this results file"
             )
-        found.append((sample.get("filter"), doc_id, lines[number - 1]))
+        found.append((sample.get("filter"), doc_id, lines[number - 1], sample))
     return found
 
 
-def _refuse_overlap(task: str, per_shard: list[tuple[Shard, list[tuple[str, int, str]]]]) -> None:
+def _refuse_overlap(task: str, per_shard: list[tuple[Shard, list[tuple[str, int, str, dict]]]]) -> None:
     first_shard: dict[int, Shard] = {}
     for shard, samples in per_shard:
-        for doc_id in sorted({doc_id for _, doc_id, _ in samples}):
+        for doc_id in sorted({doc_id for _, doc_id, _, _ in samples}):
             if doc_id in first_shard:
                 raise ResultsError(
                     f"{samples_file(shard.path, task)}: doc_id {doc_id} of {task} is also in "
@@ -305,7 +304,7 @@ def _refuse_overlap(task: str, per_shard: list[tuple[Shard, list[tuple[str, int,
                     "counted twice; give each shard its own documents (lm-eval-bias shards writes disjoint "
                     "--samples files)"
                 )
-        first_shard.update(dict.fromkeys({doc_id for _, doc_id, _ in samples}, shard))
+        first_shard.update(dict.fromkeys({doc_id for _, doc_id, _, _ in samples}, shard))
 
 
 def _evaluated(records: list[tuple[int, dict]]) -> int:
@@ -362,14 +361,12 @@ def merge_task(task: str, shards: list[Shard]) -> TaskMerge:
     _refuse_overlap(task, per_shard)
     everything = [sample for _, samples in per_shard for sample in samples]
     # one process logs every document of its first filter, then of the next (lm-eval's evaluate)
-    filters = list(dict.fromkeys(filter_name for filter_name, _, _ in everything))
+    filters = list(dict.fromkeys(filter_name for filter_name, _, _, _ in everything))
     everything.sort(key=lambda sample: (filters.index(sample[0]), sample[1]))
-    text = "".join(line + "\n" for _, _, line in everything)
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / f"samples_{task}_merged.jsonl"
-        path.write_text(text, encoding="utf-8")
-        records = recompute.read_sample_lines(path)
-        numbers = recompute.recompute(path, task)
+    text = "".join(line + "\n" for _, _, line, _ in everything)
+    # Read once per shard: the merged file's lines are those records, in this order.
+    records = [(number, sample) for number, (_, _, _, sample) in enumerate(everything, start=1)]
+    numbers = recompute.recompute_samples(Path(f"samples_{task}_merged.jsonl"), records, task)
     bootstrap = field_value(reference, "config.bootstrap_iters")
     if not (isinstance(bootstrap, int) and bootstrap > 0):
         # lm-eval computes no standard error without bootstrap iterations
@@ -389,7 +386,7 @@ def merge_task(task: str, shards: list[Shard]) -> TaskMerge:
         reference["configs"][task],
         text,
         _task_hash(records),
-        missing_ranges({doc_id for _, doc_id, _ in everything}, documents),
+        missing_ranges({doc_id for _, doc_id, _, _ in everything}, documents),
     )
 
 

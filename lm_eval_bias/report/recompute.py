@@ -408,7 +408,26 @@ def recompute(samples_path: str | Path, task: str | None = None) -> dict:
         ``{"<metric>,<filter>": value, "<metric>_stderr,<filter>": stderr}``.
     """
     path = Path(samples_path)
-    samples = read_sample_lines(path)
+    return recompute_samples(path, read_sample_lines(path), task)
+
+
+def recompute_samples(path: Path, samples: list[tuple[int, dict]], task: str | None = None) -> dict:
+    """:func:`recompute` of samples already read (as :func:`read_sample_lines` gives them).
+
+    Parameters
+    ----------
+    path : Path
+        The samples file they are the lines of, as messages name it.
+    samples : list of (int, dict)
+        (line number, record) of each sample.
+    task : str, optional
+        As for :func:`recompute`.
+
+    Returns
+    -------
+    dict
+        As :func:`recompute`.
+    """
     named_in_file = task is None
     task = _task_of(path, task)
     declared = declared_aggregations(task)
