@@ -23,7 +23,8 @@ _TABLE = re.compile(r"(<!-- table: (?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- en
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A GitHub Markdown table, one line per row.
+    """A GitHub Markdown table, one line per row. Its cells are the docs' own Markdown (links, code),
+    kept as written, where :func:`lm_eval_bias.report.tables.to_markdown` escapes text from results files.
 
     Parameters
     ----------
