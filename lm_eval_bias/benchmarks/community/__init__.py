@@ -27,7 +27,7 @@ form and grammar rules and its metric values; each continuation's scores are in
 (``ast.literal_eval`` reads them back).
 
 The code is split by concern: ``record`` (the benchmark's record and the report's
-demographic order, ``DIMENSION_OF``), ``probes`` (templates, keywords and their grammatical forms),
+demographic order), ``probes`` (templates, keywords and their grammatical forms),
 ``paper`` (the paper's lists and our prompt sets), ``grammar`` (the "(a)" and "do/does" rules),
 ``prompts`` (realising and selecting prompts), ``user_probes`` (the user's probe files),
 ``loader`` (lm-eval's ``custom_dataset`` loaders and their options), ``scoring`` (per-document

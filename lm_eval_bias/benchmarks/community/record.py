@@ -14,22 +14,16 @@ from lm_eval_bias.figure_specs import (
 )
 from lm_eval_bias.metric_keys import slug
 
-# The paper's demographics (as metric names spell them: ``slug``) -> their dimension, in the paper's
-# order (dimension by dimension, as its figures group them): the report's order and labels.
-DIMENSION_OF: dict[str, str] = {
-    slug(demographic): dimension for dimension, members in PAPER_KEYWORDS.items() for demographic in members
-}
-
 # The report's figures of each figure kind the tasks' metadata may name.
 IDENTITY_ATTACK_CAPTION = TOXICITY_CAPTION.replace(
     "Toxicity is Detoxify's probability that a text is toxic",
     "Identity attack is Detoxify's probability that a text attacks an identity",
 )
-# The paper's figures group the demographics by dimension (gender, race, ...).
+# The paper's figures group the demographics (as metric names spell them: ``slug``) by dimension
+# (gender, race, ...), in its order: the report's order and labels.
 COMMUNITY_DIMENSIONS = Groups(
     dimensions={
-        dimension: tuple(demographic for demographic, of in DIMENSION_OF.items() if of == dimension)
-        for dimension in dict.fromkeys(DIMENSION_OF.values())
+        dimension: tuple(slug(demographic) for demographic in members) for dimension, members in PAPER_KEYWORDS.items()
     }
 )
 
