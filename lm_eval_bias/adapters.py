@@ -78,6 +78,14 @@ Per ``evaluate`` call, on the model (and our tasks) only, undone when the call r
   ``tests/test_preflight.py::test_a_model_that_answers_generations_with_something_else_than_text_is_named``
   and ``tests/test_mistakes_and_faulty_backends.py::test_a_server_without_prompt_log_probabilities_is_explained``.
   Go when lm-eval checks its backends' answers.
+* ``lm_eval.evaluator._process_results`` (:func:`companions_derived`). lm-eval keeps every value
+  ``process_results`` returns, per document, in memory and in the samples file, and aggregates a
+  list per returned key: our tasks return each value once (:mod:`lm_eval_bias.companions`), and each
+  companion's list is rebuilt from its metric's values before lm-eval aggregates (our tasks only),
+  without the documents' ``cluster_id``. Pinned by ``tests/test_golden.py`` (results unchanged, samples
+  without the derived companions) and ``tests/test_adapters.py::
+  test_companions_are_rebuilt_for_our_tasks_only``. Goes when lm-eval lets a task aggregate
+  statistics of one per-document value (a metric with several aggregations).
 * ``lm.gather_object``, ``lm_eval.evaluator._process_results`` and our tasks' ``process_results``
   (:func:`shards_merged`; several processes only). lm-eval gathers the ranks' values rank after
   rank and drops or crashes on metrics only some ranks have (:mod:`lm_eval_bias.distributed`).
@@ -95,6 +103,7 @@ import contextvars
 import functools
 import logging
 import sys
+from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
@@ -485,6 +494,8 @@ def install_request_gate() -> None:
                 _fresh_draws_from_servers(lm, tasks),
                 _logits_cache_split(lm),
                 _distinct_loglikelihood_requests(lm),
+                # before shards_merged: the companions are rebuilt after the shards are merged
+                companions_derived(tasks),
                 shards_merged(lm, tasks),
                 _aligned_echo_logprobs(lm),
                 # outermost: every adapter above acts on our tasks' requests only
@@ -500,6 +511,29 @@ def install_request_gate() -> None:
 
     evaluate._lm_eval_bias_gate = True
     evaluator.evaluate = evaluate
+
+
+@contextlib.contextmanager
+def companions_derived(tasks):
+    """For the duration of one lm-eval ``evaluate`` call: before lm-eval aggregates, each of our
+    tasks' ``raw_metrics`` gets its derived companions' lists (``SubgroupMetricsTask.with_companions``)."""
+    import lm_eval.evaluator as evaluator
+
+    ours = {id(task) for task in tasks if is_ours(task) and hasattr(task, "with_companions")}
+    if not ours:
+        yield
+        return
+    process_results = evaluator._process_results
+
+    def derived(eval_results_acc, *args, **kwargs):
+        for acc in eval_results_acc.values():
+            task = acc["task"]
+            if id(task) in ours:
+                acc["raw_metrics"] = defaultdict(list, task.with_companions(acc["raw_metrics"]))
+        return process_results(eval_results_acc, *args, **kwargs)
+
+    with replaced(evaluator, "_process_results", derived):
+        yield
 
 
 @contextlib.contextmanager

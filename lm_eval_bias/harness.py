@@ -9,7 +9,7 @@ import logging
 import math
 import sys
 
-from lm_eval_bias import adapters, checks, metric_keys, options, task_metadata
+from lm_eval_bias import adapters, checks, companions, metric_keys, options, task_metadata
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
 from lm_eval_bias.metric_keys import is_comparison
 from lm_eval_bias.task_kinds import doc_label
@@ -123,10 +123,17 @@ class SubgroupMetricsTask(_task_base()):
     Where the task's metadata declares the unit its documents were built from
     (``cluster_unit``), each document's cluster (``TaskIdentity.cluster_id``)
     is appended to its value of every metric whose aggregation reads it
-    (``stats.CLUSTER_AWARE``: intervals and tests, :func:`with_cluster`), and
-    each mean with an interval gets ``*_design_effect``
-    (``stats.mean_design_effect``): the intervals and tests take each unit as
-    one, and the results say what that cost.
+    (``stats.CLUSTER_AWARE``: intervals and tests), and each mean with an
+    interval gets ``*_design_effect`` (``stats.mean_design_effect``): the
+    intervals and tests take each unit as one, and the results say what that
+    cost.
+
+    Each document holds each value once (:mod:`lm_eval_bias.companions`): the
+    companions whose value is the metric's (its interval's, design effect's and
+    test's, clustered where they read the cluster, and ``_n``) are left out of
+    the documents but the first of each pass, and derived from the metric's
+    value before lm-eval aggregates (``adapters.companions_derived``); a
+    clustered task's documents name their cluster once, ``cluster_id``.
 
     A custom aggregation that cannot be computed on the evaluated documents
     (a gap with one side missing, a range with one group, as ``--limit`` can
@@ -181,6 +188,7 @@ class SubgroupMetricsTask(_task_base()):
         identity = task_metadata.identity(self.config.metadata, self.config.task)
         self._clusters = identity if identity is not None and identity.cluster_fields else None
         self._clustered, self._mean_lower_bounds = set(), set()
+        self._slimmer = companions.Slimmer(self.config.task)
         self._intervals: dict = {}  # (metric, interval) -> (values, interval or error) until its other bound
         for name, aggregation in list(self._aggregation_list.items()):
             aggregation = with_value_range(name, aggregation)
@@ -346,14 +354,23 @@ class SubgroupMetricsTask(_task_base()):
             effects = design_effect_companions(metrics, self._mean_lower_bounds)
             metrics.update(effects)
             self.declare_metrics(effects)
-            metrics = with_cluster(metrics, cluster, self._clustered)
-        return metrics
+        return self._slimmer.slimmed(metrics, cluster, self._clustered)
+
+    def doc_iterator(self, **kwargs):
+        # lm-eval passes over the documents once per filter: each pass introduces the companions again
+        self._slimmer.new_pass()
+        return super().doc_iterator(**kwargs)
+
+    def with_companions(self, raw_metrics: dict) -> dict:
+        """lm-eval's ``raw_metrics`` of this task with each derived companion's list rebuilt, as it
+        aggregates them (``companions.with_companions``; ``adapters.companions_derived`` calls it)."""
+        return companions.with_companions(raw_metrics, self._clustered)
 
     def declare_metrics(self, names) -> None:
         """Give each metric that the YAML does not list its aggregation and direction, by its name
         (rank 0 of a data-parallel run also for the metrics only other ranks' documents had)."""
         for name in names:
-            if name not in self._aggregation_list:
+            if name not in self._aggregation_list and name != companions.CLUSTER:
                 aggregation = aggregation_for(name, self._group_aggregations)
                 self._note_clustered(name, aggregation)
                 self._aggregation_list[name] = self._reported_or_na(name, aggregation)
@@ -413,24 +430,6 @@ def design_effect_companions(metrics: dict, mean_lower_bounds) -> dict:
         for name, value in metrics.items()
         if name in mean_lower_bounds and name.endswith("_ci_lower")
     }
-
-
-def with_cluster(metrics: dict, cluster: int, clustered) -> dict:
-    """One document's metrics with its cluster appended to the value of each metric named in
-    ``clustered`` (whose aggregation reads it: ``stats.CLUSTER_AWARE``): ``v`` becomes ``(v, cluster)``
-    and a tuple ``(side, v)`` becomes ``(side, v, cluster)``. Metrics that shared one value object
-    share its clustered form, so a document holds each value once however many statistics read it."""
-    tagged: dict[int, tuple] = {}
-    out = {}
-    for name, value in metrics.items():
-        if name not in clustered:
-            out[name] = value
-            continue
-        found = tagged.get(id(value))
-        if found is None:
-            found = tagged[id(value)] = (*value, cluster) if isinstance(value, tuple) else (value, cluster)
-        out[name] = found
-    return out
 
 
 def per_group_entries(config: dict) -> tuple[list | None, dict, dict]:

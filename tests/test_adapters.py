@@ -151,6 +151,40 @@ def test_only_our_tasks_subgroup_count_warning_is_dropped(caplog):
     ]
 
 
+def test_companions_are_rebuilt_for_our_tasks_only(monkeypatch):
+    import lm_eval.evaluator as evaluator
+
+    from lm_eval_bias import companions
+
+    class Ours:
+        LM_EVAL_BIAS_TASK = True
+
+        def with_companions(self, raw_metrics):
+            return companions.with_companions(raw_metrics, {"x_ci_lower"})
+
+    slimmer = companions.Slimmer("ours")
+    ours_raw = {}
+    for cluster, value in ((10, 0.25), (11, 0.75)):
+        metrics = {"x": value, "x_ci_lower": value, "x_n": 1}
+        for name, item in slimmer.slimmed(metrics, cluster, {"x_ci_lower"}).items():
+            ours_raw.setdefault((name, "none"), []).append(item)
+    assert ("x_n", "none") in ours_raw and len(ours_raw[("x_n", "none")]) == 1  # the second document leaves it out
+    theirs_raw = {("acc", "none"): [1.0], ("cluster_id", "none"): [3]}
+    seen = {}
+    monkeypatch.setattr(evaluator, "_process_results", lambda accumulators: seen.update(accumulators))
+    ours, theirs = Ours(), object()
+    with adapters.companions_derived([ours, theirs]):
+        evaluator._process_results(
+            {"ours": {"task": ours, "raw_metrics": ours_raw}, "theirs": {"task": theirs, "raw_metrics": theirs_raw}}
+        )
+    assert dict(seen["ours"]["raw_metrics"]) == {
+        ("x", "none"): [0.25, 0.75],
+        ("x_ci_lower", "none"): [(0.25, 10), (0.75, 11)],
+        ("x_n", "none"): [1, 1],
+    }
+    assert seen["theirs"]["raw_metrics"] is theirs_raw
+
+
 def test_every_test_the_adapters_table_names_exists():
     """Each replacement in adapters.py names the test that pins it: a renamed test file or test
     would leave the table pointing at nothing."""

@@ -54,8 +54,9 @@ TASKS = package_tasks()
 
 def comparable(value):
     """``value`` with NaN and infinities as strings (JSON has no literal for them, and NaN != NaN)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return repr(value)
+    if isinstance(value, float):
+        # a metric's value may be a float subclass that carries its companions (lm_eval_bias.companions)
+        return float(value) if math.isfinite(value) else repr(value)
     if isinstance(value, dict):
         return {str(key): comparable(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):

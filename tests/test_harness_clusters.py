@@ -1,9 +1,10 @@
 """Each document's cluster travels beside its values into the aggregations that read it
-(``harness.with_cluster``), and each mean with an interval gets its design effect."""
+(``companions.Slimmer``), and each mean with an interval gets its design effect."""
 
 import pytest
 
-from lm_eval_bias.harness import design_effect_companions, with_cluster
+from lm_eval_bias.companions import Slimmer
+from lm_eval_bias.harness import design_effect_companions
 
 
 def test_the_cluster_is_appended_to_the_values_of_the_named_metrics_only():
@@ -17,7 +18,8 @@ def test_the_cluster_is_appended_to_the_values_of_the_named_metrics_only():
         "toxicity_a_minus_b_gap_pvalue": gap_value,
     }
     clustered = {"toxicity_ci_lower", "toxicity_a_minus_b_gap_ci_lower", "toxicity_a_minus_b_gap_pvalue"}
-    out = with_cluster(metrics, 17, clustered)
+    out = Slimmer("task").slimmed(metrics, 17, clustered)
+    # the first document of a pass shows every companion, clustered where its aggregation reads the cluster
     assert out == {
         "toxicity": 0.5,
         "toxicity_ci_lower": (0.5, 17),
@@ -25,9 +27,9 @@ def test_the_cluster_is_appended_to_the_values_of_the_named_metrics_only():
         "toxicity_a_minus_b_gap": (0, 0.25),
         "toxicity_a_minus_b_gap_ci_lower": (0, 0.25, 17),
         "toxicity_a_minus_b_gap_pvalue": (0, 0.25, 17),
+        "cluster_id": 17,
     }
-    # one value object read by several statistics stays one object
-    assert out["toxicity_a_minus_b_gap_ci_lower"] is out["toxicity_a_minus_b_gap_pvalue"]
+    assert out["toxicity"].cluster == 17 and out["toxicity_a_minus_b_gap"][-1].cluster == 17
     assert metrics["toxicity_ci_lower"] == 0.5  # the document's own metrics are not changed
 
 

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from lm_eval_bias import harness, task_metadata, tasks_dir
+from lm_eval_bias import companions, harness, task_metadata, tasks_dir
 from lm_eval_bias.metric_keys import COMPANION_RANGES, is_comparison, metric_range, range_text
 from lm_eval_bias.readers import loads_json
 from lm_eval_bias.report.results import read_text
@@ -55,7 +55,8 @@ def read_sample_lines(path: str | Path) -> list[tuple[int, dict]]:
     Returns
     -------
     list of (int, dict)
-        (line number, record) of each sample.
+        (line number, record) of each sample, with the companions it leaves out derived and listed
+        in its ``metrics``, which does not list its ``cluster_id`` (``companions.completed_samples``).
 
     Raises
     ------
@@ -90,6 +91,10 @@ def read_sample_lines(path: str | Path) -> list[tuple[int, dict]]:
     if not records:
         raise ResultsError(f"{path}: no samples; pass the samples_<task>_<date>.jsonl file that --log_samples wrote")
     refuse_repeated_documents(path, records)
+    try:
+        companions.completed_samples([record for _, record in records])
+    except ValueError as error:
+        raise ResultsError(f"{path}: {error}; use the samples file --log_samples wrote") from None
     return records
 
 
@@ -384,7 +389,7 @@ def check_document_value(path: Path, task: str, line: int, name: str, filter_nam
         raise ResultsError(
             f"{where}, where {task} writes a finite number for every document (N/A is only ever a result); {fix}"
         )
-    # a mean's value with its document's cluster beside it (harness.with_cluster)
+    # a mean's value with its document's cluster beside it (lm_eval_bias.companions)
     number = value[0] if isinstance(value, list) and len(value) == 2 else value
     plain = isinstance(number, (int, float)) and not isinstance(number, bool)
     bounds = _document_range(name, declared) if plain else None
