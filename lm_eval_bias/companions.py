@@ -153,13 +153,17 @@ class Slimmer:
                 dropped.update(base + suffix for suffix in companions)
             else:
                 self.introduced.add(base)
-        out = {}
+        out, tagged = {}, {}
         for name, value in metrics.items():
             if name in dropped:
                 continue
             value = values.get(name, value)
             if cluster is not None and name in clustered:
-                value = (*value, cluster) if isinstance(value, tuple) else (value, cluster)
+                # metrics that share one value object share its clustered form
+                found = tagged.get(id(value))
+                if found is None:
+                    found = tagged[id(value)] = (*value, cluster) if isinstance(value, tuple) else (value, cluster)
+                value = found
             out[name] = value
         if cluster is not None:
             out[CLUSTER] = cluster

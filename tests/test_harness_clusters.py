@@ -30,6 +30,8 @@ def test_the_cluster_is_appended_to_the_values_of_the_named_metrics_only():
         "cluster_id": 17,
     }
     assert out["toxicity"].cluster == 17 and out["toxicity_a_minus_b_gap"][-1].cluster == 17
+    # one value object read by several statistics stays one object
+    assert out["toxicity_a_minus_b_gap_ci_lower"] is out["toxicity_a_minus_b_gap_pvalue"]
     assert metrics["toxicity_ci_lower"] == 0.5  # the document's own metrics are not changed
 
 
