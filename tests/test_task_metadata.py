@@ -412,16 +412,16 @@ def test_the_stock_lm_eval_route_refuses_the_keys_when_the_task_is_built():
         include_defaults=False,
         metadata={"version": 9, "headline_metric": "refusal_rate"},
     )
+    version = task_metadata.shipped_configs()["scm_mc"][1]["metadata"]["version"]
     with pytest.raises(ConfigurationError) as error:
         manager.load(["scm_mc"])
     assert str(error.value) == (
         f"scm_mc ({yaml_path}): metadata 'headline_metric' is 'refusal_rate', not 'warmth_pick' as its YAML says; "
-        "metadata 'version' is 9, not 1.5 as its YAML says: the run's --metadata (or a group's override) changed "
-        "what the task is. Fix: remove headline_metric, version there; to change it, copy the task's YAML and set it "
-        "under its metadata:"
+        f"metadata 'version' is 9, not {version} as its YAML says: the run's --metadata (or a group's override) "
+        "changed what the task is. Fix: remove headline_metric, version there; to change it, copy the task's YAML and "
+        "set it under its metadata:"
     )
     # the same keys, unchanged, are no problem (lm-eval copies them into every task's config)
-    version = task_metadata.shipped_configs()["scm_mc"][1]["metadata"]["version"]
     same = TaskManager(include_path=lm_eval_bias.tasks_dir(), include_defaults=False, metadata={"version": version})
     assert list(same.load(["scm_mc"])["tasks"]) == ["scm_mc"]
 
