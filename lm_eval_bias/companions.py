@@ -84,17 +84,15 @@ def carried(value) -> Carried | None:
     return value if type(value) is Carried else None
 
 
-def _derivable(metrics: dict, name: str, value, clustered: set, cluster) -> tuple[str, str] | None:
-    """``(metric, suffix)`` where ``name`` is a companion whose value this document can derive."""
-    split = companion_of(name)
-    if split is None:
-        return None
-    base, suffix = split
-    base_value = metrics.get(base)
-    if (cluster is not None and base in clustered) or not _carriable(base_value):
-        return None
-    same = (type(value) is int and value == 1) if suffix == "_n" else value is base_value
-    return split if same else None
+def _candidates(metrics: dict, clustered) -> list[tuple[str, str, str]]:
+    """``(name, metric, suffix)`` of each companion among one document's metrics whose metric is there
+    too and is not itself clustered (``clustered``): those whose value it may derive."""
+    candidates = []
+    for name in metrics:
+        split = companion_of(name)
+        if split is not None and split[0] in metrics and split[0] not in clustered:
+            candidates.append((name, *split))
+    return candidates
 
 
 class Slimmer:
@@ -105,6 +103,9 @@ class Slimmer:
         self.task = task
         self.introduced: set[str] = set()
         self.companions: dict[str, tuple[str, ...]] = {}
+        # (the document's metric names, whether it has no cluster) -> its candidate companions: a task's
+        # documents have few such shapes, and the names of a shape's metrics are all declared already
+        self.plans: dict[tuple, list] = {}
 
     def new_pass(self) -> None:
         """A pass over the documents (of one filter) begins: each metric is introduced again."""
@@ -135,22 +136,28 @@ class Slimmer:
             A metric whose derivable companions differ from those of an earlier document (they
             could not be rebuilt in the documents' order).
         """
-        found: dict[str, list[str]] = {}
-        for name, value in metrics.items():
-            split = _derivable(metrics, name, value, clustered, cluster)
-            if split is not None:
-                found.setdefault(split[0], []).append(split[1])
+        plan_key = (tuple(metrics), cluster is None)
+        candidates = self.plans.get(plan_key)
+        if candidates is None:
+            candidates = self.plans[plan_key] = _candidates(metrics, clustered if cluster is not None else ())
+        found: dict[str, list[tuple[str, str]]] = {}
+        for name, base, suffix in candidates:
+            value, base_value = metrics[name], metrics[base]
+            if (type(value) is int and value == 1) if suffix == "_n" else value is base_value:
+                found.setdefault(base, []).append((suffix, name))
         dropped, values, shared = set(), {}, {}
-        for base, suffixes in found.items():
-            companions = self._companions_of(base, tuple(suffixes))
+        for base, pairs in found.items():
             value = metrics[base]
+            if not _carriable(value):
+                continue
+            companions = self._companions_of(base, tuple(suffix for suffix, _ in pairs))
             # metrics that share one value object (a measure and its group's) share its carried form
             key = (id(value), companions)
             if key not in shared:
                 shared[key] = _carry(value, companions, cluster)
             values[base] = shared[key]
             if base in self.introduced:
-                dropped.update(base + suffix for suffix in companions)
+                dropped.update(name for _, name in pairs)
             else:
                 self.introduced.add(base)
         out, tagged = {}, {}
@@ -160,10 +167,10 @@ class Slimmer:
             value = values.get(name, value)
             if cluster is not None and name in clustered:
                 # metrics that share one value object share its clustered form
-                found = tagged.get(id(value))
-                if found is None:
-                    found = tagged[id(value)] = (*value, cluster) if isinstance(value, tuple) else (value, cluster)
-                value = found
+                tag = tagged.get(id(value))
+                if tag is None:
+                    tag = tagged[id(value)] = (*value, cluster) if isinstance(value, tuple) else (value, cluster)
+                value = tag
             out[name] = value
         if cluster is not None:
             out[CLUSTER] = cluster
