@@ -150,14 +150,15 @@ class Slimmer:
             value = metrics[base]
             if not _carriable(value):
                 continue
-            companions = self._companions_of(base, tuple(suffix for suffix, _ in pairs))
+            companions = self._companions_of(base, pairs)
             # metrics that share one value object (a measure and its group's) share its carried form
             key = (id(value), companions)
             if key not in shared:
                 shared[key] = _carry(value, companions, cluster)
             values[base] = shared[key]
             if base in self.introduced:
-                dropped.update(name for _, name in pairs)
+                for _, name in pairs:
+                    dropped.add(name)
             else:
                 self.introduced.add(base)
         out, tagged = {}, {}
@@ -176,7 +177,11 @@ class Slimmer:
             out[CLUSTER] = cluster
         return out
 
-    def _companions_of(self, base: str, suffixes: tuple) -> tuple:
+    def _companions_of(self, base: str, pairs: list) -> tuple:
+        known = self.companions.get(base)
+        if known is not None and len(known) == len(pairs) and all(suffix in known for suffix, _ in pairs):
+            return known
+        suffixes = tuple(suffix for suffix, _ in pairs)
         known = self.companions.setdefault(base, suffixes)
         if known != suffixes and set(known) != set(suffixes):
             raise ConfigurationError(
@@ -232,18 +237,19 @@ def _derived_lists(name: str, values: list, clustered: set) -> dict[str, list]:
             lists[suffix] = [1] * len(marked)
         elif name + suffix in clustered:
             # one list for every clustered statistic of the metric: an interval's bounds then share it
-            with_clusters = with_clusters or [_clustered(value) for value in marked]
+            with_clusters = with_clusters or _clustered(marked)
             lists[suffix] = with_clusters
         else:
             lists[suffix] = marked
     return lists
 
 
-def _clustered(value):
-    cluster = carried(value).cluster
-    if cluster is None:
-        return value
-    return (*value, cluster) if type(value) is tuple else (value, cluster)
+def _clustered(marked: list) -> list:
+    """Each value with its document's cluster appended (its own where it has none): one metric's
+    values are all numbers or all tuples."""
+    if type(marked[0]) is tuple:
+        return [value if value[-1].cluster is None else (*value, value[-1].cluster) for value in marked]
+    return [value if value.cluster is None else (value, value.cluster) for value in marked]
 
 
 # --------------------------------------------------------------------------
