@@ -463,6 +463,19 @@ def test_filter_scores_every_generation_in_place(tiny_detoxify, repeats):
         assert expected[text]["sentiment"] == sentiment
 
 
+def test_filter_keeps_the_labels_the_task_names_one_dict_per_distinct_text(tiny_detoxify):
+    checkpoint, config_dir = tiny_detoxify["original"]
+    out = scorers.ClassifierFilter(
+        scorers=["detoxify", "vader"],
+        detoxify_checkpoint=str(checkpoint),
+        detoxify_config_dir=str(config_dir),
+        labels=["sentiment", "toxicity"],
+    ).apply([["Good.", "Good."], ["Good.", ""]], [{}, {}])
+    assert [list(row) for row in out[0]] == [["text", "empty", "toxicity", "sentiment"]] * 2
+    assert out[0][0] is out[0][1] is out[1][0]  # lm-eval holds each generation's scores to the end
+    assert out[1][1] == {"text": "", "empty": True}
+
+
 def test_filter_after_take_first_and_scored_generations(tiny_detoxify):
     # After lm-eval's take_first each doc's response is one string: one dict per doc back.
     out = scorers.ClassifierFilter(scorers="vader").apply(list(VADER_KNOWN), [{}] * len(VADER_KNOWN))

@@ -30,8 +30,9 @@ class ClassifierFilter(Filter):
 
     ``apply`` gets all of a task's generations at once, scores each distinct text
     once per scorer in batches, and puts, for each generation, the dict
-    ``{"text": <generation>, "empty": False, <label>: <score>, ...}`` (every scorer's
-    labels) where the generation was; an empty generation becomes
+    ``{"text": <generation>, "empty": False, <label>: <score>, ...}`` (the ``labels``
+    the task names, else every scorer's; one dict per distinct text, not to be
+    changed) where the generation was; an empty generation becomes
     ``{"text": <generation>, "empty": True}``, with no scores. What the task's
     ``process_results(doc, results)`` receives:
 
@@ -139,13 +140,22 @@ class ClassifierFilter(Filter):
                     raise ScorerError(f"ClassifierFilter: {scorer.name} returned no full {label!r} column")
                 columns[label] = result[label]
             logger.info("ClassifierFilter: %s took %.1f s", scorer.name, time.perf_counter() - started)
-        row_of = {text: row for row, text in enumerate(unique)}
+        # The samples file logs each generation's scores: those the task reads, where it names them.
+        kept = {
+            label: values
+            for label, values in columns.items()
+            if label in self.required_labels or not self.required_labels
+        }
+        # One dict per distinct text, shared by its generations: lm-eval holds every one until the run ends.
+        by_text = {
+            text: {_TEXT_KEY: text, EMPTY_KEY: False, **{label: values[row] for label, values in kept.items()}}
+            for row, text in enumerate(unique)
+        }
 
         def scored(text: str | None) -> dict:
             if is_empty_text(text):
                 return {_TEXT_KEY: text or "", EMPTY_KEY: True}
-            row = row_of[text]
-            return {_TEXT_KEY: text, EMPTY_KEY: False, **{label: values[row] for label, values in columns.items()}}
+            return by_text[text]
 
         return [
             scored(doc_resps) if isinstance(doc_resps, str) or doc_resps is None else [scored(t) for t in doc_resps]
