@@ -81,11 +81,11 @@ Per ``evaluate`` call, on the model (and our tasks) only, undone when the call r
 * ``lm_eval.evaluator._process_results`` (:func:`companions_derived`). lm-eval keeps every value
   ``process_results`` returns, per document, in memory and in the samples file, and aggregates a
   list per returned key: our tasks return each value once (:mod:`lm_eval_bias.companions`), and each
-  companion's list is rebuilt from its metric's values before lm-eval aggregates (our tasks only),
-  without the documents' ``cluster_id``. Pinned by ``tests/test_golden.py`` (results unchanged, samples
-  without the derived companions) and ``tests/test_adapters.py::
-  test_companions_are_rebuilt_for_our_tasks_only``. Goes when lm-eval lets a task aggregate
-  statistics of one per-document value (a metric with several aggregations).
+  companion's list is rebuilt from its metric's values before lm-eval aggregates (our tasks only).
+  Pinned by ``tests/test_golden.py`` (results unchanged; the samples, without the derived companions,
+  give them again) and ``tests/test_adapters.py::test_companions_are_rebuilt_for_our_tasks_only``.
+  Goes when lm-eval lets a task aggregate statistics of one per-document value (a metric with
+  several aggregations).
 * ``lm.gather_object``, ``lm_eval.evaluator._process_results`` and our tasks' ``process_results``
   (:func:`shards_merged`; several processes only). lm-eval gathers the ranks' values rank after
   rank and drops or crashes on metrics only some ranks have (:mod:`lm_eval_bias.distributed`).
@@ -103,7 +103,6 @@ import contextvars
 import functools
 import logging
 import sys
-from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
@@ -529,7 +528,7 @@ def companions_derived(tasks):
         for acc in eval_results_acc.values():
             task = acc["task"]
             if id(task) in ours:
-                acc["raw_metrics"] = defaultdict(list, task.with_companions(acc["raw_metrics"]))
+                acc["raw_metrics"] = task.with_companions(acc["raw_metrics"])
         return process_results(eval_results_acc, *args, **kwargs)
 
     with replaced(evaluator, "_process_results", derived):

@@ -4,18 +4,17 @@ One document's ``<metric>_ci_lower``, ``_ci_upper``, ``_design_effect`` and (of 
 ``_pvalue`` are its value of ``<metric>`` itself, clustered where the task declares a cluster unit
 (``[value, cluster]``): the statistics differ, the values they read do not; its ``<metric>_n`` is
 1. lm-eval keeps every value ``process_results`` returns, per document, in memory and in the
-samples file, so ``SubgroupMetricsTask.process_results`` returns them once (:func:`slimmed`):
+samples file, so ``SubgroupMetricsTask.process_results`` returns each value once
+(:meth:`Slimmer.slimmed`): the metric's value as a :class:`Carried` number (a ``float`` to lm-eval,
+numpy and JSON), or a comparison's ``(side, value)`` with its value one, which says which companions
+it has and the document's cluster, and none of those companions. lm-eval's per-metric lists are
+rebuilt from it before lm-eval aggregates (:func:`with_companions`, installed by
+``adapters.companions_derived``), so the results file reports every companion as before.
 
-* each such companion only in the first document that has its metric in each pass over the
-  documents (one pass per filter), so that a samples file shows which companions each metric has,
-  in lm-eval's order, and in every other document not at all;
-* the metric's value as a :class:`Carried` number (a ``float`` to lm-eval, numpy and JSON), or a
-  comparison's ``(side, value)`` with its value one, that says which companions it has and the
-  document's cluster: lm-eval's per-metric lists are rebuilt from it before lm-eval aggregates
-  (:func:`with_companions`, installed by ``adapters.companions_derived``);
-* the document's cluster once, as :data:`CLUSTER`, for the readers of samples files, which derive
-  the companions a document leaves out (:func:`completed_samples`; files that hold every companion,
-  as before, are read as they are).
+The readers of samples files derive what a document leaves out (:func:`completed_samples`): the
+results file written beside the samples names every companion, and a document's cluster is that of
+its ``doc``. Files that hold every companion, as earlier task versions wrote them, are read as they
+are.
 
 Companions whose value is not the metric's (``_n_samples``, WinoQueer's signed ``_pvalue``, a
 ``_pvalue_bh``) are kept in every document, as before.
@@ -24,11 +23,10 @@ Companions whose value is not the metric's (``_n_samples``, WinoQueer's signed `
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 
 from lm_eval_bias.errors import ConfigurationError
 
-#: The key that names a document's cluster in its metrics and samples (tasks with a cluster unit).
-CLUSTER = "cluster_id"
 #: The companions whose per-document value can be derived from the metric's, in lm-eval's order.
 DERIVED = ("_ci_lower", "_ci_upper", "_n", "_pvalue", "_design_effect")
 
@@ -96,20 +94,15 @@ def _candidates(metrics: dict, clustered) -> list[tuple[str, str, str]]:
 
 
 class Slimmer:
-    """One task's :func:`slimmed`: which metrics the current pass has introduced, and the companions
-    each metric has (the same in every document, checked)."""
+    """One task's :meth:`slimmed`, which remembers the companions each metric has (the same in every
+    document, checked)."""
 
     def __init__(self, task: str):
         self.task = task
-        self.introduced: set[str] = set()
         self.companions: dict[str, tuple[str, ...]] = {}
         # (the document's metric names, whether it has no cluster) -> its candidate companions: a task's
         # documents have few such shapes, and the names of a shape's metrics are all declared already
         self.plans: dict[tuple, list] = {}
-
-    def new_pass(self) -> None:
-        """A pass over the documents (of one filter) begins: each metric is introduced again."""
-        self.introduced.clear()
 
     def slimmed(self, metrics: dict, cluster, clustered: set) -> dict:
         """One document's metrics, each value once.
@@ -126,9 +119,9 @@ class Slimmer:
         Returns
         -------
         dict
-            The metrics without the derived companions (but where introduced), each metric with
-            derived companions as a :class:`Carried` value, clustered values ``(..., cluster)``, and
-            :data:`CLUSTER` where ``cluster`` is not None.
+            The metrics without the companions derived from a value, each metric they are derived from
+            as a :class:`Carried` value, and the values of other clustered metrics as
+            ``(..., cluster)``.
 
         Raises
         ------
@@ -156,11 +149,7 @@ class Slimmer:
             if key not in shared:
                 shared[key] = _carry(value, companions, cluster)
             values[base] = shared[key]
-            if base in self.introduced:
-                for _, name in pairs:
-                    dropped.add(name)
-            else:
-                self.introduced.add(base)
+            dropped.update(name for _, name in pairs)
         out, tagged = {}, {}
         for name, value in metrics.items():
             if name in dropped:
@@ -173,8 +162,6 @@ class Slimmer:
                     tag = tagged[id(value)] = (*value, cluster) if isinstance(value, tuple) else (value, cluster)
                 value = tag
             out[name] = value
-        if cluster is not None:
-            out[CLUSTER] = cluster
         return out
 
     def _companions_of(self, base: str, pairs: list) -> tuple:
@@ -198,10 +185,10 @@ def _carry(value, companions: tuple, cluster):
     return Carried(value, companions, cluster)
 
 
-def with_companions(raw_metrics: dict, clustered: set) -> dict:
+def with_companions(raw_metrics: dict, clustered: set) -> Mapping:
     """One task's ``{(metric, filter): [values]}`` as lm-eval aggregates it: each derived companion's
-    list rebuilt from its metric's :class:`Carried` values, in the documents' order, at its place
-    (its first document's); :data:`CLUSTER` left out (it is no metric).
+    list rebuilt from its metric's :class:`Carried` values, in the documents' order, after every
+    metric's own.
 
     Parameters
     ----------
@@ -212,36 +199,59 @@ def with_companions(raw_metrics: dict, clustered: set) -> dict:
 
     Returns
     -------
-    dict
-        The lists, in lm-eval's order.
+    Mapping
+        The lists, each built when it is read: lm-eval aggregates one metric after another, so the
+        derived lists are not all held at once.
+
+    Raises
+    ------
+    ConfigurationError
+        A metric whose documents carry different companions, or a companion both derived and held
+        by some documents.
     """
-    derived = {}
-    for (name, filter_key), values in raw_metrics.items():
-        for suffix, listed in _derived_lists(name, values, clustered).items():
-            derived[(name + suffix, filter_key)] = listed
-    out = {key: derived.pop(key, values) for key, values in raw_metrics.items() if key[0] != CLUSTER}
-    out.update(derived)  # companions no document listed (their metric's first document was on another rank)
-    return out
+    return _DerivedLists(raw_metrics, clustered)
 
 
-def _derived_lists(name: str, values: list, clustered: set) -> dict[str, list]:
-    marked = [value for value in values if carried(value) is not None]
-    if not marked:
-        return {}
-    companions = {carried(value).companions for value in marked}
+class _DerivedLists(Mapping):
+    def __init__(self, raw_metrics: dict, clustered: set):
+        self.raw, self.clustered = raw_metrics, clustered
+        self.derived: dict[tuple[str, str], tuple[tuple[str, str], str]] = {}  # key -> (its metric's key, suffix)
+        for key, values in raw_metrics.items():
+            for suffix in _companions_of_values(key[0], values):
+                derived = (key[0] + suffix, key[1])
+                if derived in raw_metrics:
+                    raise ConfigurationError(
+                        f"{derived[0]}: some documents hold it and others leave it to be derived from {key[0]}"
+                    )
+                self.derived[derived] = (key, suffix)
+        self._last: tuple | None = None  # (metric's key, clustered list): an interval's bounds share it
+
+    def __iter__(self):
+        yield from self.raw
+        yield from self.derived
+
+    def __len__(self) -> int:
+        return len(self.raw) + len(self.derived)
+
+    def __getitem__(self, key):
+        if key in self.raw:
+            return self.raw[key]
+        source, suffix = self.derived[key]
+        marked = [value for value in self.raw[source] if carried(value) is not None]
+        if suffix == "_n":
+            return [1] * len(marked)
+        if key[0] not in self.clustered:
+            return marked
+        if self._last is None or self._last[0] != source:
+            self._last = (source, _clustered(marked))
+        return self._last[1]
+
+
+def _companions_of_values(name: str, values: list) -> tuple[str, ...]:
+    companions = {carried(value).companions for value in values if carried(value) is not None}
     if len(companions) > 1:
         raise ConfigurationError(f"{name}: its documents have different companions ({sorted(companions)})")
-    lists, with_clusters = {}, None
-    for suffix in companions.pop():
-        if suffix == "_n":
-            lists[suffix] = [1] * len(marked)
-        elif name + suffix in clustered:
-            # one list for every clustered statistic of the metric: an interval's bounds then share it
-            with_clusters = with_clusters or _clustered(marked)
-            lists[suffix] = with_clusters
-        else:
-            lists[suffix] = marked
-    return lists
+    return companions.pop() if companions else ()
 
 
 def _clustered(marked: list) -> list:
@@ -256,73 +266,69 @@ def _clustered(marked: list) -> list:
 # Readers of samples files
 
 
+def completed_samples(samples: list[dict], reported: dict[str, set], cluster_of, clustered) -> None:
+    """Give each sample of one samples file, in place, the derived companions it leaves out, and list
+    them in its ``metrics``.
+
+    Parameters
+    ----------
+    samples : list of dict
+        The samples, as JSON gives them.
+    reported : dict
+        Filter -> the names of the metrics the results file beside the samples reports under it.
+    cluster_of : callable
+        A document (``sample["doc"]``) -> its cluster, or None where the task declares no cluster unit.
+    clustered : callable
+        A metric's name -> whether its aggregation reads each document's cluster beside its value.
+    """
+    plans: dict[tuple, list] = {}  # (filter, metric names) -> (name, metric, suffix, clustered) to derive
+    for sample in samples:
+        names, filter_name = sample.get("metrics"), sample.get("filter")
+        if not isinstance(names, list) or filter_name not in reported:
+            continue
+        key = (filter_name, tuple(names))
+        plan = plans.get(key)
+        if plan is None:
+            plan = plans[key] = _plan(names, reported[filter_name], clustered)
+        if not plan:
+            continue
+        cluster = None
+        if any(is_clustered for *_, is_clustered in plan):
+            # as the task scored it: a document without its cluster fields is a cluster of its own
+            doc = sample.get("doc")
+            cluster = cluster_of(doc) if isinstance(doc, dict) else None
+        added = []
+        for name, base, suffix, is_clustered in plan:
+            if name in sample or not _json_carriable(sample.get(base)):
+                continue
+            sample[name] = _json_companion(sample[base], suffix, cluster if is_clustered else None)
+            added.append(name)
+        if added:
+            sample["metrics"] = names + added
+
+
+def _plan(names: list, reported: set, clustered) -> list[tuple[str, str, str, bool]]:
+    listed = set(names)
+    plan = []
+    for base in names:
+        if not isinstance(base, str):
+            continue
+        for suffix in DERIVED:
+            name = base + suffix
+            if name in reported and name not in listed:
+                plan.append((name, base, suffix, suffix != "_n" and clustered(name)))
+    return plan
+
+
 def _json_carriable(value) -> bool:
     if isinstance(value, list):
         return bool(value) and isinstance(value[-1], float)
     return isinstance(value, float)
 
 
-def learned_companions(samples: list[dict]) -> dict[str, dict[str, bool]]:
-    """Each metric's derived companions as the samples show them (where a document holds them):
-    metric -> {suffix: whether its value is clustered}."""
-    found: dict[str, dict[str, bool]] = {}
-    for sample in samples:
-        names = sample.get("metrics")
-        if not isinstance(names, list):
-            continue
-        for name in names:
-            split = companion_of(name) if isinstance(name, str) else None
-            if split is None or split[0] not in sample or name not in sample:
-                continue
-            base, suffix = split
-            base_value, value = sample[base], sample[name]
-            if not _json_carriable(base_value):
-                continue
-            listed = base_value if isinstance(base_value, list) else [base_value]
-            if suffix == "_n":
-                if value == 1:
-                    found.setdefault(base, {})[suffix] = False
-            elif value == base_value:
-                found.setdefault(base, {})[suffix] = False
-            elif CLUSTER in sample and value == [*listed, sample[CLUSTER]]:
-                found.setdefault(base, {})[suffix] = True
-    return found
-
-
-def completed_samples(samples: list[dict]) -> None:
-    """Give each sample of one samples file, in place, the derived companions it leaves out, in its
-    ``metrics`` list too, and take :data:`CLUSTER` off that list (it is no metric).
-
-    Raises
-    ------
-    ValueError
-        A sample that leaves out a clustered companion and names no cluster.
-    """
-    learned = learned_companions(samples)
-    for sample in samples:
-        names = sample.get("metrics")
-        if not isinstance(names, list):
-            continue
-        added = []
-        for base in names:
-            companions = learned.get(base) if isinstance(base, str) else None
-            if not companions or not _json_carriable(sample.get(base)):
-                continue
-            for suffix, clustered in companions.items():
-                name = base + suffix
-                if name not in sample:
-                    sample[name] = _json_companion(sample, base, suffix, clustered)
-                    added.append(name)
-        if added or CLUSTER in names:
-            sample["metrics"] = [name for name in names if name != CLUSTER] + added
-
-
-def _json_companion(sample: dict, base: str, suffix: str, clustered: bool):
-    value = sample[base]
+def _json_companion(value, suffix: str, cluster):
     if suffix == "_n":
         return 1
-    if not clustered:
+    if cluster is None:
         return value
-    if CLUSTER not in sample:
-        raise ValueError(f"{base}{suffix} is left out and the sample names no {CLUSTER} to derive it with")
-    return [*(value if isinstance(value, list) else [value]), sample[CLUSTER]]
+    return [*(value if isinstance(value, list) else [value]), cluster]

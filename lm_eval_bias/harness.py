@@ -131,9 +131,8 @@ class SubgroupMetricsTask(_task_base()):
     Each document holds each value once (:mod:`lm_eval_bias.companions`): the
     companions whose value is the metric's (its interval's, design effect's and
     test's, clustered where they read the cluster, and ``_n``) are left out of
-    the documents but the first of each pass, and derived from the metric's
-    value before lm-eval aggregates (``adapters.companions_derived``); a
-    clustered task's documents name their cluster once, ``cluster_id``.
+    every document and derived from the metric's value before lm-eval
+    aggregates (``adapters.companions_derived``).
 
     A custom aggregation that cannot be computed on the evaluated documents
     (a gap with one side missing, a range with one group, as ``--limit`` can
@@ -356,21 +355,19 @@ class SubgroupMetricsTask(_task_base()):
             self.declare_metrics(effects)
         return self._slimmer.slimmed(metrics, cluster, self._clustered)
 
-    def doc_iterator(self, **kwargs):
-        # lm-eval passes over the documents once per filter: each pass introduces the companions again
-        self._slimmer.new_pass()
-        return super().doc_iterator(**kwargs)
-
-    def with_companions(self, raw_metrics: dict) -> dict:
+    def with_companions(self, raw_metrics: dict):
         """lm-eval's ``raw_metrics`` of this task with each derived companion's list rebuilt, as it
-        aggregates them (``companions.with_companions``; ``adapters.companions_derived`` calls it)."""
-        return companions.with_companions(raw_metrics, self._clustered)
+        aggregates them (``companions.with_companions``; ``adapters.companions_derived`` calls it),
+        each declared (with several processes, rank 0 has not scored every metric's documents)."""
+        lists = companions.with_companions(raw_metrics, self._clustered)
+        self.declare_metrics(name for name, _ in lists)
+        return lists
 
     def declare_metrics(self, names) -> None:
         """Give each metric that the YAML does not list its aggregation and direction, by its name
         (rank 0 of a data-parallel run also for the metrics only other ranks' documents had)."""
         for name in names:
-            if name not in self._aggregation_list and name != companions.CLUSTER:
+            if name not in self._aggregation_list:
                 aggregation = aggregation_for(name, self._group_aggregations)
                 self._note_clustered(name, aggregation)
                 self._aggregation_list[name] = self._reported_or_na(name, aggregation)

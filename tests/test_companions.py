@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from lm_eval_bias.companions import CLUSTER, Carried, Slimmer, completed_samples, with_companions
+from lm_eval_bias.companions import Carried, Slimmer, completed_samples, with_companions
 from lm_eval_bias.errors import ConfigurationError
 
 CLUSTERED = {"x_ci_lower", "x_ci_upper", "x_a_minus_b_gap_ci_lower", "x_a_minus_b_gap_pvalue"}
@@ -29,31 +29,35 @@ def full_metrics(value: float, side: int, samples: int) -> dict:
     }
 
 
-def slimmed_run(documents, cluster_of=lambda index: 100 + index % 2):
+def cluster_of(index: int) -> int:
+    return 100 + index % 2
+
+
+def slimmed_run(documents):
     slimmer, raw, samples = Slimmer("task"), {}, []
     for index, (value, side, samples_count) in enumerate(documents):
         metrics = slimmer.slimmed(full_metrics(value, side, samples_count), cluster_of(index), CLUSTERED)
-        samples.append(json.loads(json.dumps({"metrics": list(metrics), **metrics})))
+        sample = {"doc_id": index, "doc": {"unit": index}, "filter": "none", "metrics": list(metrics), **metrics}
+        samples.append(json.loads(json.dumps(sample)))
         for name, item in metrics.items():
             raw.setdefault((name, "none"), []).append(item)
     return raw, samples
 
 
 DOCUMENTS = [(0.25, 0, 3), (0.5, 1, 2), (1.0, 0, 1)]
+REPORTED = {"none": set(full_metrics(0.0, 0, 1))}
 
 
-def test_the_first_document_shows_every_companion_and_the_others_each_value_once():
+def test_every_document_holds_each_value_once():
     _, samples = slimmed_run(DOCUMENTS)
-    first, second = samples[0], samples[1]
-    assert first["x_ci_lower"] == [0.25, 100] and first["x_n"] == 1 and first[CLUSTER] == 100
-    assert set(second["metrics"]) == {"x", "x_n_samples", "x_a_minus_b_gap", "x_b", CLUSTER}
-    assert second["x"] == 0.5 and second["x_a_minus_b_gap"] == [1, 0.5] and second["x_n_samples"] == 2
+    for sample in samples:
+        assert sample["metrics"] == ["x", "x_n_samples", "x_a_minus_b_gap", "x_b"]
+    assert samples[1]["x"] == 0.5 and samples[1]["x_a_minus_b_gap"] == [1, 0.5] and samples[1]["x_n_samples"] == 2
 
 
-def test_lm_evals_lists_are_rebuilt_in_the_documents_order_without_the_cluster():
+def test_lm_evals_lists_are_rebuilt_in_the_documents_order():
     raw, _ = slimmed_run(DOCUMENTS)
     lists = with_companions(raw, CLUSTERED)
-    assert (CLUSTER, "none") not in lists
     assert lists[("x_ci_lower", "none")] == [(0.25, 100), (0.5, 101), (1.0, 100)]
     assert lists[("x_ci_upper", "none")] is lists[("x_ci_lower", "none")]  # the interval's bounds share one list
     assert lists[("x_n", "none")] == [1, 1, 1]
@@ -61,26 +65,52 @@ def test_lm_evals_lists_are_rebuilt_in_the_documents_order_without_the_cluster()
     assert lists[("x_a_minus_b_gap_pvalue", "none")] == [(0, 0.25, 100), (1, 0.5, 101), (0, 1.0, 100)]
     assert lists[("x_a_minus_b_gap_n", "none")] == [1, 1, 1]
     assert lists[("x_b", "none")] == [None, None, None]
-    # every key at the place lm-eval met it, as if every document had held every companion
-    assert [name for name, _ in lists] == list(full_metrics(0.0, 0, 1))
+    assert sorted(name for name, _ in lists) == sorted(full_metrics(0.0, 0, 1))
 
 
-def test_a_reader_derives_what_the_samples_leave_out_and_reads_old_files_as_they_are():
-    _, samples = slimmed_run(DOCUMENTS)
-    completed_samples(samples)
+def old_samples() -> list[dict]:
+    """The same documents as a task wrote them when every document held every companion."""
     old = []
     for index, (value, side, count) in enumerate(DOCUMENTS):
-        cluster = 100 + index % 2
         metrics = full_metrics(value, side, count)
         for name in CLUSTERED:
-            metrics[name] = [*(metrics[name] if isinstance(metrics[name], tuple) else [metrics[name]]), cluster]
-        old.append(json.loads(json.dumps({"metrics": list(metrics), **metrics})))
-    for sample, before in zip(samples, old):
+            metrics[name] = [
+                *(metrics[name] if isinstance(metrics[name], tuple) else [metrics[name]]),
+                cluster_of(index),
+            ]
+        sample = {"doc_id": index, "doc": {"unit": index}, "filter": "none", "metrics": list(metrics), **metrics}
+        old.append(json.loads(json.dumps(sample)))
+    return old
+
+
+def complete(samples: list[dict]) -> None:
+    completed_samples(samples, REPORTED, lambda doc: cluster_of(doc["unit"]), CLUSTERED.__contains__)
+
+
+def test_a_reader_derives_what_the_samples_leave_out_from_the_results_and_the_documents():
+    _, samples = slimmed_run(DOCUMENTS)
+    samples = samples[1:]  # a file cut short loses nothing: each line is completed on its own
+    complete(samples)
+    for sample, before in zip(samples, old_samples()[1:]):
         assert sorted(sample["metrics"]) == sorted(before["metrics"])
-        assert {name: sample[name] for name in before["metrics"]} == {name: before[name] for name in before["metrics"]}
+        assert sample == {**before, "metrics": sample["metrics"]}
+
+
+def test_a_file_that_holds_every_companion_is_read_as_it_is():
+    old = old_samples()
     kept = json.loads(json.dumps(old))
-    completed_samples(kept)
+    complete(kept)
     assert kept == old
+
+
+def test_a_document_without_its_cluster_is_read_as_its_own_cluster_as_the_task_scored_it():
+    slimmer = Slimmer("task")
+    metrics = slimmer.slimmed({"x": 0.5, "x_ci_lower": 0.5}, None, CLUSTERED)
+    raw = {(name, "none"): [value] for name, value in metrics.items()}
+    assert with_companions(raw, CLUSTERED)[("x_ci_lower", "none")] == [0.5]
+    samples = [{"doc_id": 0, "doc": {}, "filter": "none", "metrics": ["x"], "x": 0.5}]
+    completed_samples(samples, {"none": {"x", "x_ci_lower"}}, lambda doc: None, CLUSTERED.__contains__)
+    assert samples[0]["x_ci_lower"] == 0.5
 
 
 def test_a_carried_value_is_its_number_to_json_and_keeps_what_it_carries_through_pickle():
@@ -95,3 +125,9 @@ def test_a_metric_whose_companions_differ_between_documents_is_refused():
     slimmer.slimmed({"x": 0.5, "x_ci_lower": 0.5, "x_n": 1}, None, set())
     with pytest.raises(ConfigurationError, match="x has the companions _ci_lower in one document"):
         slimmer.slimmed({"x": 0.5, "x_ci_lower": 0.5}, None, set())
+
+
+def test_a_companion_both_derived_and_held_is_refused():
+    raw = {("x", "none"): [Carried(0.5, ("_ci_lower",), None)], ("x_ci_lower", "none"): [0.5]}
+    with pytest.raises(ConfigurationError, match="x_ci_lower: some documents hold it and others leave it"):
+        with_companions(raw, set())

@@ -24,7 +24,7 @@ from lm_eval_bias.errors import LmEvalBiasError
 from lm_eval_bias.report.compare import compare_runs, comparison_json
 from lm_eval_bias.report.compare_inputs import pair_documents, read_run, setting_differences
 from lm_eval_bias.report.paired_metrics import proportion_scale
-from lm_eval_bias.report.recompute import recompute
+from lm_eval_bias.report.recompute import read_sample_lines, recompute_samples
 from lm_eval_bias.report.values import ResultsError
 
 DATE = "2026-01-02T03-04-05.678901"
@@ -73,7 +73,8 @@ def write_run(folder, task, samples, *, model="org/model-a", version=None, files
     samples_path = folder / f"samples_{task}_{DATE}.jsonl"
     lines = [json.dumps({"doc_id": index, **sample}) for index, sample in enumerate(samples)]
     samples_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    entry = recompute(samples_path)
+    # the results of exactly the metrics the lines hold: no companion is left out to derive
+    entry = recompute_samples(samples_path, read_sample_lines(samples_path))
     _, shipped = task_metadata.shipped_configs()[task]
     metadata = {key: value for key, value in shipped["metadata"].items() if key != "paper_values"}
     metadata["version"] = version if version is not None else metadata["version"]

@@ -33,6 +33,8 @@ import lm_eval_bias
 from benchmark_data import winoqueer_corpus, write_data_dir
 from fake_models import HashedDetoxify, HashedLM
 from lm_eval_bias import scorers
+from lm_eval_bias.report.recompute import recompute
+from lm_eval_bias.report.values import ResultsError
 from tiny_models import build_tiny_bert
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
@@ -129,14 +131,14 @@ def hashed_detoxify():
 
 
 @pytest.fixture(scope="module")
-def golden_outputs(tmp_path_factory, hashed_detoxify) -> dict[str, dict]:
-    """Every task's golden record, from two runs: ``HashedLM`` for all but the masked-LM task."""
+def golden_runs(tmp_path_factory, hashed_detoxify) -> dict[str, dict]:
+    """Every task's lm-eval output, from two runs: ``HashedLM`` for all but the masked-LM task."""
     root = tmp_path_factory.mktemp("golden")
     metadata = {"data_dir": str(write_data_dir(root / "data"))}
     manager = lm_eval_bias.task_manager(metadata=metadata, include_defaults=False)
     causal = [task for task in TASKS if task not in MLM_TASKS]
     output = lm_eval.simple_evaluate(model=HashedLM(), tasks=causal, log_samples=True, task_manager=manager)
-    records = {task: task_record(output, task) for task in causal}
+    runs = dict.fromkeys(causal, output)
     bert = build_tiny_bert(root / "tiny-bert", winoqueer_corpus())
     # One thread: float32 sums in another order would change the last digits.
     threads = torch.get_num_threads()
@@ -153,8 +155,58 @@ def golden_outputs(tmp_path_factory, hashed_detoxify) -> dict[str, dict]:
         )
     finally:
         torch.set_num_threads(threads)
-    records.update({task: task_record(output, task) for task in MLM_TASKS})
-    return records
+    runs.update(dict.fromkeys(MLM_TASKS, output))
+    return runs
+
+
+@pytest.fixture(scope="module")
+def golden_outputs(golden_runs) -> dict[str, dict]:
+    """Every task's golden record."""
+    return {task: task_record(output, task) for task, output in golden_runs.items()}
+
+
+def write_run_files(output: dict, task: str, folder: Path) -> tuple[Path, dict]:
+    """A task's samples file as lm-eval writes it, and its results file beside it (its entry only);
+    returns the samples file and the entry's numbers."""
+    from lm_eval.utils import handle_non_serializable
+
+    date = "2026-01-01T00-00-00.000000"
+    entry = {key: value for key, value in output["results"][task].items() if "," in key}
+    (folder / f"results_{date}.json").write_text(json.dumps({"results": {task: entry}}), encoding="utf-8")
+    lines = [json.dumps(sample, default=handle_non_serializable) for sample in output["samples"][task]]
+    samples = folder / f"samples_{task}_{date}.jsonl"
+    samples.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return samples, json.loads(json.dumps(entry))
+
+
+# HashedLM's log-likelihoods are no log-probabilities (some above 0), which the reader refuses for
+# WinoQueer's sentence scores; winoqueer_mlm (a real BERT) and tests/test_merge.py cover its samples.
+@pytest.mark.parametrize("task", [task for task in TASKS if task != "winoqueer"])
+def test_the_samples_file_gives_the_run_s_results_again(task, golden_runs, tmp_path):
+    """Each document holds each value once; the results file beside it names the companions the reader
+    derives, so every number, companions included, is the run's."""
+    samples, entry = write_run_files(golden_runs[task], task, tmp_path)
+    assert json.loads(json.dumps(recompute(samples))) == entry
+
+
+def test_a_samples_file_cut_short_still_gives_every_companion(golden_runs, tmp_path):
+    samples, entry = write_run_files(golden_runs["tango_disclosure"], "tango_disclosure", tmp_path)
+    lines = samples.read_text(encoding="utf-8").splitlines()
+    samples.write_text("\n".join(lines[1:]) + "\n", encoding="utf-8")  # without the first document of each metric
+    recomputed = recompute(samples)
+    assert set(recomputed) == set(entry) and "toxicity_genderqueer_ci_lower,scored" in recomputed
+
+
+def test_samples_without_their_results_file_are_refused_naming_it(golden_runs, tmp_path):
+    samples, _ = write_run_files(golden_runs["tango_disclosure"], "tango_disclosure", tmp_path)
+    (tmp_path / "results_2026-01-01T00-00-00.000000.json").unlink()
+    with pytest.raises(ResultsError) as error:
+        recompute(samples)
+    assert str(error.value) == (
+        f"{samples}: its documents leave out the intervals, counts and p-values tango_disclosure derives from each "
+        "value, which the results file lm-eval wrote with them names (results_2026-01-01T00-00-00.000000.json, not "
+        "beside it); keep the samples file beside that results file"
+    )
 
 
 def test_every_task_of_the_package_has_a_golden_file():

@@ -7,31 +7,35 @@ from lm_eval_bias.companions import Slimmer
 from lm_eval_bias.harness import design_effect_companions
 
 
-def test_the_cluster_is_appended_to_the_values_of_the_named_metrics_only():
-    gap_value = (0, 0.25)
+def test_the_cluster_goes_with_the_values_of_the_named_metrics_only():
+    gap_value, sign = (0, 0.25), (1,)
     metrics = {
         "toxicity": 0.5,
-        "toxicity_ci_lower": 0.5,
+        "toxicity_ci_lower": 0.5,  # its own value: derived from toxicity's, left out
         "toxicity_n": 1,
+        "toxicity_pvalue": sign,  # a value of its own (a sign test's), clustered where it is
+        "toxicity_other": 0.75,
         "toxicity_a_minus_b_gap": gap_value,
         "toxicity_a_minus_b_gap_ci_lower": gap_value,
         "toxicity_a_minus_b_gap_pvalue": gap_value,
     }
-    clustered = {"toxicity_ci_lower", "toxicity_a_minus_b_gap_ci_lower", "toxicity_a_minus_b_gap_pvalue"}
+    clustered = {
+        "toxicity_ci_lower",
+        "toxicity_pvalue",
+        "toxicity_a_minus_b_gap_ci_lower",
+        "toxicity_a_minus_b_gap_pvalue",
+    }
     out = Slimmer("task").slimmed(metrics, 17, clustered)
-    # the first document of a pass shows every companion, clustered where its aggregation reads the cluster
     assert out == {
         "toxicity": 0.5,
-        "toxicity_ci_lower": (0.5, 17),
-        "toxicity_n": 1,
+        "toxicity_pvalue": (1, 17),
+        "toxicity_other": 0.75,
         "toxicity_a_minus_b_gap": (0, 0.25),
-        "toxicity_a_minus_b_gap_ci_lower": (0, 0.25, 17),
-        "toxicity_a_minus_b_gap_pvalue": (0, 0.25, 17),
-        "cluster_id": 17,
     }
     assert out["toxicity"].cluster == 17 and out["toxicity_a_minus_b_gap"][-1].cluster == 17
-    # one value object read by several statistics stays one object
-    assert out["toxicity_a_minus_b_gap_ci_lower"] is out["toxicity_a_minus_b_gap_pvalue"]
+    assert out["toxicity"].companions == ("_ci_lower", "_n")
+    assert out["toxicity_a_minus_b_gap"][-1].companions == ("_ci_lower", "_pvalue")
+    assert not hasattr(out["toxicity_other"], "cluster")  # no companion: stored as it is
     assert metrics["toxicity_ci_lower"] == 0.5  # the document's own metrics are not changed
 
 

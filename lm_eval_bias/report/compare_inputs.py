@@ -28,6 +28,7 @@ from lm_eval_bias.report.recompute import (
     check_document_value,
     declared_aggregations,
     read_sample_lines,
+    reported_metrics,
     task_name_of,
 )
 from lm_eval_bias.report.results import load_runs, read_text, results_files
@@ -176,7 +177,8 @@ def read_samples(
         not one the task writes (:func:`check_sample_values`).
     """
     path = samples_path(side, task)
-    samples = [(line, sample) for line, sample in read_sample_lines(path) if sample.get("filter") == filter_name]
+    every = read_sample_lines(path, reported_metrics(side.document, task), task)
+    samples = [(line, sample) for line, sample in every if sample.get("filter") == filter_name]
     evaluated = side.run.base(task).evaluated
     if evaluated is not None and len(samples) != evaluated:
         raise ResultsError(

@@ -282,7 +282,8 @@ def _shard_samples(shard: Shard, task: str, documents: int) -> list[tuple[str, i
     path = samples_file(shard.path, task)
     lines = results.read_text(path, "samples file").splitlines()
     found = []
-    for number, sample in recompute.read_sample_lines(path):
+    reported = recompute.reported_metrics(shard.document, task)
+    for number, sample in recompute.read_sample_lines(path, reported, task):
         doc_id = sample.get("doc_id")
         if not isinstance(doc_id, int) or isinstance(doc_id, bool) or not 0 <= doc_id < documents:
             raise ResultsError(

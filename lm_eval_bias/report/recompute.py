@@ -32,7 +32,7 @@ from lm_eval_bias.report.results import read_text
 from lm_eval_bias.report.values import ResultsError
 from lm_eval_bias.text import nfc
 
-_SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_\d{4}-\d{2}-\d{2}T[\d.:-]+\.jsonl$")
+_SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d.:-]+)\.jsonl$")
 logger = logging.getLogger("lm_eval_bias")
 # How many metric names a message lists before "...".
 _LISTED = 8
@@ -44,19 +44,27 @@ def task_name_of(path: Path) -> str | None:
     return match["task"] if match else None
 
 
-def read_sample_lines(path: str | Path) -> list[tuple[int, dict]]:
+def read_sample_lines(
+    path: str | Path, reported: dict[str, set] | None = None, task: str | None = None
+) -> list[tuple[int, dict]]:
     """Every sample of an lm-eval ``samples_*.jsonl`` file (blank lines skipped).
 
     Parameters
     ----------
     path : str or Path
         The samples file.
+    reported : dict, optional
+        Filter -> the metrics the run's results file reports for the task under it
+        (:func:`reported_metrics`), which name the companions a sample leaves out; without it, the
+        samples are given as the file holds them.
+    task : str, optional
+        The task, where the file's name does not say it.
 
     Returns
     -------
     list of (int, dict)
         (line number, record) of each sample, with the companions it leaves out derived and listed
-        in its ``metrics``, which does not list its ``cluster_id`` (``companions.completed_samples``).
+        in its ``metrics`` (``companions.completed_samples``) where ``reported`` is given.
 
     Raises
     ------
@@ -91,11 +99,43 @@ def read_sample_lines(path: str | Path) -> list[tuple[int, dict]]:
     if not records:
         raise ResultsError(f"{path}: no samples; pass the samples_<task>_<date>.jsonl file that --log_samples wrote")
     refuse_repeated_documents(path, records)
-    try:
-        companions.completed_samples([record for _, record in records])
-    except ValueError as error:
-        raise ResultsError(f"{path}: {error}; use the samples file --log_samples wrote") from None
+    if reported is not None:
+        _complete(path, [record for _, record in records], reported, task or task_name_of(path))
     return records
+
+
+def reported_metrics(document: dict, task: str) -> dict[str, set]:
+    """Filter -> the names of the metrics a results file's JSON reports for ``task`` under it."""
+    reported: dict[str, set] = {}
+    for key in (document.get("results") or {}).get(task) or {}:
+        name, _, filter_name = key.rpartition(",")
+        if name and not name.endswith("_stderr"):
+            reported.setdefault(filter_name, set()).add(name)
+    return reported
+
+
+def results_beside(path: Path) -> Path | None:
+    """The ``results_<date>.json`` lm-eval wrote with the samples file ``path``, if it is beside it."""
+    match = _SAMPLES_NAME.match(path.name)
+    beside = path.parent / f"results_{match['date']}.json" if match else None
+    return beside if beside is not None and beside.is_file() else None
+
+
+def _complete(path: Path, samples: list[dict], reported: dict[str, set], task: str | None) -> None:
+    """The companions each sample of one of our tasks leaves out, derived (``companions.completed_samples``)."""
+    from lm_eval_bias import stats
+
+    identity = task_metadata.shipped_identity(task) if task else None
+    if identity is None:
+        return
+    declared = declared_aggregations(task)
+    clusters = bool(identity.cluster_fields)
+
+    def clustered(name: str) -> bool:
+        aggregation = harness.aggregation_for(name, declared)
+        return clusters and getattr(aggregation, "func", aggregation) in stats.CLUSTER_AWARE
+
+    companions.completed_samples(samples, reported, identity.cluster_id, clustered)
 
 
 def canonical_value(value):
@@ -412,11 +452,18 @@ def recompute(samples_path: str | Path, task: str | None = None) -> dict:
     dict
         ``{"<metric>,<filter>": value, "<metric>_stderr,<filter>": stderr}``.
     """
+    from lm_eval_bias.report.results import results_document
+
     path = Path(samples_path)
-    return recompute_samples(path, read_sample_lines(path), task)
+    named, beside = task or task_name_of(path), results_beside(path)
+    reported = reported_metrics(results_document(beside), named) if beside is not None and named else None
+    samples = read_sample_lines(path, reported, named)
+    return recompute_samples(path, samples, task, companions_named=reported is not None)
 
 
-def recompute_samples(path: Path, samples: list[tuple[int, dict]], task: str | None = None) -> dict:
+def recompute_samples(
+    path: Path, samples: list[tuple[int, dict]], task: str | None = None, companions_named: bool = True
+) -> dict:
     """:func:`recompute` of samples already read (as :func:`read_sample_lines` gives them).
 
     Parameters
@@ -427,6 +474,9 @@ def recompute_samples(path: Path, samples: list[tuple[int, dict]], task: str | N
         (line number, record) of each sample.
     task : str, optional
         As for :func:`recompute`.
+    companions_named : bool
+        Whether the samples were read with the metrics their results file reports (``reported`` of
+        :func:`read_sample_lines`); samples that leave out companions are refused without them.
 
     Returns
     -------
@@ -456,6 +506,8 @@ def recompute_samples(path: Path, samples: list[tuple[int, dict]], task: str | N
             values.setdefault((name, filter_name), []).append((line_number, sample[name]))
     _check_samples_are_of(path, task, {name for name, _ in values}, declared, named_in_file)
     _check_output_type(path, task, *samples[0], named_in_file)
+    if not companions_named:
+        _refuse_left_out_companions(path, task, {name for name, _ in values})
     for (name, filter_name), lines_and_items in values.items():
         for line_number, item in lines_and_items:
             check_document_value(path, task, line_number, name, filter_name, item, declared)
@@ -467,6 +519,20 @@ def recompute_samples(path: Path, samples: list[tuple[int, dict]], task: str | N
         results[f"{name},{filter_name}"] = value
         results[f"{name}_stderr,{filter_name}"] = stderr
     return results
+
+
+def _refuse_left_out_companions(path: Path, task: str, names: set) -> None:
+    """Samples that leave out the companions derived from each value (``companions``), with no results
+    file beside them to name those companions: every task of ours reports some interval."""
+    if any(name.endswith("_ci_lower") for name in names):
+        return
+    match = _SAMPLES_NAME.match(path.name)
+    results_name = f"results_{match['date']}.json" if match else "results_<date>.json"
+    raise ResultsError(
+        f"{path}: its documents leave out the intervals, counts and p-values {task} derives from each value, "
+        f"which the results file lm-eval wrote with them names ({results_name}, not beside it); keep the "
+        "samples file beside that results file"
+    )
 
 
 @dataclass(frozen=True)
