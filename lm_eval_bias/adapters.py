@@ -80,12 +80,13 @@ Per ``evaluate`` call, on the model (and our tasks) only, undone when the call r
   Go when lm-eval checks its backends' answers.
 * ``lm_eval.evaluator._process_results`` (:func:`companions_derived`). lm-eval keeps every value
   ``process_results`` returns, per document, in memory and in the samples file, and aggregates a
-  list per returned key: our tasks return each value once (:mod:`lm_eval_bias.companions`), and each
-  companion's list is rebuilt from its metric's values before lm-eval aggregates (our tasks only).
-  Pinned by ``tests/test_golden.py`` (results unchanged; the samples, without the derived companions,
-  give them again) and ``tests/test_adapters.py::test_companions_are_rebuilt_for_our_tasks_only``.
-  Goes when lm-eval lets a task aggregate statistics of one per-document value (a metric with
-  several aggregations).
+  list per returned key: our tasks return each value once (:mod:`lm_eval_bias.companions`), each
+  companion's list is rebuilt from its metric's values before lm-eval aggregates, and the logged
+  samples get the plain values of those metrics after (our tasks only). Pinned by
+  ``tests/test_golden.py`` (results unchanged; the samples, without the derived companions, give
+  them again) and ``tests/test_adapters.py::test_companions_are_rebuilt_for_our_tasks_only``. Goes
+  when lm-eval lets a task aggregate statistics of one per-document value (a metric with several
+  aggregations).
 * ``lm.gather_object``, ``lm_eval.evaluator._process_results`` and our tasks' ``process_results``
   (:func:`shards_merged`; several processes only). lm-eval gathers the ranks' values rank after
   rank and drops or crashes on metrics only some ranks have (:mod:`lm_eval_bias.distributed`).
@@ -515,8 +516,11 @@ def install_request_gate() -> None:
 @contextlib.contextmanager
 def companions_derived(tasks):
     """For the duration of one lm-eval ``evaluate`` call: before lm-eval aggregates, each of our
-    tasks' ``raw_metrics`` gets its derived companions' lists (``SubgroupMetricsTask.with_companions``)."""
+    tasks' ``raw_metrics`` gets its derived companions' lists (``SubgroupMetricsTask.with_companions``),
+    and its logged samples their plain values after (``companions.plain_samples``)."""
     import lm_eval.evaluator as evaluator
+
+    from lm_eval_bias import companions
 
     ours = {id(task) for task in tasks if is_ours(task) and hasattr(task, "with_companions")}
     if not ours:
@@ -525,11 +529,13 @@ def companions_derived(tasks):
     process_results = evaluator._process_results
 
     def derived(eval_results_acc, *args, **kwargs):
-        for acc in eval_results_acc.values():
-            task = acc["task"]
-            if id(task) in ours:
-                acc["raw_metrics"] = task.with_companions(acc["raw_metrics"])
-        return process_results(eval_results_acc, *args, **kwargs)
+        accumulators = [acc for acc in eval_results_acc.values() if id(acc["task"]) in ours]
+        for acc in accumulators:
+            acc["raw_metrics"] = acc["task"].with_companions(acc["raw_metrics"])
+        result = process_results(eval_results_acc, *args, **kwargs)
+        for acc in accumulators:
+            companions.plain_samples(acc["logged_samples"])
+        return result
 
     with replaced(evaluator, "_process_results", derived):
         yield

@@ -5,11 +5,13 @@ One document's ``<metric>_ci_lower``, ``_ci_upper``, ``_design_effect`` and (of 
 (``[value, cluster]``): the statistics differ, the values they read do not; its ``<metric>_n`` is
 1. lm-eval keeps every value ``process_results`` returns, per document, in memory and in the
 samples file, so ``SubgroupMetricsTask.process_results`` returns each value once
-(:meth:`Slimmer.slimmed`): the metric's value as a :class:`Carried` number (a ``float`` to lm-eval,
-numpy and JSON), or a comparison's ``(side, value)`` with its value one, which says which companions
-it has and the document's cluster, and none of those companions. lm-eval's per-metric lists are
-rebuilt from it before lm-eval aggregates (:func:`with_companions`, installed by
-``adapters.companions_derived``), so the results file reports every companion as before.
+(:meth:`Slimmer.slimmed`), none of those companions, and the metric's value as a carrier
+``(value, cluster, companions)`` (:func:`carrier`): a tuple of numbers and names, which Python's
+garbage collector stops tracking, where an object carrying them would be tracked to the end of the
+run. lm-eval's per-metric lists are rebuilt from the carriers before lm-eval aggregates
+(:func:`with_companions`) and its samples get the plain values back (:func:`plain_samples`), both
+installed by ``adapters.companions_derived``: the results file reports every companion as before,
+and the samples file holds each value once.
 
 The readers of samples files derive what a document leaves out (:func:`completed_samples`): the
 results file written beside the samples names every companion, and a document's cluster is that of
@@ -31,32 +33,18 @@ from lm_eval_bias.errors import ConfigurationError
 DERIVED = ("_ci_lower", "_ci_upper", "_n", "_pvalue", "_design_effect")
 
 
-class Carried(float):
-    """A document's value of a metric that carries what its derived companions need.
+def carrier(value, companions: tuple, cluster):
+    """One document's value of a metric with what its derived companions need: ``(value, cluster,
+    companions)``, ``companions`` the suffixes (:data:`DERIVED`) derived from it, one shared tuple,
+    ``cluster`` None where the document has none."""
+    return (value, cluster, companions)
 
-    lm-eval's ``mean``, numpy and ``json`` read it as the plain number.
 
-    Parameters
-    ----------
-    value : float
-        The document's value.
-    companions : tuple of str
-        The suffixes of the companions derived from it (:data:`DERIVED`), one shared tuple.
-    cluster : int or None
-        The document's cluster, None where the task declares no cluster unit.
-    """
-
-    __slots__ = ("companions", "cluster")
-
-    def __new__(cls, value, companions: tuple, cluster):
-        carried = super().__new__(cls, value)
-        carried.companions = companions
-        carried.cluster = cluster
-        return carried
-
-    def __reduce__(self):
-        # with several processes lm-eval pickles every value to gather it on rank 0
-        return (Carried, (float(self), self.companions, self.cluster))
+def carried(value) -> tuple | None:
+    """``(value, cluster, companions)`` where ``value`` is a :func:`carrier`, else None."""
+    if type(value) is tuple and len(value) == 3 and type(value[2]) is tuple:
+        return value
+    return None
 
 
 @functools.lru_cache(maxsize=2**16)
@@ -75,24 +63,6 @@ def _carriable(value) -> bool:
     return isinstance(value, float)
 
 
-def carried(value) -> Carried | None:
-    """The :class:`Carried` number of one document's value (itself, or a tuple's last item), or None."""
-    if type(value) is tuple and value:
-        value = value[-1]
-    return value if type(value) is Carried else None
-
-
-def _candidates(metrics: dict, clustered) -> list[tuple[str, str, str]]:
-    """``(name, metric, suffix)`` of each companion among one document's metrics whose metric is there
-    too and is not itself clustered (``clustered``): those whose value it may derive."""
-    candidates = []
-    for name in metrics:
-        split = companion_of(name)
-        if split is not None and split[0] in metrics and split[0] not in clustered:
-            candidates.append((name, *split))
-    return candidates
-
-
 class Slimmer:
     """One task's :meth:`slimmed`, which remembers the companions each metric has (the same in every
     document, checked)."""
@@ -100,9 +70,9 @@ class Slimmer:
     def __init__(self, task: str):
         self.task = task
         self.companions: dict[str, tuple[str, ...]] = {}
-        # (the document's metric names, whether it has no cluster) -> its candidate companions: a task's
-        # documents have few such shapes, and the names of a shape's metrics are all declared already
-        self.plans: dict[tuple, list] = {}
+        # (the document's metric names, whether it has no cluster) -> its plan (:meth:`_plan`): a task's
+        # documents have few such shapes, found on the first document of each and checked on the others
+        self.plans: dict[tuple, tuple] = {}
 
     def slimmed(self, metrics: dict, cluster, clustered: set) -> dict:
         """One document's metrics, each value once.
@@ -120,8 +90,7 @@ class Slimmer:
         -------
         dict
             The metrics without the companions derived from a value, each metric they are derived from
-            as a :class:`Carried` value, and the values of other clustered metrics as
-            ``(..., cluster)``.
+            as a :func:`carrier`, and the values of other clustered metrics as ``(..., cluster)``.
 
         Raises
         ------
@@ -130,32 +99,30 @@ class Slimmer:
             could not be rebuilt in the documents' order).
         """
         plan_key = (tuple(metrics), cluster is None)
-        candidates = self.plans.get(plan_key)
-        if candidates is None:
-            candidates = self.plans[plan_key] = _candidates(metrics, clustered if cluster is not None else ())
-        found: dict[str, list[tuple[str, str]]] = {}
-        for name, base, suffix in candidates:
-            value, base_value = metrics[name], metrics[base]
-            if (type(value) is int and value == 1) if suffix == "_n" else value is base_value:
-                found.setdefault(base, []).append((suffix, name))
-        dropped, values, shared = set(), {}, {}
-        for base, pairs in found.items():
+        plan = self.plans.get(plan_key)
+        if plan is None:
+            plan = self.plans[plan_key] = self._plan(metrics, clustered if cluster is not None else ())
+        derived, dropped, tagged_names = plan
+        values, shared = {}, {}
+        for base, pairs, companions in derived:
             value = metrics[base]
-            if not _carriable(value):
-                continue
-            companions = self._companions_of(base, pairs)
+            for suffix, name in pairs:
+                if not _derivable(metrics[name], suffix, value):
+                    raise ConfigurationError(
+                        f"{self.task}: {name} is not {base}'s value in every document, so it cannot be derived "
+                        "from it (lm_eval_bias.companions)"
+                    )
             # metrics that share one value object (a measure and its group's) share its carried form
             key = (id(value), companions)
             if key not in shared:
-                shared[key] = _carry(value, companions, cluster)
+                shared[key] = carrier(value, companions, cluster)
             values[base] = shared[key]
-            dropped.update(name for _, name in pairs)
         out, tagged = {}, {}
         for name, value in metrics.items():
             if name in dropped:
                 continue
             value = values.get(name, value)
-            if cluster is not None and name in clustered:
+            if cluster is not None and name in tagged_names:
                 # metrics that share one value object share its clustered form
                 tag = tagged.get(id(value))
                 if tag is None:
@@ -164,10 +131,22 @@ class Slimmer:
             out[name] = value
         return out
 
+    def _plan(self, metrics: dict, clustered) -> tuple:
+        """For one shape of documents, from its first: ``(metric, ((suffix, companion), ...), suffixes)``
+        of each metric with derivable companions, the names left out, and the clustered names kept."""
+        found: dict[str, list[tuple[str, str]]] = {}
+        for name in metrics:
+            split = companion_of(name)
+            if split is None or split[0] not in metrics or split[0] in clustered:
+                continue
+            base, suffix = split
+            if _carriable(metrics[base]) and _derivable(metrics[name], suffix, metrics[base]):
+                found.setdefault(base, []).append((suffix, name))
+        derived = tuple((base, tuple(pairs), self._companions_of(base, pairs)) for base, pairs in found.items())
+        dropped = frozenset(name for _, pairs, _ in derived for _, name in pairs)
+        return derived, dropped, frozenset(name for name in metrics if name in clustered and name not in dropped)
+
     def _companions_of(self, base: str, pairs: list) -> tuple:
-        known = self.companions.get(base)
-        if known is not None and len(known) == len(pairs) and all(suffix in known for suffix, _ in pairs):
-            return known
         suffixes = tuple(suffix for suffix, _ in pairs)
         known = self.companions.setdefault(base, suffixes)
         if known != suffixes and set(known) != set(suffixes):
@@ -179,16 +158,16 @@ class Slimmer:
         return known
 
 
-def _carry(value, companions: tuple, cluster):
-    if type(value) is tuple:
-        return (*value[:-1], Carried(value[-1], companions, cluster))
-    return Carried(value, companions, cluster)
+def _derivable(value, suffix: str, base_value) -> bool:
+    """Whether a document's companion holds nothing but what its metric's value gives: 1 for ``_n``,
+    else the value itself (the same object, as ``metric_keys.with_interval`` stores it)."""
+    return (type(value) is int and value == 1) if suffix == "_n" else value is base_value
 
 
 def with_companions(raw_metrics: dict, clustered: set) -> Mapping:
     """One task's ``{(metric, filter): [values]}`` as lm-eval aggregates it: each derived companion's
-    list rebuilt from its metric's :class:`Carried` values, in the documents' order, after every
-    metric's own.
+    list rebuilt from its metric's carriers, in the documents' order, after every metric's own,
+    which reads their plain values.
 
     Parameters
     ----------
@@ -224,6 +203,7 @@ class _DerivedLists(Mapping):
                         f"{derived[0]}: some documents hold it and others leave it to be derived from {key[0]}"
                     )
                 self.derived[derived] = (key, suffix)
+        self.sources = {source for source, _ in self.derived.values()}
         self._last: tuple | None = None  # (metric's key, clustered list): an interval's bounds share it
 
     def __iter__(self):
@@ -234,32 +214,44 @@ class _DerivedLists(Mapping):
         return len(self.raw) + len(self.derived)
 
     def __getitem__(self, key):
-        if key in self.raw:
-            return self.raw[key]
-        source, suffix = self.derived[key]
-        marked = [value for value in self.raw[source] if carried(value) is not None]
-        if suffix == "_n":
-            return [1] * len(marked)
-        if key[0] not in self.clustered:
-            return marked
-        if self._last is None or self._last[0] != source:
-            self._last = (source, _clustered(marked))
-        return self._last[1]
+        if key in self.derived:
+            source, suffix = self.derived[key]
+            carriers = self.raw[source]
+            if suffix == "_n":
+                return [1] * len(carriers)
+            if key[0] not in self.clustered:
+                return [item[0] for item in carriers]
+            if self._last is None or self._last[0] != source:
+                self._last = (source, _clustered(carriers))
+            return self._last[1]
+        values = self.raw[key]
+        if key in self.sources:
+            return [item[0] for item in values]
+        return values
 
 
 def _companions_of_values(name: str, values: list) -> tuple[str, ...]:
-    companions = {carried(value).companions for value in values if carried(value) is not None}
-    if len(companions) > 1:
-        raise ConfigurationError(f"{name}: its documents have different companions ({sorted(companions)})")
-    return companions.pop() if companions else ()
+    """The suffixes derived from a metric's carriers; () where its values are no carriers."""
+    found = {value[2] for value in values if carried(value) is not None}
+    if len(found) > 1 or (found and len(values) != sum(carried(value) is not None for value in values)):
+        raise ConfigurationError(f"{name}: its documents have different companions ({sorted(found)})")
+    return found.pop() if found else ()
 
 
-def _clustered(marked: list) -> list:
-    """Each value with its document's cluster appended (its own where it has none): one metric's
-    values are all numbers or all tuples."""
-    if type(marked[0]) is tuple:
-        return [value if value[-1].cluster is None else (*value, value[-1].cluster) for value in marked]
-    return [value if value.cluster is None else (value, value.cluster) for value in marked]
+def _clustered(carriers: list) -> list:
+    """Each value with its document's cluster appended (itself where it has none)."""
+    return [
+        value if cluster is None else (*value, cluster) if type(value) is tuple else (value, cluster)
+        for value, cluster, _ in carriers
+    ]
+
+
+def plain_samples(samples: list[dict]) -> None:
+    """lm-eval's logged samples of one task, in place, with each :func:`carrier` replaced by its value."""
+    for sample in samples:
+        for name in sample.get("metrics", ()):
+            if carried(sample[name]) is not None:
+                sample[name] = sample[name][0]
 
 
 # --------------------------------------------------------------------------

@@ -163,26 +163,36 @@ def test_companions_are_rebuilt_for_our_tasks_only(monkeypatch):
             return companions.with_companions(raw_metrics, {"x_ci_lower"})
 
     slimmer = companions.Slimmer("ours")
-    ours_raw = {}
+    ours_raw, ours_logged = {}, []
     for cluster, value in ((10, 0.25), (11, 0.75)):
-        metrics = {"x": value, "x_ci_lower": value, "x_n": 1}
-        for name, item in slimmer.slimmed(metrics, cluster, {"x_ci_lower"}).items():
+        metrics = slimmer.slimmed({"x": value, "x_ci_lower": value, "x_n": 1}, cluster, {"x_ci_lower"})
+        ours_logged.append({"metrics": list(metrics), **metrics})
+        for name, item in metrics.items():
             ours_raw.setdefault((name, "none"), []).append(item)
     assert list(ours_raw) == [("x", "none")]  # each document holds its value once
     theirs_raw = {("acc", "none"): [1.0], ("acc_ci_lower", "none"): [1.0]}
+    theirs_logged = [{"metrics": ["acc", "acc_ci_lower"], "acc": 1.0, "acc_ci_lower": (1.0, 0, ("_n",))}]
     seen = {}
-    monkeypatch.setattr(evaluator, "_process_results", lambda accumulators: seen.update(accumulators))
+
+    def aggregate(accumulators):
+        seen.update({name: dict(acc["raw_metrics"]) for name, acc in accumulators.items()})
+
+    monkeypatch.setattr(evaluator, "_process_results", aggregate)
     ours, theirs = Ours(), object()
     with adapters.companions_derived([ours, theirs]):
         evaluator._process_results(
-            {"ours": {"task": ours, "raw_metrics": ours_raw}, "theirs": {"task": theirs, "raw_metrics": theirs_raw}}
+            {
+                "ours": {"task": ours, "raw_metrics": ours_raw, "logged_samples": ours_logged},
+                "theirs": {"task": theirs, "raw_metrics": theirs_raw, "logged_samples": theirs_logged},
+            }
         )
-    assert dict(seen["ours"]["raw_metrics"]) == {
+    assert seen["ours"] == {
         ("x", "none"): [0.25, 0.75],
         ("x_ci_lower", "none"): [(0.25, 10), (0.75, 11)],
         ("x_n", "none"): [1, 1],
     }
-    assert seen["theirs"]["raw_metrics"] is theirs_raw
+    assert ours_logged == [{"metrics": ["x"], "x": 0.25}, {"metrics": ["x"], "x": 0.75}]
+    assert seen["theirs"] == theirs_raw and theirs_logged[0]["acc_ci_lower"] == (1.0, 0, ("_n",))
 
 
 def test_every_test_the_adapters_table_names_exists():

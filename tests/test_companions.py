@@ -2,11 +2,10 @@
 metric's value, by lm-eval's aggregation (through the adapter) and by the readers of samples files."""
 
 import json
-import pickle
 
 import pytest
 
-from lm_eval_bias.companions import Carried, Slimmer, completed_samples, with_companions
+from lm_eval_bias.companions import Slimmer, carrier, completed_samples, plain_samples, with_companions
 from lm_eval_bias.errors import ConfigurationError
 
 CLUSTERED = {"x_ci_lower", "x_ci_upper", "x_a_minus_b_gap_ci_lower", "x_a_minus_b_gap_pvalue"}
@@ -34,14 +33,16 @@ def cluster_of(index: int) -> int:
 
 
 def slimmed_run(documents):
-    slimmer, raw, samples = Slimmer("task"), {}, []
+    """Each document's metrics as the task returns them, lm-eval's lists of them, and the samples as
+    lm-eval writes them (their carriers made plain, as ``adapters.companions_derived`` does)."""
+    slimmer, raw, logged = Slimmer("task"), {}, []
     for index, (value, side, samples_count) in enumerate(documents):
         metrics = slimmer.slimmed(full_metrics(value, side, samples_count), cluster_of(index), CLUSTERED)
-        sample = {"doc_id": index, "doc": {"unit": index}, "filter": "none", "metrics": list(metrics), **metrics}
-        samples.append(json.loads(json.dumps(sample)))
+        logged.append({"doc_id": index, "doc": {"unit": index}, "filter": "none", "metrics": list(metrics), **metrics})
         for name, item in metrics.items():
             raw.setdefault((name, "none"), []).append(item)
-    return raw, samples
+    plain_samples(logged)
+    return raw, [json.loads(json.dumps(sample)) for sample in logged]
 
 
 DOCUMENTS = [(0.25, 0, 3), (0.5, 1, 2), (1.0, 0, 1)]
@@ -58,6 +59,7 @@ def test_every_document_holds_each_value_once():
 def test_lm_evals_lists_are_rebuilt_in_the_documents_order():
     raw, _ = slimmed_run(DOCUMENTS)
     lists = with_companions(raw, CLUSTERED)
+    assert lists[("x", "none")] == [0.25, 0.5, 1.0]  # the metric's own: plain values
     assert lists[("x_ci_lower", "none")] == [(0.25, 100), (0.5, 101), (1.0, 100)]
     assert lists[("x_ci_upper", "none")] is lists[("x_ci_lower", "none")]  # the interval's bounds share one list
     assert lists[("x_n", "none")] == [1, 1, 1]
@@ -113,11 +115,12 @@ def test_a_document_without_its_cluster_is_read_as_its_own_cluster_as_the_task_s
     assert samples[0]["x_ci_lower"] == 0.5
 
 
-def test_a_carried_value_is_its_number_to_json_and_keeps_what_it_carries_through_pickle():
-    value = Carried(0.1, ("_ci_lower", "_n"), 7)
-    assert json.dumps({"x": value, "gap": (0, value)}) == '{"x": 0.1, "gap": [0, 0.1]}'
-    again = pickle.loads(pickle.dumps(value))
-    assert (type(again), float(again), again.companions, again.cluster) == (Carried, 0.1, ("_ci_lower", "_n"), 7)
+def test_a_carrier_holds_numbers_and_names_only_so_the_garbage_collector_stops_tracking_it():
+    import gc
+
+    value = carrier((0, 0.25), ("_ci_lower", "_n"), 7)
+    gc.collect()
+    assert value == ((0, 0.25), 7, ("_ci_lower", "_n")) and not gc.is_tracked(value)
 
 
 def test_a_metric_whose_companions_differ_between_documents_is_refused():
@@ -128,6 +131,13 @@ def test_a_metric_whose_companions_differ_between_documents_is_refused():
 
 
 def test_a_companion_both_derived_and_held_is_refused():
-    raw = {("x", "none"): [Carried(0.5, ("_ci_lower",), None)], ("x_ci_lower", "none"): [0.5]}
+    raw = {("x", "none"): [carrier(0.5, ("_ci_lower",), None)], ("x_ci_lower", "none"): [0.5]}
     with pytest.raises(ConfigurationError, match="x_ci_lower: some documents hold it and others leave it"):
         with_companions(raw, set())
+
+
+def test_a_companion_that_stops_being_its_metric_s_value_is_refused():
+    slimmer = Slimmer("task")
+    slimmer.slimmed({"x": 0.5, "x_ci_lower": 0.5}, None, set())
+    with pytest.raises(ConfigurationError, match="task: x_ci_lower is not x's value in every document"):
+        slimmer.slimmed({"x": 0.5, "x_ci_lower": 0.25}, None, set())

@@ -646,7 +646,8 @@ def test_the_built_task_takes_its_subgroups_from_its_data_and_scores_its_pairs_i
     assert built.config.process_results == "lm_eval_bias.benchmarks.winoqueer.task.WinoQueerTask.document_metrics"
     gay = built.test_docs()[0]
     metrics = built.process_results(gay, results(-3.0, -10.0, -4.0, -12.5))
-    assert (metrics["sent_x_score"], metrics["sent_y_score"]) == (-7.0, -8.5)
+    # each score with what its derived companion (its _n) needs (lm_eval_bias.companions)
+    assert (metrics["sent_x_score"][0], metrics["sent_y_score"][0]) == (-7.0, -8.5)
     # each BH value is (subgroup, sign, target subgroup, the pair's template cluster)
     assert [(key, metrics[key][:3]) for key in metrics if key.endswith("_pvalue_bh")] == [
         ("bias_score_lesbian_pvalue_bh", ("Gay", 1, "Lesbian")),
