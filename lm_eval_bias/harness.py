@@ -196,6 +196,7 @@ class SubgroupMetricsTask(_task_base()):
 
     def download(self, dataset_kwargs=None, **kwargs) -> None:
         super().download(dataset_kwargs, **kwargs)
+        self._docs_read: list | None = None  # each document as doc_iterator first read it
         provenance = getattr(self.dataset, "lm_eval_bias_data", None)
         if provenance is not None:
             self.config.metadata = {**(self.config.metadata or {}), "lm_eval_bias_data": provenance}
@@ -267,6 +268,45 @@ class SubgroupMetricsTask(_task_base()):
         ):
             ctx = self.prefix_text + ctx
         return super().construct_requests(doc, ctx, **kwargs)
+
+    def doc_iterator(self, *, rank: int = 0, limit: int | None = None, world_size: int = 1, samples=None):
+        """lm-eval's ``(position, document)`` pairs for this process, as lm-eval 0.4.13 gives them,
+        each document read from the dataset once in the run.
+
+        lm-eval selects ``--samples`` by testing each document's index against the list (time the
+        product of the task's documents and the shard's: hours for a shard of TANGO's 1.5 million),
+        and reads every document afresh on each pass (building the requests, then scoring them under
+        each filter), so that a run holds each document twice, in its requests and in its logged
+        sample. Here the selection is by index and each pass gives the same document object.
+
+        Raises
+        ------
+        ConfigurationError
+            A ``--samples`` index outside the task's documents (lm-eval asserts it).
+        """
+        docs = self.eval_docs
+        count = len(docs)
+        if samples:
+            outside = sorted({index for index in samples if not 0 <= index < count})
+            if outside:
+                raise ConfigurationError(
+                    f"{self.config.task}: --samples names documents {', '.join(map(str, outside[:5]))}"
+                    f"{' ...' if len(outside) > 5 else ''}, but the task has documents 0 to {count - 1}. Fix: "
+                    f"make the --samples file for this task (lm-eval-bias shards {self.config.task} ...)"
+                )
+            logger.info("%s: Evaluating on %d examples", self.config.task, len(samples))
+            chosen = sorted(set(samples))  # lm-eval's order: the documents', each once
+        else:
+            chosen = range(count if not limit else min(int(limit), count))
+        if getattr(self, "_docs_read", None) is None:
+            self._docs_read = [None] * count
+        read = self._docs_read
+        for position in range(int(rank), len(chosen), int(world_size)):
+            index = chosen[position]
+            doc = read[index]
+            if doc is None:
+                doc = read[index] = docs[index]
+            yield position, doc
 
     def apply_filters(self):
         """lm-eval's filters, on each request's own answers only.

@@ -173,6 +173,28 @@ def test_blocks_are_contiguous_cover_every_document_once_and_differ_by_one_at_mo
         shards.contiguous_blocks(3, 4)
 
 
+def test_a_shard_s_documents_are_lm_eval_s_read_once_each(generated_data_dir):
+    """Our tasks give lm-eval the documents its own ``doc_iterator`` gives, selecting ``--samples`` by
+    index (lm-eval tests each document's index against the list) and reading each document once."""
+    from lm_eval.api.task import ConfigurableTask
+
+    manager = lm_eval_bias.task_manager(include_defaults=False, metadata={"data_dir": str(generated_data_dir)})
+    task = manager.load(["winoqueer"])["tasks"]["winoqueer"]
+    chosen = [7, 3, 4, 3, 30]
+    for arguments in ({"samples": chosen, "rank": 1, "world_size": 2}, {"limit": 5}, {}):
+        ours = list(task.doc_iterator(**arguments))
+        assert ours == list(ConfigurableTask.doc_iterator(task, **arguments)), arguments
+    first, again = list(task.doc_iterator(samples=chosen)), list(task.doc_iterator(samples=chosen))
+    assert [position for position, _ in first] == [0, 1, 2, 3] and all(a[1] is b[1] for a, b in zip(first, again))
+    count = len(task.eval_docs)
+    with pytest.raises(lm_eval_bias.errors.ConfigurationError) as error:
+        list(task.doc_iterator(samples=[0, count, -1]))
+    assert str(error.value) == (
+        f"winoqueer: --samples names documents -1, {count}, but the task has documents 0 to {count - 1}. "
+        "Fix: make the --samples file for this task (lm-eval-bias shards winoqueer ...)"
+    )
+
+
 def test_shards_writes_one_samples_file_per_shard_and_prints_their_commands(generated_data_dir, tmp_path, capsys):
     metadata = json.dumps({"data_dir": str(generated_data_dir)})
     code, out, err = run_cli(["shards", "winoqueer", "--shards", "3", "--to", tmp_path, "--metadata", metadata], capsys)
