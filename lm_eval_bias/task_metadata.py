@@ -131,8 +131,9 @@ class TaskIdentity:
     def cluster_id(self, doc: Mapping) -> int | None:
         """The cluster of a document as a number below 2**52, the top 52 bits of the BLAKE2b hash of
         :meth:`cluster_of`: it travels beside the document's value of a metric into lm-eval's
-        aggregations and the samples file, where a float holds it exactly, and is the same in every
-        process of a run; two of ten thousand clusters share one with probability 1e-8."""
+        aggregations (and into the samples file, for a value kept per document), where a float holds
+        it exactly, and is the same in every process of a run; two of ten thousand clusters share one
+        with probability 1e-8."""
         text = self.cluster_of(doc)
         if text is None:
             return None

@@ -1,9 +1,12 @@
 """Recompute a task's results from its ``--log_samples`` file.
 
 Each logged sample holds the per-document metric values our ``process_results``
-returned; aggregating them again with the task's own aggregations (declared in
-its YAML, else chosen by metric name as ``SubgroupMetricsTask`` does) gives the
-same numbers as the run, with the same seeds, without the model.
+returned, each once: the companions derived from a value are left out, and
+derived again here, the results file beside the samples naming them
+(``companions.completed_samples``). Aggregating them again with the task's own
+aggregations (declared in its YAML, else chosen by metric name as
+``SubgroupMetricsTask`` does) gives the same numbers as the run, with the same
+seeds, without the model.
 
 The samples must be the task's: its declared metrics (or its headline metric)
 must be among the samples' metric names, and ``--task`` may not contradict the
