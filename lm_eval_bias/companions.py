@@ -126,7 +126,7 @@ class Slimmer:
                 # metrics that share one value object share its clustered form
                 tag = tagged.get(id(value))
                 if tag is None:
-                    tag = tagged[id(value)] = (*value, cluster) if isinstance(value, tuple) else (value, cluster)
+                    tag = tagged[id(value)] = _with_cluster(value, cluster)
                 value = tag
             out[name] = value
         return out
@@ -232,18 +232,21 @@ class _DerivedLists(Mapping):
 
 def _companions_of_values(name: str, values: list) -> tuple[str, ...]:
     """The suffixes derived from a metric's carriers; () where its values are no carriers."""
-    found = {value[2] for value in values if carried(value) is not None}
-    if len(found) > 1 or (found and len(values) != sum(carried(value) is not None for value in values)):
+    found = {value[2] if carried(value) is not None else () for value in values}
+    if len(found) > 1:
         raise ConfigurationError(f"{name}: its documents have different companions ({sorted(found)})")
     return found.pop() if found else ()
 
 
 def _clustered(carriers: list) -> list:
     """Each value with its document's cluster appended (itself where it has none)."""
-    return [
-        value if cluster is None else (*value, cluster) if type(value) is tuple else (value, cluster)
-        for value, cluster, _ in carriers
-    ]
+    return [value if cluster is None else _with_cluster(value, cluster) for value, cluster, _ in carriers]
+
+
+def _with_cluster(value, cluster):
+    """``v`` as ``(v, cluster)``, a tuple ``(side, v)`` as ``(side, v, cluster)``: what the clustered
+    aggregations (``stats.CLUSTER_AWARE``) read."""
+    return (*value, cluster) if isinstance(value, tuple) else (value, cluster)
 
 
 def plain_samples(samples: list[dict]) -> None:
