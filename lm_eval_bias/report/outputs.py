@@ -224,12 +224,15 @@ def write_all(outputs: Sequence[tuple[str | Path, str]], inputs: Sequence[str | 
     """
     targets = [Path(target) for target, _ in outputs]
     read = {Path(path).resolve() for path in inputs}
-    for index, target in enumerate(targets):
-        if any(target.resolve() == other.resolve() for other in targets[:index]):
+    seen: set[Path] = set()
+    for target in targets:
+        resolved = target.resolve()
+        if resolved in seen:
             raise OutputError(f"{target} is given for two outputs; give each its own file")
+        seen.add(resolved)
         if target.is_dir():
             raise OutputError(f"cannot write {target}: it is a folder; give a file name")
-        if target.resolve() in read:
+        if resolved in read:
             raise OutputError(
                 f"cannot write {target}: it is one of the files this command reads; give another file name"
             )
