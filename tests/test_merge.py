@@ -55,12 +55,13 @@ class ChainRuleLM(HashedLM):
         return answers
 
 
-def run_and_write(manager, tasks, folder: Path, samples: dict | None) -> Path:
-    """One ``simple_evaluate`` of ``tasks`` (``samples``: lm-eval's per-task doc indices), written as
-    ``lm-eval --output_path folder --log_samples`` writes it; returns the results file."""
+def run_and_write(manager, tasks, folder: Path, samples: dict | None, model=None) -> Path:
+    """One ``simple_evaluate`` of ``tasks`` (``samples``: lm-eval's per-task doc indices) with ``model``
+    (a :class:`ChainRuleLM` by default), written as ``lm-eval --output_path folder --log_samples``
+    writes it; returns the results file."""
     tracker = EvaluationTracker(output_path=str(folder))
     output = lm_eval.simple_evaluate(
-        model=ChainRuleLM(),
+        model=model or ChainRuleLM(),
         tasks=list(tasks),
         log_samples=True,
         task_manager=manager,
@@ -155,6 +156,30 @@ def test_a_missing_shard_leaves_the_merged_run_partial(whole_and_shards, tmp_pat
     assert "lm-eval-bias merge: winoqueer: 90 of 270 pairs are in no shard (doc_id 90-179); the merged run is " in err
     (run,) = results.load_runs([tmp_path / "merged"])
     assert run.bases["winoqueer"].partial[0] == "180 of 270 pairs evaluated"
+
+
+class SilentLM(ChainRuleLM):
+    """Replies nothing to every prompt: a run that reports only the share of empty replies."""
+
+    def generate_until(self, requests, disable_tqdm=False):
+        return ["" for _ in requests]
+
+
+def test_shards_whose_every_reply_is_empty_merge(tmp_path, monkeypatch):
+    # Their samples hold only empty_rate, which the results files report: they are the task's.
+    metadata = {"data_dir": str(write_data_dir(tmp_path / "data"))}
+    scorers.reset()
+    monkeypatch.setitem(scorers.SCORERS, "detoxify", (lambda options: (), HashedDetoxify))
+    manager = lm_eval_bias.task_manager(metadata=metadata, include_defaults=False)
+    folders = [tmp_path / "shard-1", tmp_path / "shard-2"]
+    for folder, documents in zip(folders, (range(0, 3), range(3, 6))):
+        run_and_write(manager, ["tango_disclosure"], folder, {"tango_disclosure": list(documents)}, SilentLM())
+    scorers.reset()
+    outputs, _ = merge.merge(folders, tmp_path / "merged")
+    merged = json.loads(outputs[0][1])["results"]["tango_disclosure"]
+    assert merged["empty_rate,scored"] == 1.0
+    assert merged["empty_rate_n,scored"] == 6
+    assert "toxicity,scored" not in merged
 
 
 # ---------------------------------------------------------------------------- the shards files

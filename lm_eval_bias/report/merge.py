@@ -367,7 +367,13 @@ def merge_task(task: str, shards: list[Shard]) -> TaskMerge:
     text = "".join(line + "\n" for _, _, line, _ in everything)
     # Read once per shard: the merged file's lines are those records, in this order.
     records = [(number, sample) for number, (_, _, _, sample) in enumerate(everything, start=1)]
-    numbers = recompute.recompute_samples(Path(f"samples_{task}_merged.jsonl"), records, task)
+    reported = {
+        name
+        for shard in shards
+        for names in recompute.reported_metrics(shard.document, task).values()
+        for name in names
+    }
+    numbers = recompute.recompute_samples(Path(f"samples_{task}_merged.jsonl"), records, task, reported=reported)
     bootstrap = field_value(reference, "config.bootstrap_iters")
     if not (isinstance(bootstrap, int) and bootstrap > 0):
         # lm-eval computes no standard error without bootstrap iterations

@@ -25,6 +25,7 @@ import json
 import logging
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -361,11 +362,14 @@ def _task_of(path: Path, task: str | None) -> str:
     return task
 
 
-def _check_samples_are_of(path: Path, task: str, names: set[str], declared: dict, named_in_file: bool = False) -> None:
-    """The samples must hold the task's declared metrics or its headline metric."""
+def _check_samples_are_of(
+    path: Path, task: str, names: set[str], declared: dict, named_in_file: bool = False, reported: Iterable[str] = ()
+) -> None:
+    """The samples must hold the task's declared metrics, its headline metric or a metric its results
+    file reports (a run whose every reply was empty reports only ``empty_rate``)."""
     # A samples file has no metadata: the headline metric of the package's task of that name.
     shipped = task_metadata.shipped_identity(task)
-    expected = set(declared) | ({shipped.headline_metric} if shipped is not None else set())
+    expected = set(declared) | ({shipped.headline_metric} if shipped is not None else set()) | set(reported)
     if expected and not expected & names:
         raise ResultsError(
             f"{path}: these are not samples of {task}: they hold the metrics {_listing(names) or 'none'}, and "
@@ -461,11 +465,16 @@ def recompute(samples_path: str | Path, task: str | None = None) -> dict:
     named, beside = task or task_name_of(path), results_beside(path)
     reported = reported_metrics(results_document(beside), named) if beside is not None and named else None
     samples = read_sample_lines(path, reported, named)
-    return recompute_samples(path, samples, task, companions_named=reported is not None)
+    names = {name for metrics in (reported or {}).values() for name in metrics}
+    return recompute_samples(path, samples, task, companions_named=reported is not None, reported=names)
 
 
 def recompute_samples(
-    path: Path, samples: list[tuple[int, dict]], task: str | None = None, companions_named: bool = True
+    path: Path,
+    samples: list[tuple[int, dict]],
+    task: str | None = None,
+    companions_named: bool = True,
+    reported: Iterable[str] = (),
 ) -> dict:
     """:func:`recompute` of samples already read (as :func:`read_sample_lines` gives them).
 
@@ -480,6 +489,9 @@ def recompute_samples(
     companions_named : bool
         Whether the samples were read with the metrics their results file reports (``reported`` of
         :func:`read_sample_lines`); samples that leave out companions are refused without them.
+    reported : iterable of str
+        The metric names the run's results file reports for the task: samples holding only those
+        are the task's too.
 
     Returns
     -------
@@ -507,7 +519,7 @@ def recompute_samples(
         _refuse_listed_twice(path, line_number, names)
         for name in names:
             values.setdefault((name, filter_name), []).append((line_number, sample[name]))
-    _check_samples_are_of(path, task, {name for name, _ in values}, declared, named_in_file)
+    _check_samples_are_of(path, task, {name for name, _ in values}, declared, named_in_file, reported)
     _check_output_type(path, task, *samples[0], named_in_file)
     if not companions_named:
         _refuse_left_out_companions(path, task, {name for name, _ in values})
