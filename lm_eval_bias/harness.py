@@ -347,9 +347,12 @@ class SubgroupMetricsTask(_task_base()):
         for each bound apart, with lists of the same values, and an interval (a bootstrap) costs as much
         for one bound as for both, so the other bound's call on equal values takes the one computed."""
         key = (name.rsplit("_ci_", 1)[0], interval)
+        # Held in the task's aggregations: a closure over the task would make a reference cycle that
+        # keeps every Instance of the finished run until a full garbage collection.
+        intervals = self._intervals
 
         def bound(values):
-            cached = self._intervals.pop(key, None)
+            cached = intervals.pop(key, None)
             if cached is not None and (cached[0] is values or cached[0] == values):
                 found = cached[1]
             else:
@@ -357,7 +360,7 @@ class SubgroupMetricsTask(_task_base()):
                     found = interval(values, **keywords)
                 except (ValueError, ArithmeticError) as error:
                     found = error
-                self._intervals[key] = (values, found)
+                intervals[key] = (values, found)
             if isinstance(found, Exception):
                 raise found
             return found[place]

@@ -109,3 +109,35 @@ def test_both_bounds_of_an_interval_come_from_one_computation():
         with pytest.raises(ValueError, match=r"^too few documents \(n = 0\)$"):
             bound([])
     assert len(calls) == 3
+
+
+def test_a_finished_run_s_tasks_are_freed_without_a_garbage_collection(generated_data_dir):
+    # A reference cycle through a task would keep every Instance of the run until a full
+    # collection, which lands while lm-eval writes the samples: the run's peak memory.
+    # lm-eval's evaluate, as simple_evaluate calls it (simple_evaluate's own task logging makes a
+    # cycle); no log records, which pytest keeps, with whatever their arguments hold.
+    import gc
+    import logging
+
+    import lm_eval.evaluator as evaluator
+
+    import lm_eval_bias
+    from fake_models import HashedLM
+    from lm_eval_bias import adapters
+    from lm_eval_bias.harness import SubgroupMetricsTask
+
+    adapters.install_request_gate()
+
+    manager = lm_eval_bias.task_manager(metadata={"data_dir": str(generated_data_dir)}, include_defaults=False)
+    gc.collect()
+    gc.disable()
+    logging.disable(logging.CRITICAL)
+    try:
+        output = evaluator.evaluate(HashedLM(), manager.load(["winoqueer", "tango_misgender_prob"]), log_samples=True)
+        assert set(output["results"]) == {"winoqueer", "tango_misgender_prob"}
+        del output
+        alive = [type(task).__name__ for task in gc.get_objects() if isinstance(task, SubgroupMetricsTask)]
+    finally:
+        logging.disable(logging.NOTSET)
+        gc.enable()
+    assert alive == []
