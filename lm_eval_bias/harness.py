@@ -308,6 +308,15 @@ class SubgroupMetricsTask(_task_base()):
                 doc = read[index] = docs[index]
             yield position, doc
 
+    def fewshot_docs(self):
+        """lm-eval's few-shot pool, none for a task that takes no examples (``num_fewshot: 0``, which
+        lm-eval keeps whatever ``--num_fewshot`` says): lm-eval 0.4.13 otherwise lists every test
+        document for a sampler such a task never calls, a copy of each document held through the run
+        (1.5 million for ``tango_disclosure_full``, in every shard's process)."""
+        if self.config.num_fewshot == 0:
+            return None
+        return super().fewshot_docs()
+
     def apply_filters(self):
         """lm-eval's filters, on each request's own answers only.
 

@@ -214,6 +214,18 @@ def test_a_shard_s_documents_are_lm_eval_s_read_once_each(generated_data_dir):
     )
 
 
+def test_a_zero_shot_task_holds_no_few_shot_copy_of_its_documents(generated_data_dir, tmp_path):
+    # lm-eval lists every test document for its few-shot sampler, which a zero-shot task never calls.
+    copy_with_examples = tmp_path / "tasks" / "my_prob.yaml"
+    base = Path(lm_eval_bias.tasks_dir()) / "tango" / "tango_misgender_prob.yaml"
+    write(copy_with_examples, f"include: {base}\ntask: my_prob\nnum_fewshot: 2\n")
+    metadata = {"data_dir": str(generated_data_dir)}
+    manager = lm_eval_bias.task_manager([str(copy_with_examples.parent)], metadata=metadata, include_defaults=False)
+    built = manager.load(["tango_misgender_prob", "my_prob"])["tasks"]
+    assert not hasattr(built["tango_misgender_prob"], "sampler")
+    assert len(built["my_prob"].sampler.df) == len(built["my_prob"].eval_docs) == 96
+
+
 def test_shards_writes_one_samples_file_per_shard_and_prints_their_commands(generated_data_dir, tmp_path, capsys):
     metadata = json.dumps({"data_dir": str(generated_data_dir)})
     code, out, err = run_cli(["shards", "winoqueer", "--shards", "3", "--to", tmp_path, "--metadata", metadata], capsys)
