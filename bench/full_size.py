@@ -299,10 +299,24 @@ sys.path.insert(0, {tests!r})
 from fake_models import HashedLM
 from lm_eval.api.registry import register_model
 
+class CharTokenizer:
+    def decode(self, ids):
+        return "".join(map(chr, ids))
+
+
 @register_model("bench-instant")
 class InstantLM(HashedLM):
+    # One token per character, "\\x02" the BOS: WinoQueer then takes the request form it takes with
+    # hf (one request per sentence, after the BOS text), not the one of a backend without a tokenizer.
+    tokenizer = CharTokenizer()
+    prefix_token_id = 2
+    backend = "causal"
+
     def __init__(self, **kwargs):
         super().__init__()
+
+    def tok_encode(self, text, add_special_tokens=None, **kwargs):
+        return [ord(character) for character in text]
 
 from lm_eval.__main__ import cli_evaluate
 sys.argv = ["lm_eval", *sys.argv[1:]]
