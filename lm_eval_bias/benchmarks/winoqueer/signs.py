@@ -21,7 +21,8 @@ from lm_eval_bias.benchmarks.winoqueer.record import SUBGROUPS, subgroup_slug
 from lm_eval_bias.benchmarks.winoqueer.scoring import STEREOTYPED
 from lm_eval_bias.companions import NotDerivable, in_cluster, value_and_cluster
 
-HEADLINE = "bias_score"
+#: The metric holding each pair's outcome, from which its signs follow.
+OUTCOME = "bias_score"
 _SUBGROUP_OF_SLUG = {subgroup_slug(name): name for name in SUBGROUPS}
 
 
@@ -48,9 +49,9 @@ def pair_entries(subgroup: str, subgroups: Sequence[str], outcome: float) -> dic
         Metric name -> value, without the pair's cluster.
     """
     sign = sign_of(outcome)
-    entries = {f"{HEADLINE}_pvalue": sign, f"{HEADLINE}_{subgroup_slug(subgroup)}_pvalue": sign}
+    entries = {f"{OUTCOME}_pvalue": sign, f"{OUTCOME}_{subgroup_slug(subgroup)}_pvalue": sign}
     for other in subgroups:
-        entries[f"{HEADLINE}_{subgroup_slug(other)}_pvalue_bh"] = (subgroup, sign, other)
+        entries[f"{OUTCOME}_{subgroup_slug(other)}_pvalue_bh"] = (subgroup, sign, other)
     return entries
 
 
@@ -77,19 +78,19 @@ def derived_lists(raw_metrics: dict, subgroups: Sequence[str]) -> dict:
     """
     built = {}
     for name, filter_name in raw_metrics:
-        if name != HEADLINE:
+        if name != OUTCOME:
             continue
-        built[(f"{HEADLINE}_pvalue", filter_name)] = functools.partial(_signs, raw_metrics[(name, filter_name)])
+        built[(f"{OUTCOME}_pvalue", filter_name)] = functools.partial(_signs, raw_metrics[(name, filter_name)])
         by_subgroup = []
         for subgroup in subgroups:
-            outcomes = raw_metrics.get((f"{HEADLINE}_{subgroup_slug(subgroup)}", filter_name))
+            outcomes = raw_metrics.get((f"{OUTCOME}_{subgroup_slug(subgroup)}", filter_name))
             if outcomes is not None:
                 by_subgroup.append((subgroup, outcomes))
-                built[(f"{HEADLINE}_{subgroup_slug(subgroup)}_pvalue", filter_name)] = functools.partial(
+                built[(f"{OUTCOME}_{subgroup_slug(subgroup)}_pvalue", filter_name)] = functools.partial(
                     _signs, outcomes
                 )
         for target in subgroups:
-            built[(f"{HEADLINE}_{subgroup_slug(target)}_pvalue_bh", filter_name)] = functools.partial(
+            built[(f"{OUTCOME}_{subgroup_slug(target)}_pvalue_bh", filter_name)] = functools.partial(
                 _family, by_subgroup, target
             )
     return built
@@ -111,20 +112,28 @@ def _family(by_subgroup: list, target: str, clustered: bool) -> list:
     return rows
 
 
-@functools.lru_cache(maxsize=64)
-def _derived_name(name: str) -> tuple[str, str | None] | None:
-    """``("sign", slug)`` for ``bias_score_pvalue`` (slug None) or ``bias_score_<slug>_pvalue``,
+def _sign_entry(name: str) -> tuple[str, str | None] | None:
+    """``("sign", slug)`` for ``bias_score_<slug>_pvalue`` (slug None for ``bias_score_pvalue``),
     ``("family", subgroup)`` for ``bias_score_<slug>_pvalue_bh``, else None."""
-    prefix = f"{HEADLINE}_"
-    if name == f"{HEADLINE}_pvalue":
+    if name == f"{OUTCOME}_pvalue":
         return "sign", None
-    if not name.startswith(prefix):
-        return None
     for suffix, kind in (("_pvalue_bh", "family"), ("_pvalue", "sign")):
-        slug = name[len(prefix) : -len(suffix)] if name.endswith(suffix) else None
-        if slug in _SUBGROUP_OF_SLUG:
+        if name.startswith(f"{OUTCOME}_") and name.endswith(suffix):
+            slug = name[len(OUTCOME) + 1 : -len(suffix)]
+            if slug not in _SUBGROUP_OF_SLUG:
+                return None
             return kind, (_SUBGROUP_OF_SLUG[slug] if kind == "family" else slug)
     return None
+
+
+@functools.lru_cache(maxsize=16)
+def _sign_entries_among(names: tuple[str, ...]) -> tuple[tuple, str | None]:
+    """``(name, kind, which)`` of each sign-test entry among ``names`` (:func:`_sign_entry`), and the first
+    of them that every pair held (None where there is none): a sample's left-out names are the same
+    for most of its file, so they are read once."""
+    found = tuple((name, *entry) for name in names if (entry := _sign_entry(name)) is not None)
+    every_pair_held = next((name for name, kind, which in found if kind == "family" or which is None), None)
+    return found, every_pair_held
 
 
 def derived_entries(sample: dict, names: Sequence[str], cluster, clustered) -> dict:
@@ -136,7 +145,7 @@ def derived_entries(sample: dict, names: Sequence[str], cluster, clustered) -> d
     ----------
     sample : dict
         The sample, as JSON gives it: its ``bias_score`` and its ``doc``'s ``subgroup`` are read.
-    names : sequence of str
+    names : tuple of str
         The metrics the results file reports under the sample's filter that the sample does not list.
     cluster : int or None
         The pair's cluster.
@@ -153,25 +162,24 @@ def derived_entries(sample: dict, names: Sequence[str], cluster, clustered) -> d
     companions.NotDerivable
         A sample whose ``bias_score`` is not 0 or 100, or whose ``doc`` names no WinoQueer subgroup.
     """
-    wanted = {name: found for name in names if (found := _derived_name(name)) is not None}
-    every_pair_held = [name for name, (kind, slug) in wanted.items() if kind == "family" or slug is None]
-    if not every_pair_held:
+    wanted, every_pair_held = _sign_entries_among(tuple(names))
+    if every_pair_held is None:
         return {}
-    outcome = sample.get(HEADLINE)
+    outcome = sample.get(OUTCOME)
     if type(outcome) not in (int, float) or outcome not in (0, STEREOTYPED):
         raise NotDerivable(
-            f"its {HEADLINE} is {outcome!r}, not 0 or {STEREOTYPED:g}, and {every_pair_held[0]} is derived from it"
+            f"its {OUTCOME} is {outcome!r}, not 0 or {STEREOTYPED:g}, and {every_pair_held} is derived from it"
         )
     doc = sample.get("doc")
     subgroup = doc.get("subgroup") if isinstance(doc, dict) else None
     if subgroup not in SUBGROUPS:
         raise NotDerivable(
             f"its doc's subgroup is {subgroup!r}, not one of WinoQueer's ({', '.join(SUBGROUPS)}), and "
-            f"{every_pair_held[0]} is derived from it"
+            f"{every_pair_held} is derived from it"
         )
     sign, own = sign_of(outcome), subgroup_slug(subgroup)
     entries = {}
-    for name, (kind, which) in wanted.items():
+    for name, kind, which in wanted:
         if kind == "family":
             entry = [subgroup, sign, which]
         elif which in (None, own):
