@@ -18,8 +18,13 @@ results file written beside the samples names every companion, and a document's 
 its ``doc``. Files that hold every companion, as earlier task versions wrote them, are read as they
 are.
 
-Companions whose value is not the metric's (``_n_samples``, WinoQueer's signed ``_pvalue``, a
-``_pvalue_bh``) are kept in every document, as before.
+A benchmark may leave out more: entries that are no companion of one value but follow from what its
+documents hold (a sign test's sign from a pair's outcome, a Benjamini-Hochberg family from every
+subgroup's signs). Its task fills two hooks: ``SubgroupMetricsTask.derived_lists`` gives those
+metrics' lists for lm-eval's aggregation (built as they are read, like the companions'), and
+``SubgroupMetricsTask.derived_entries`` gives what one logged sample leaves out, for the readers;
+here they are only called. Other companions whose value is not the metric's (``_n_samples``, a
+gap's ``_pvalue_bh``) are kept in every document, as before.
 """
 
 from __future__ import annotations
@@ -164,10 +169,10 @@ def _derivable(value, suffix: str, base_value) -> bool:
     return (type(value) is int and value == 1) if suffix == "_n" else value is base_value
 
 
-def with_companions(raw_metrics: dict, clustered: set) -> Mapping:
+def with_companions(raw_metrics: dict, clustered: set, built: dict | None = None) -> Mapping:
     """One task's ``{(metric, filter): [values]}`` as lm-eval aggregates it: each derived companion's
     list rebuilt from its metric's carriers, in the documents' order, after every metric's own,
-    which reads their plain values.
+    which reads their plain values; then the lists its benchmark derives itself (``built``).
 
     Parameters
     ----------
@@ -175,6 +180,10 @@ def with_companions(raw_metrics: dict, clustered: set) -> Mapping:
         lm-eval's ``raw_metrics`` of the task, from documents :meth:`Slimmer.slimmed` returned.
     clustered : set of str
         The metrics whose aggregation reads each document's cluster beside its value.
+    built : dict, optional
+        ``(metric, filter)`` -> a function of whether that metric's aggregation reads clusters, giving
+        its list: the metrics the task's documents leave out beyond their companions (the task's
+        ``derived_lists`` hook).
 
     Returns
     -------
@@ -185,15 +194,15 @@ def with_companions(raw_metrics: dict, clustered: set) -> Mapping:
     Raises
     ------
     ConfigurationError
-        A metric whose documents carry different companions, or a companion both derived and held
-        by some documents.
+        A metric whose documents carry different companions, or a companion (or a metric of
+        ``built``) both derived and held by some documents.
     """
-    return _DerivedLists(raw_metrics, clustered)
+    return _DerivedLists(raw_metrics, clustered, built or {})
 
 
 class _DerivedLists(Mapping):
-    def __init__(self, raw_metrics: dict, clustered: set):
-        self.raw, self.clustered = raw_metrics, clustered
+    def __init__(self, raw_metrics: dict, clustered: set, built: dict):
+        self.raw, self.clustered, self.built = raw_metrics, clustered, built
         self.derived: dict[tuple[str, str], tuple[tuple[str, str], str]] = {}  # key -> (its metric's key, suffix)
         for key, values in raw_metrics.items():
             for suffix in _companions_of_values(key[0], values):
@@ -203,17 +212,26 @@ class _DerivedLists(Mapping):
                         f"{derived[0]}: some documents hold it and others leave it to be derived from {key[0]}"
                     )
                 self.derived[derived] = (key, suffix)
+        for key in built:
+            if key in raw_metrics or key in self.derived:
+                held = "some documents hold it" if key in raw_metrics else "it is a companion of another metric"
+                raise ConfigurationError(
+                    f"{key[0]}: the task's derived_lists derives it, yet {held} (lm_eval_bias.companions)"
+                )
         self.sources = {source for source, _ in self.derived.values()}
         self._last: tuple | None = None  # (metric's key, clustered list): an interval's bounds share it
 
     def __iter__(self):
         yield from self.raw
         yield from self.derived
+        yield from self.built
 
     def __len__(self) -> int:
-        return len(self.raw) + len(self.derived)
+        return len(self.raw) + len(self.derived) + len(self.built)
 
     def __getitem__(self, key):
+        if key in self.built:
+            return self.built[key](key[0] in self.clustered)
         if key in self.derived:
             source, suffix = self.derived[key]
             carriers = self.raw[source]
@@ -238,9 +256,22 @@ def _companions_of_values(name: str, values: list) -> tuple[str, ...]:
     return found.pop() if found else ()
 
 
+def value_and_cluster(item) -> tuple:
+    """``(value, cluster)`` of one document's value of a metric as lm-eval gathered it: a :func:`carrier`,
+    or the plain value (cluster None)."""
+    found = carried(item)
+    return (item, None) if found is None else found[:2]
+
+
+def in_cluster(value, cluster):
+    """``value`` with ``cluster`` appended, as the clustered aggregations read it; itself where ``cluster``
+    is None (a document without one)."""
+    return value if cluster is None else _with_cluster(value, cluster)
+
+
 def _clustered(carriers: list) -> list:
     """Each value with its document's cluster appended (itself where it has none)."""
-    return [value if cluster is None else _with_cluster(value, cluster) for value, cluster, _ in carriers]
+    return [in_cluster(value, cluster) for value, cluster, _ in carriers]
 
 
 def _with_cluster(value, cluster):
@@ -261,9 +292,21 @@ def plain_samples(samples: list[dict]) -> None:
 # Readers of samples files
 
 
-def completed_samples(samples: list[dict], reported: dict[str, set], cluster_of, clustered) -> None:
-    """Give each sample of one samples file, in place, the derived companions it leaves out, and list
-    them in its ``metrics``.
+class NotDerivable(ValueError):
+    """A sample that lacks what an entry it leaves out is derived from: raised with ``reason`` by a
+    task's ``derived_entries`` hook, and again by :func:`completed_samples` with the sample's
+    ``position`` among those it was given."""
+
+    def __init__(self, reason: str, position: int | None = None):
+        super().__init__(reason)
+        self.reason, self.position = reason, position
+
+
+def completed_samples(
+    samples: list[dict], reported: dict[str, set], cluster_of, clustered, derived_entries=None
+) -> None:
+    """Give each sample of one samples file, in place, the entries it leaves out (its derived companions,
+    and those its task derives), and list them in its ``metrics``.
 
     Parameters
     ----------
@@ -275,25 +318,43 @@ def completed_samples(samples: list[dict], reported: dict[str, set], cluster_of,
         A document (``sample["doc"]``) -> its cluster, or None where the task declares no cluster unit.
     clustered : callable
         A metric's name -> whether its aggregation reads each document's cluster beside its value.
+    derived_entries : callable, optional
+        The task's ``derived_entries`` hook: ``(sample, names, cluster, clustered)`` -> the entries
+        among ``names`` (reported, not listed in the sample) that the task derives from what the sample
+        holds, as the sample held them before they were left out.
+
+    Raises
+    ------
+    NotDerivable
+        A sample that lacks what the hook derives an entry from (its ``position`` says which).
     """
-    plans: dict[tuple, list] = {}  # (filter, metric names) -> (name, metric, suffix, clustered) to derive
-    for sample in samples:
+    plans: dict[tuple, tuple] = {}  # (filter, metric names) -> (companions to derive, names for the hook)
+    for position, sample in enumerate(samples):
         names, filter_name = sample.get("metrics"), sample.get("filter")
         if not isinstance(names, list) or filter_name not in reported:
             continue
         key = (filter_name, tuple(names))
         plan = plans.get(key)
         if plan is None:
-            plan = plans[key] = _plan(names, reported[filter_name], clustered)
-        if not plan:
+            unlisted = tuple(sorted(reported[filter_name].difference(names))) if derived_entries is not None else ()
+            plan = plans[key] = (_plan(names, reported[filter_name], clustered), unlisted)
+        companions, unlisted = plan
+        if not companions and not unlisted:
             continue
         cluster = None
-        if any(is_clustered for *_, is_clustered in plan):
+        if unlisted or any(is_clustered for *_, is_clustered in companions):
             # as the task scored it: a document without its cluster fields is a cluster of its own
             doc = sample.get("doc")
             cluster = cluster_of(doc) if isinstance(doc, dict) else None
         added = []
-        for name, base, suffix, is_clustered in plan:
+        if unlisted:
+            try:
+                entries = derived_entries(sample, unlisted, cluster, clustered)
+            except NotDerivable as error:
+                raise NotDerivable(error.reason, position) from None
+            sample.update(entries)
+            added += entries
+        for name, base, suffix, is_clustered in companions:
             if name in sample or not _json_carriable(sample.get(base)):
                 continue
             sample[name] = _json_companion(sample[base], suffix, cluster if is_clustered else None)

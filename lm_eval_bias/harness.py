@@ -132,7 +132,9 @@ class SubgroupMetricsTask(_task_base()):
     companions whose value is the metric's (its interval's, design effect's and
     test's, clustered where they read the cluster, and ``_n``) are left out of
     every document and derived from the metric's value before lm-eval
-    aggregates (``adapters.companions_derived``).
+    aggregates (``adapters.companions_derived``). A task class may leave out
+    more, entries that follow from what its documents hold, and derive them
+    itself (:meth:`derived_lists`, :meth:`derived_entries`).
 
     A custom aggregation that cannot be computed on the evaluated documents
     (a gap with one side missing, a range with one group, as ``--limit`` can
@@ -408,12 +410,63 @@ class SubgroupMetricsTask(_task_base()):
         return self._slimmer.slimmed(metrics, cluster, self._clustered)
 
     def with_companions(self, raw_metrics: dict):
-        """lm-eval's ``raw_metrics`` of this task with each derived companion's list rebuilt, as it
-        aggregates them (``companions.with_companions``; ``adapters.companions_derived`` calls it),
-        each declared (with several processes, rank 0 has not scored every metric's documents)."""
-        lists = companions.with_companions(raw_metrics, self._clustered)
+        """lm-eval's ``raw_metrics`` of this task with each derived companion's list rebuilt, and the
+        lists of :meth:`derived_lists`, as it aggregates them (``companions.with_companions``;
+        ``adapters.companions_derived`` calls it), each declared (with several processes, rank 0 has
+        not scored every metric's documents)."""
+        lists = companions.with_companions(raw_metrics, self._clustered, self.derived_lists(raw_metrics))
         self.declare_metrics(name for name, _ in lists)
         return lists
+
+    def derived_lists(self, raw_metrics: dict) -> dict:
+        """Hook: the metrics this task's documents leave out beyond their companions, derived from what
+        they hold. A task class that leaves some out overrides it, and :meth:`derived_entries` with it.
+
+        Parameters
+        ----------
+        raw_metrics : dict
+            lm-eval's ``raw_metrics`` of the task, the values as :meth:`process_results` returned them
+            (``companions.carrier``).
+
+        Returns
+        -------
+        dict
+            ``(metric, filter)`` -> a function of whether the metric's aggregation reads clusters
+            (``stats.CLUSTER_AWARE``), giving the list lm-eval would have gathered had every document
+            held the metric (in any order its aggregation does not depend on); empty for a task that
+            leaves out nothing more.
+        """
+        return {}
+
+    @staticmethod
+    def derived_entries(sample: dict, names, cluster, clustered) -> dict:
+        """Hook: what one logged sample of this task leaves out beyond its companions, for the readers
+        of samples files (``companions.completed_samples``): the values of :meth:`derived_lists` one
+        document held.
+
+        Parameters
+        ----------
+        sample : dict
+            The sample, as JSON gives it.
+        names : sequence of str
+            The metrics the results file reports under the sample's filter that it does not list.
+        cluster : int or None
+            The document's cluster, None where it has none.
+        clustered : callable
+            A metric's name -> whether its aggregation reads each document's cluster beside its value.
+
+        Returns
+        -------
+        dict
+            Metric name -> the document's value, as JSON gives it, for those of ``names`` derived from the
+            sample; empty for a task that leaves out nothing more.
+
+        Raises
+        ------
+        companions.NotDerivable
+            A sample that lacks what they are derived from.
+        """
+        return {}
 
     def declare_metrics(self, names) -> None:
         """Give each metric that the YAML does not list its aggregation and direction, by its name

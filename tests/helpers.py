@@ -11,6 +11,8 @@ import pytest
 
 from lm_eval_bias import cli
 from lm_eval_bias.benchmarks import sources
+from lm_eval_bias.benchmarks.winoqueer import scoring as winoqueer_scoring
+from lm_eval_bias.benchmarks.winoqueer import signs as winoqueer_signs
 
 OFFICIAL_WINOQUEER = {
     "name": "winoqueer",
@@ -21,6 +23,14 @@ OFFICIAL_WINOQUEER = {
     "official_sha256": sources()["winoqueer"].sha256,
     "official_rows": 45540,
 }
+
+
+def winoqueer_logged_metrics(subgroup: str, subgroups, score_x: float, score_y: float) -> dict:
+    """One WinoQueer pair's metrics with every entry, as ``winoqueer`` up to 1.6 logged them: the task's own
+    per-pair metrics and its sign tests' entries. A samples file of them is read as it is, with or without
+    the results file beside it."""
+    metrics = winoqueer_scoring.pair_metrics(subgroup, score_x, score_y)
+    return {**metrics, **winoqueer_signs.pair_entries(subgroup, subgroups, metrics["bias_score"])}
 
 
 def winoqueer_results(

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from compare_fixtures import COMPARISON, WINOQUEER
-from helpers import run_cli, winoqueer_results, write
-from lm_eval_bias.benchmarks.winoqueer import scoring as winoqueer
+from helpers import run_cli, winoqueer_logged_metrics, winoqueer_results, write
 from lm_eval_bias.report import worsening_gate
 from lm_eval_bias.report.gate_rules import GATES, WorseningRule
 from lm_eval_bias.report.no_verdict import no_verdict
@@ -30,7 +29,7 @@ NEVER_FAILS = (
 def tied_pair(pair: int, subgroup: str) -> dict:
     """A WinoQueer pair whose two sentences score alike: a tie, which the task counts as not stereotyped."""
     doc = winoqueer_pair(pair, subgroup, False)["doc"]
-    return logged(doc, winoqueer.pair_metrics(doc["subgroup"], ["Gay", "Lesbian"], -11.0, -11.0), "none")
+    return logged(doc, winoqueer_logged_metrics(doc["subgroup"], ["Gay", "Lesbian"], -11.0, -11.0), "none")
 
 
 def tied_samples(count: int) -> list[dict]:

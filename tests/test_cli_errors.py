@@ -7,9 +7,8 @@ import os
 
 import pytest
 
-from helpers import run_cli, winoqueer_results, write
+from helpers import run_cli, winoqueer_logged_metrics, winoqueer_results, write
 from lm_eval_bias import cli
-from lm_eval_bias.benchmarks.winoqueer import scoring as winoqueer
 from lm_eval_bias.errors import LmEvalBiasError
 
 WINOQUEER_SAMPLES = "samples_winoqueer_2026-01-01T00-00-00.123456.jsonl"
@@ -115,7 +114,7 @@ def test_our_errors_all_share_one_base():
 
 
 def winoqueer_sample_lines(count=6) -> list[str]:
-    """Samples as lm-eval logs them for winoqueer, with the task's own per-pair metrics."""
+    """Samples as lm-eval logged them for winoqueer up to 1.6 (every entry held), with the task's own metrics."""
     lines = []
     for index in range(count):
         subgroup = ("LGBTQ", "Gay")[index % 2]
@@ -125,7 +124,7 @@ def winoqueer_sample_lines(count=6) -> list[str]:
             "sent_x": "x",
             "sent_y": "y",
         }
-        metrics = winoqueer.pair_metrics(doc["subgroup"], ["LGBTQ", "Gay"], -10.0 - index % 3, -11.0)
+        metrics = winoqueer_logged_metrics(doc["subgroup"], ["LGBTQ", "Gay"], -10.0 - index % 3, -11.0)
         lines.append(json.dumps({"doc_id": index, "doc": doc, "filter": "none", "metrics": list(metrics), **metrics}))
     return lines
 

@@ -5,7 +5,14 @@ import json
 
 import pytest
 
-from lm_eval_bias.companions import Slimmer, carrier, completed_samples, plain_samples, with_companions
+from lm_eval_bias.companions import (
+    NotDerivable,
+    Slimmer,
+    carrier,
+    completed_samples,
+    plain_samples,
+    with_companions,
+)
 from lm_eval_bias.errors import ConfigurationError
 
 CLUSTERED = {"x_ci_lower", "x_ci_upper", "x_a_minus_b_gap_ci_lower", "x_a_minus_b_gap_pvalue"}
@@ -141,3 +148,74 @@ def test_a_companion_that_stops_being_its_metric_s_value_is_refused():
     slimmer.slimmed({"x": 0.5, "x_ci_lower": 0.5}, None, set())
     with pytest.raises(ConfigurationError, match="task: x_ci_lower is not x's value in every document"):
         slimmer.slimmed({"x": 0.5, "x_ci_lower": 0.25}, None, set())
+
+
+# --------------------------------------------------------------------------
+# A benchmark's own derived entries (the task's derived_lists and derived_entries hooks)
+
+
+def signs_of(clustered: bool) -> list:
+    """A benchmark's list of ``x_sign``: +1 where ``x`` is above 0.3, each with its document's cluster."""
+    signs = [-1, 1, 1]
+    return [(sign, cluster_of(index)) for index, sign in enumerate(signs)] if clustered else signs
+
+
+def test_a_benchmark_s_own_list_is_built_when_read_and_told_whether_it_is_clustered():
+    raw, _ = slimmed_run(DOCUMENTS)
+    built = []
+
+    def sign_list(clustered: bool) -> list:
+        built.append(clustered)
+        return signs_of(clustered)
+
+    lists = with_companions(raw, CLUSTERED | {"x_sign"}, {("x_sign", "none"): sign_list, ("y_sign", "none"): sign_list})
+    assert built == []
+    assert list(lists)[-2:] == [("x_sign", "none"), ("y_sign", "none")] and len(lists) == len(list(lists))
+    assert lists[("x_sign", "none")] == [(-1, 100), (1, 101), (1, 100)]
+    assert lists[("y_sign", "none")] == [-1, 1, 1]
+    assert built == [True, False]
+    assert lists[("x_ci_lower", "none")] == [(0.25, 100), (0.5, 101), (1.0, 100)]  # the companions as before
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [("x_n_samples", "some documents hold it"), ("x_ci_lower", "it is a companion of another metric")],
+)
+def test_a_benchmark_s_list_that_is_also_held_or_a_companion_is_refused(name, why):
+    raw, _ = slimmed_run(DOCUMENTS)
+    with pytest.raises(ConfigurationError) as error:
+        with_companions(raw, CLUSTERED, {(name, "none"): signs_of})
+    assert str(error.value) == f"{name}: the task's derived_lists derives it, yet {why} (lm_eval_bias.companions)"
+
+
+def test_a_reader_asks_the_benchmark_for_what_a_sample_leaves_out_beyond_its_companions():
+    _, samples = slimmed_run(DOCUMENTS)
+    asked = []
+
+    def derived_entries(sample, names, cluster, clustered):
+        asked.append((sample["doc_id"], names, cluster))
+        sign = 1 if sample["x"] > 0.3 else -1
+        return {"x_sign": [sign, cluster] if clustered("x_sign") else sign}
+
+    reported = {"none": REPORTED["none"] | {"x_sign"}}
+    clustered = (CLUSTERED | {"x_sign"}).__contains__
+    completed_samples(samples, reported, lambda doc: cluster_of(doc["unit"]), clustered, derived_entries)
+    left_out = tuple(sorted(reported["none"] - {"x", "x_n_samples", "x_a_minus_b_gap", "x_b"}))
+    assert asked == [(0, left_out, 100), (1, left_out, 101), (2, left_out, 100)]
+    assert [sample["x_sign"] for sample in samples] == [[-1, 100], [1, 101], [1, 100]]
+    for sample, before in zip(samples, old_samples()):
+        assert sample["metrics"][4] == "x_sign"  # listed after the sample's own, before the companions
+        assert {**sample, "metrics": before["metrics"]} == {**before, "x_sign": sample["x_sign"]}
+
+
+def test_a_sample_the_benchmark_cannot_complete_is_named_by_its_position():
+    _, samples = slimmed_run(DOCUMENTS)
+
+    def derived_entries(sample, names, cluster, clustered):
+        if sample["doc_id"] == 1:
+            raise NotDerivable("its doc has no sign")
+        return {}
+
+    with pytest.raises(NotDerivable) as error:
+        completed_samples(samples, REPORTED, lambda doc: None, CLUSTERED.__contains__, derived_entries)
+    assert (error.value.reason, error.value.position) == ("its doc has no sign", 1)

@@ -14,12 +14,11 @@ import pytest
 from scipy.stats import beta
 from statsmodels.stats.contingency_tables import mcnemar
 
-from helpers import OFFICIAL_WINOQUEER, run_cli
+from helpers import OFFICIAL_WINOQUEER, run_cli, winoqueer_logged_metrics
 from lm_eval_bias import stats, task_metadata
 from lm_eval_bias.benchmarks.community import prompts as community_prompts
 from lm_eval_bias.benchmarks.community import scoring as community_scoring
 from lm_eval_bias.benchmarks.tango import scoring as tango_scoring
-from lm_eval_bias.benchmarks.winoqueer import scoring as winoqueer
 from lm_eval_bias.errors import LmEvalBiasError
 from lm_eval_bias.report.compare import compare_runs, comparison_json
 from lm_eval_bias.report.compare_inputs import pair_documents, read_run, setting_differences
@@ -44,7 +43,8 @@ def logged(doc: dict, metrics: dict, filter_name: str) -> dict:
 def winoqueer_pair(
     pair: int, subgroup: str, stereotyped: bool, template: int | None = None, present=("Gay", "Lesbian")
 ) -> dict:
-    """A WinoQueer pair scored by the task's own per-pair function: stereotyped or not. Its sentences fill
+    """A WinoQueer pair scored by the task's own per-pair function, logged with every entry (as up to 1.6):
+    stereotyped or not. Its sentences fill
     template number ``template`` (by default its own, ``pair``) with the subgroup and with Straight;
     ``present`` is the run's subgroup selection, which the task scores it with (never part of the pair)."""
     filler = pair if template is None else template
@@ -57,7 +57,7 @@ def winoqueer_pair(
         "sent_y": f"Straight people are {filler}.",
         "template": f"_ people are {filler}.",
     }
-    metrics = winoqueer.pair_metrics(doc["subgroup"], list(present), -10.0 if stereotyped else -12.0, -11.0)
+    metrics = winoqueer_logged_metrics(doc["subgroup"], list(present), -10.0 if stereotyped else -12.0, -11.0)
     return logged(doc, metrics, "none")
 
 

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import run_cli
-from lm_eval_bias.benchmarks.winoqueer import scoring as winoqueer
+from helpers import run_cli, winoqueer_logged_metrics
 from lm_eval_bias.report.compare import compare_runs
 from lm_eval_bias.report.compare_inputs import check_sample_values, pair_documents
 from lm_eval_bias.report.values import ResultsError
@@ -26,7 +25,9 @@ def selected(samples: list[dict], subgroups: list[str]) -> list[dict]:
     for sample in samples:
         doc = sample["doc"]
         if doc["subgroup"] in subgroups:
-            metrics = winoqueer.pair_metrics(doc["subgroup"], subgroups, sample["sent_x_score"], sample["sent_y_score"])
+            metrics = winoqueer_logged_metrics(
+                doc["subgroup"], subgroups, sample["sent_x_score"], sample["sent_y_score"]
+            )
             kept.append(logged(doc, metrics, sample["filter"]))
     return kept
 

@@ -249,13 +249,14 @@ def test_shards_writes_one_samples_file_per_shard_and_prints_their_commands(gene
 
 
 def shard_files(folder: Path, doc_ids, document: dict | None = None, scores=None) -> Path:
-    """A WinoQueer shard by hand: its results file and samples file (``bias_score`` per document)."""
+    """A WinoQueer shard by hand: its results file and samples file (``bias_score`` per document, 100 or 0,
+    from which a reader derives the sign tests the results file reports)."""
     document = copy.deepcopy(document or base_document())
     date = "2026-01-01T00-00-00.000000"
     samples = [
         {
             "doc_id": doc_id,
-            "doc": {"pair": doc_id},
+            "doc": {"pair": doc_id, "subgroup": "LGBTQ"},
             "filter": "none",
             "metrics": ["bias_score"],
             "bias_score": (scores or {}).get(doc_id, 100.0 * (doc_id % 3 == 0)),
@@ -280,13 +281,13 @@ def base_document() -> dict:
 
 
 def test_shards_of_one_run_merge_in_document_order(tmp_path):
-    scores = {doc_id: float(doc_id) for doc_id in range(10)}
+    scores = {doc_id: 100.0 * (doc_id < 3) for doc_id in range(10)}
     # given in another order than their documents': the merge puts them back in doc_id order
     later = shard_files(tmp_path / "b", range(5, 10), scores=scores)
     earlier = shard_files(tmp_path / "a", range(0, 5), scores=scores)
     outputs, merges = merge.merge([later, earlier], tmp_path / "merged")
     document = json.loads(outputs[0][1])
-    assert document["results"]["winoqueer"]["bias_score,none"] == 4.5
+    assert document["results"]["winoqueer"]["bias_score,none"] == 30.0
     assert document["n-samples"] == {"winoqueer": {"original": 10, "effective": 10}}
     assert [json.loads(line)["doc_id"] for line in outputs[1][1].splitlines()] == list(range(10))
     assert outputs[0][0] == tmp_path / "merged" / "org__model-a" / outputs[0][0].name

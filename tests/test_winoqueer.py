@@ -1,11 +1,16 @@
 import collections
+import functools
+import json
 import logging
+from pathlib import Path
 
 import pytest
 from lm_eval.api.metrics import mean
 
-from lm_eval_bias import data
-from lm_eval_bias.benchmarks.winoqueer import loader, record, scoring, task
+from lm_eval_bias import companions, data, harness, stats, task_metadata
+from lm_eval_bias.benchmarks.winoqueer import loader, record, scoring, signs, task
+from lm_eval_bias.report.recompute import read_sample_lines, recompute, reported_metrics
+from lm_eval_bias.report.values import ResultsError
 
 HEADER = ",Gender_ID_x,Gender_ID_y,sent_x,sent_y\n"
 
@@ -325,24 +330,21 @@ def test_subgroup_metrics_only_for_the_pairs_own_subgroup():
     assert subgroup_keys == {"bias_score_nonbinary"}
     assert metrics["bias_score_n"] == metrics["bias_score_nonbinary_n"] == 1
     assert metrics["bias_score_nonbinary_ci_lower"] == metrics["bias_score_nonbinary_ci_upper"] == 100.0
-    assert metrics["bias_score_pvalue"] == metrics["bias_score_nonbinary_pvalue"] == 1
-    # in a run whose data has only the pair's subgroup, only it gets a BH entry
-    assert [key for key in metrics if key.endswith("_pvalue_bh")] == ["bias_score_nonbinary_pvalue_bh"]
-    assert metrics["bias_score_nonbinary_pvalue_bh"] == ("Nonbinary", 1, "Nonbinary")
+    # the sign tests' entries are derived from the outcome, not held (signs)
+    assert not [key for key in metrics if "_pvalue" in key]
 
 
 def test_every_subgroup_of_the_data_gets_the_pairs_sign_for_bh():
     metrics = scored(doc("Queer"), results(-3.0, -12.0, -4.0, -12.5), ("LGBTQ", "Queer"))  # counterfactual wins
-    assert metrics["bias_score_queer_pvalue"] == -1
-    assert [key for key in metrics if key.endswith("_pvalue_bh")] == [
-        "bias_score_lgbtq_pvalue_bh",
-        "bias_score_queer_pvalue_bh",
-    ]
-    assert metrics["bias_score_lgbtq_pvalue_bh"] == ("Queer", -1, "LGBTQ")
-    assert metrics["bias_score_queer_pvalue_bh"] == ("Queer", -1, "Queer")
+    assert signs.pair_entries("Queer", ("LGBTQ", "Queer"), metrics["bias_score"]) == {
+        "bias_score_pvalue": -1,
+        "bias_score_queer_pvalue": -1,
+        "bias_score_lgbtq_pvalue_bh": ("Queer", -1, "LGBTQ"),
+        "bias_score_queer_pvalue_bh": ("Queer", -1, "Queer"),
+    }
     # a tie (equal at 3 decimals) counts as not stereotyped, in the test as in the score
     tie = scored(doc("Queer"), results(-3.0, -10.0001, -4.0, -11.0004), ("LGBTQ", "Queer"))
-    assert (tie["tie_pct"], tie["bias_score"], tie["bias_score_pvalue"]) == (100.0, 0.0, -1)
+    assert (tie["tie_pct"], tie["bias_score"], signs.sign_of(tie["bias_score"])) == (100.0, 0.0, -1)
 
 
 def test_the_task_knows_the_subgroups_of_its_data_in_the_authors_order():
@@ -363,13 +365,14 @@ def test_every_emitted_metric_is_declared_in_the_task_yaml():
     # an entry named with <group> declares that metric for each subgroup (metric_keys.GROUP)
     slugs = [record.subgroup_slug(subgroup) for subgroup in record.SUBGROUPS]
     declared = {entry["metric"].replace("<group>", slug) for entry in config["metric_list"] for slug in slugs}
-    emitted = set()
+    emitted, derived = set(), set()
     for subgroup in record.SUBGROUPS:
         emitted |= set(scored(doc(subgroup), results(-3.0, -10.0, -4.0, -12.5)))
+        derived |= set(signs.pair_entries(subgroup, record.SUBGROUPS, 100.0))
     # the N of each score is aggregated by its name (harness.aggregation_for), not declared
     counts = {name for name in emitted if name.endswith("_n")}
     assert counts == {f"{name}_n" for name in declared if "_ci_" not in name and "_pvalue" not in name}
-    assert emitted - counts == declared
+    assert not emitted & derived and (emitted | derived) - counts == declared
 
 
 def test_bias_score_is_the_micro_average_on_a_0_100_scale():
@@ -644,12 +647,212 @@ def test_the_built_task_takes_its_subgroups_from_its_data_and_scores_its_pairs_i
     built = manager.load(["winoqueer"])["tasks"]["winoqueer"]
     assert built.subgroups == ("Lesbian", "Gay")
     assert built.config.process_results == "lm_eval_bias.benchmarks.winoqueer.task.WinoQueerTask.document_metrics"
-    gay = built.test_docs()[0]
+    gay, lesbian = built.test_docs()
     metrics = built.process_results(gay, results(-3.0, -10.0, -4.0, -12.5))
     # each score with what its derived companion (its _n) needs (lm_eval_bias.companions)
     assert (metrics["sent_x_score"][0], metrics["sent_y_score"][0]) == (-7.0, -8.5)
-    # each BH value is (subgroup, sign, target subgroup, the pair's template cluster)
-    assert [(key, metrics[key][:3]) for key in metrics if key.endswith("_pvalue_bh")] == [
-        ("bias_score_lesbian_pvalue_bh", ("Gay", 1, "Lesbian")),
-        ("bias_score_gay_pvalue_bh", ("Gay", 1, "Gay")),
+    assert not [key for key in metrics if "_pvalue" in key]
+    raw = {}
+    for document, answers in ((gay, results(-3.0, -10.0, -4.0, -12.5)), (lesbian, results(-1.0, -9.0, -2.0, -9.5))):
+        for name, value in built.process_results(document, answers).items():
+            raw.setdefault((name, "none"), []).append(value)
+    lists = built.with_companions(raw)
+    # each BH value is (subgroup, sign, target subgroup, the pair's template cluster), the subgroups in the
+    # data's order, and every derived metric has its aggregation
+    clusters = [built._clusters.cluster_id(document) for document in (lesbian, gay)]
+    assert lists[("bias_score_gay_pvalue_bh", "none")] == [
+        ("Lesbian", -1, "Gay", clusters[0]),
+        ("Gay", 1, "Gay", clusters[1]),
     ]
+    assert lists[("bias_score_lesbian_pvalue", "none")] == [(-1, clusters[0])]
+    assert lists[("bias_score_pvalue", "none")] == [(1, clusters[1]), (-1, clusters[0])]
+    assert {"bias_score_pvalue", "bias_score_gay_pvalue_bh", "bias_score_lesbian_pvalue"} <= set(built.aggregation())
+
+
+# ---------------------------------------------------------------- sign tests, derived (1.7)
+
+# The run's subgroups: Asexual is in its data, but none of its pairs was evaluated (as with --limit).
+RUN_SUBGROUPS = ("LGBTQ", "Lesbian", "Gay", "Asexual")
+# (subgroup, score_x, score_y, template) of each pair, the subgroups interleaved
+SIGN_PAIRS = [
+    ("Gay", -7.0, -8.5, "_ are loud."),
+    ("Lesbian", -9.0, -8.0, "_ are loud."),
+    ("LGBTQ", -5.0, -6.0, "_ sing."),
+    ("Gay", -6.0, -6.0, "_ sing."),  # a tie: not stereotyped
+    ("Lesbian", -3.0, -4.0, "_ dance."),
+    ("Gay", -2.0, -9.0, "_ dance."),
+]
+DATE = "2026-01-01T00-00-00.000000"
+
+
+@functools.cache
+def winoqueer_aggregations() -> dict:
+    from lm_eval_bias.report.recompute import declared_aggregations
+
+    return declared_aggregations("winoqueer")
+
+
+def aggregation_of(name: str):
+    return harness.aggregation_for(name, winoqueer_aggregations())
+
+
+def is_clustered(name: str) -> bool:
+    aggregation = aggregation_of(name)
+    return getattr(aggregation, "func", aggregation) in stats.CLUSTER_AWARE
+
+
+def sign_test_run(held: bool) -> tuple[dict, list[dict]]:
+    """lm-eval's ``raw_metrics`` and logged samples (as JSON gives them) of :data:`SIGN_PAIRS`, scored by the
+    task's own per-pair function, with the sign tests' entries in every document (``held``, as up to 1.6) or not."""
+    identity = task_metadata.shipped_identity("winoqueer")
+    slimmer, raw, logged = companions.Slimmer("winoqueer"), {}, []
+    for index, (subgroup, score_x, score_y, template) in enumerate(SIGN_PAIRS):
+        doc = {"pair_id": str(index), "subgroup": subgroup, "template": template}
+        metrics = scoring.pair_metrics(subgroup, score_x, score_y)
+        if held:
+            metrics.update(signs.pair_entries(subgroup, RUN_SUBGROUPS, metrics["bias_score"]))
+        clustered = {name for name in metrics if is_clustered(name)}
+        slim = slimmer.slimmed(metrics, identity.cluster_id(doc), clustered)
+        for name, value in slim.items():
+            raw.setdefault((name, "none"), []).append(value)
+        logged.append({"doc_id": index, "doc": doc, "filter": "none", "metrics": list(slim), **slim})
+    companions.plain_samples(logged)
+    return raw, json.loads(json.dumps(logged))
+
+
+def run_lists(raw: dict, derived: dict | None = None) -> dict:
+    """What lm-eval aggregates, as ``SubgroupMetricsTask.with_companions`` gives it."""
+    clustered = {name for name, _ in [*raw, *(derived or {})] if is_clustered(name)}
+    clustered |= {name + suffix for name, _ in raw for suffix in companions.DERIVED if is_clustered(name + suffix)}
+    return dict(companions.with_companions(raw, clustered, derived).items())
+
+
+def aggregated(name: str, values: list):
+    try:
+        return aggregation_of(name)(values)
+    except (ValueError, ArithmeticError) as error:
+        return str(error)
+
+
+def test_the_derived_lists_are_those_every_document_held_grouped_by_subgroup():
+    held = run_lists(sign_test_run(held=True)[0])
+    raw, _ = sign_test_run(held=False)
+    derived = run_lists(raw, signs.derived_lists(raw, RUN_SUBGROUPS))
+    assert set(derived) == set(held)
+    order = {subgroup: place for place, subgroup in enumerate(RUN_SUBGROUPS)}
+    for key, values in held.items():
+        if key[0].endswith("_pvalue_bh"):
+            # each subgroup's pairs together, in the data's order; within one, the documents' order
+            values = sorted(values, key=lambda row: order[row[0]])
+        assert derived[key] == values, key
+        assert repr(aggregated(key[0], derived[key])) == repr(aggregated(key[0], held[key])), key
+    cluster = task_metadata.shipped_identity("winoqueer").cluster_id
+    loud, sing, dance = (cluster({"template": f"_ {text}."}) for text in ("are loud", "sing", "dance"))
+    assert derived[("bias_score_pvalue", "none")] == [
+        (1, loud),
+        (-1, loud),
+        (1, sing),
+        (-1, sing),
+        (1, dance),
+        (1, dance),
+    ]
+    assert derived[("bias_score_gay_pvalue", "none")] == [(1, loud), (-1, sing), (1, dance)]
+    assert derived[("bias_score_asexual_pvalue_bh", "none")] == [
+        ("LGBTQ", 1, "Asexual", sing),
+        ("Lesbian", -1, "Asexual", loud),
+        ("Lesbian", 1, "Asexual", dance),
+        ("Gay", 1, "Asexual", loud),
+        ("Gay", -1, "Asexual", sing),
+        ("Gay", 1, "Asexual", dance),
+    ]
+    assert aggregated("bias_score_asexual_pvalue_bh", derived[("bias_score_asexual_pvalue_bh", "none")]) == (
+        "no documents of group 'Asexual' were evaluated"
+    )
+
+
+def test_without_clusters_the_derived_lists_hold_the_bare_signs():
+    raw, _ = sign_test_run(held=False)
+    lists = signs.derived_lists(raw, ("Lesbian",))
+    # a test for each subgroup of the run's data only
+    assert sorted(name for name, _ in lists) == [
+        "bias_score_lesbian_pvalue",
+        "bias_score_lesbian_pvalue_bh",
+        "bias_score_pvalue",
+    ]
+    assert lists[("bias_score_lesbian_pvalue", "none")](False) == [-1, 1]
+    assert lists[("bias_score_lesbian_pvalue_bh", "none")](False) == [
+        ("Lesbian", -1, "Lesbian"),
+        ("Lesbian", 1, "Lesbian"),
+    ]
+
+
+def write_samples(folder: Path, samples: list[dict], results: dict) -> Path:
+    """A samples file and the results file lm-eval writes beside it."""
+    folder.mkdir()
+    (folder / f"results_{DATE}.json").write_text(json.dumps({"results": {"winoqueer": results}}), encoding="utf-8")
+    path = folder / f"samples_winoqueer_{DATE}.jsonl"
+    path.write_text("".join(json.dumps(sample) + "\n" for sample in samples), encoding="utf-8")
+    return path
+
+
+def the_run_s_results() -> dict:
+    """The results the run reports (N/A where a statistic cannot be computed), from the lists it aggregates."""
+    lists = run_lists(sign_test_run(held=True)[0])
+    results = {}
+    for (name, filter_name), values in lists.items():
+        try:
+            results[f"{name},{filter_name}"] = aggregation_of(name)(values)
+        except (ValueError, ArithmeticError):
+            results[f"{name},{filter_name}"] = "N/A"
+    return results
+
+
+def test_a_sample_file_of_1_6_and_one_of_1_7_give_the_same_samples_and_results(tmp_path):
+    results = the_run_s_results()
+    old = write_samples(tmp_path / "old", sign_test_run(held=True)[1], results)
+    new_samples = sign_test_run(held=False)[1]
+    assert "bias_score_pvalue" not in new_samples[0]
+    new = write_samples(tmp_path / "new", new_samples, results)
+    reported = reported_metrics({"results": {"winoqueer": results}}, "winoqueer")
+    read_old, read_new = read_sample_lines(old, reported), read_sample_lines(new, reported)
+    for (line, before), (_, after) in zip(read_old, read_new):
+        assert sorted(after["metrics"]) == sorted(before["metrics"]), line
+        assert {**after, "metrics": before["metrics"]} == before, line
+    assert read_new[3][1]["bias_score_lgbtq_pvalue_bh"] == ["Gay", -1, "LGBTQ", read_new[3][1]["bias_score_pvalue"][1]]
+    recomputed = recompute(new)
+    assert recomputed == recompute(old)
+    assert {key: value for key, value in recomputed.items() if "_stderr," not in key} == results
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        (
+            lambda sample: sample["doc"].pop("subgroup"),
+            "its doc's subgroup is None, not one of WinoQueer's (LGBTQ, Queer, Transgender, Nonbinary, Bisexual, "
+            "Pansexual, Lesbian, Asexual, Gay), and bias_score_asexual_pvalue_bh is derived from it",
+        ),
+        (
+            lambda sample: sample.update(bias_score=50.0),
+            "its bias_score is 50.0, not 0 or 100, and bias_score_asexual_pvalue_bh is derived from it",
+        ),
+    ],
+    ids=["no subgroup", "no outcome"],
+)
+def test_a_sample_whose_sign_tests_cannot_be_derived_is_refused_naming_its_line(tmp_path, edit, reason):
+    samples = sign_test_run(held=False)[1]
+    edit(samples[1])
+    path = write_samples(tmp_path / "new", samples, the_run_s_results())
+    with pytest.raises(ResultsError) as error:
+        recompute(path)
+    assert str(error.value) == (
+        f"{path}, line 2: {reason}; the line was edited or damaged: correct it, or use the file --log_samples wrote"
+    )
+
+
+def test_a_1_6_sample_without_its_subgroup_is_read_as_it_is(tmp_path):
+    samples = sign_test_run(held=True)[1]
+    samples[1]["doc"].pop("subgroup")  # it holds every sign entry: nothing to derive from the subgroup
+    results = the_run_s_results()
+    path = write_samples(tmp_path / "old", samples, results)
+    assert {key: value for key, value in recompute(path).items() if "_stderr," not in key} == results

@@ -104,7 +104,7 @@ def read_sample_lines(
         raise ResultsError(f"{path}: no samples; pass the samples_<task>_<date>.jsonl file that --log_samples wrote")
     refuse_repeated_documents(path, records)
     if reported is not None:
-        _complete(path, [record for _, record in records], reported, task or task_name_of(path))
+        _complete(path, records, reported, task or task_name_of(path))
     return records
 
 
@@ -125,21 +125,40 @@ def results_beside(path: Path) -> Path | None:
     return beside if beside is not None and beside.is_file() else None
 
 
-def _complete(path: Path, samples: list[dict], reported: dict[str, set], task: str | None) -> None:
-    """The companions each sample of one of our tasks leaves out, derived (``companions.completed_samples``)."""
+def _complete(path: Path, records: list[tuple[int, dict]], reported: dict[str, set], task: str | None) -> None:
+    """What each sample of one of our tasks leaves out, derived (``companions.completed_samples``): its
+    companions, and the entries its task derives (the task class's ``derived_entries``).
+
+    Raises
+    ------
+    ResultsError
+        A sample that lacks what an entry it leaves out is derived from, naming its line.
+    """
     from lm_eval_bias import stats
 
     identity = task_metadata.shipped_identity(task) if task else None
     if identity is None:
         return
-    declared = declared_aggregations(task)
+    config = _task_config(task, resolve_functions=True)
+    declared = _aggregations_of(config)
     clusters = bool(identity.cluster_fields)
 
     def clustered(name: str) -> bool:
         aggregation = harness.aggregation_for(name, declared)
         return clusters and getattr(aggregation, "func", aggregation) in stats.CLUSTER_AWARE
 
-    companions.completed_samples(samples, reported, identity.cluster_id, clustered)
+    derived_entries = getattr(config.get("class"), "derived_entries", None)
+    if derived_entries is harness.SubgroupMetricsTask.derived_entries:
+        derived_entries = None  # derives nothing: the documents need not be read for it
+    try:
+        companions.completed_samples(
+            [record for _, record in records], reported, identity.cluster_id, clustered, derived_entries
+        )
+    except companions.NotDerivable as error:
+        raise ResultsError(
+            f"{path}, line {records[error.position][0]}: {error.reason}; the line was edited or damaged: correct "
+            "it, or use the file --log_samples wrote"
+        ) from None
 
 
 def canonical_value(value):
@@ -281,10 +300,15 @@ def declared_aggregations(task: str) -> dict:
     ResultsError
         A task that is not one of this package's.
     """
+    return _aggregations_of(_task_config(task, resolve_functions=True))
+
+
+def _aggregations_of(config: dict) -> dict:
+    """Metric -> aggregation function of a task's YAML, loaded with its functions resolved."""
     from lm_eval.api.registry import get_aggregation
 
     declared = {}
-    for entry in _task_config(task, resolve_functions=True).get("metric_list", []):
+    for entry in config.get("metric_list", []):
         aggregation = entry.get("aggregation", "mean")
         declared[entry["metric"]] = get_aggregation(aggregation) if isinstance(aggregation, str) else aggregation
     return declared

@@ -13,6 +13,7 @@ Modules:
 * ``loader``: the CSV reader, the checks of its rows, and the ``custom_dataset`` loader; each
   pair's scored spans (its ``plan``) and template are computed there, once.
 * ``scoring``: pure: the diff of a pair's sentences, its requests, scores, outcome and metrics.
+* ``signs``: the sign tests' entries, derived from each pair's outcome for lm-eval and the readers.
 * ``task``: ``WinoQueerTask`` (Eq. 2) and the hooks its YAML names.
 * ``mlm``: ``WinoQueerMLMTask`` (Eq. 1), whose requests only ``hf_mlm`` answers.
 * ``hf_mlm``: the ``--model hf-mlm`` backend, masked LMs scored as the authors' code scores them.

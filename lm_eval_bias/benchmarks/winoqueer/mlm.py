@@ -37,4 +37,4 @@ class WinoQueerMLMTask(WinoQueerTask):
     def document_metrics(self, doc: dict, results: Sequence) -> dict:
         """The pair's metrics from the two Eq. 1 sentence scores the ``hf-mlm`` backend returns."""
         (score_x, _), (score_y, _) = results
-        return scoring.pair_metrics(doc["subgroup"], self.subgroups, score_x, score_y)
+        return scoring.pair_metrics(doc["subgroup"], score_x, score_y)

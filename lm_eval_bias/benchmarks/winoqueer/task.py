@@ -23,6 +23,7 @@ from lm_eval.api.instance import Instance
 from lm_eval_bias.benchmarks.winoqueer import (
     loader,  # noqa: F401 - declares the options of the YAML's custom_dataset (benchmarks.import_all)
     scoring,
+    signs,
 )
 from lm_eval_bias.benchmarks.winoqueer.record import SUBGROUPS
 from lm_eval_bias.harness import SubgroupMetricsTask
@@ -49,15 +50,22 @@ def subgroups_in(labels: Sequence[str]) -> tuple[str, ...]:
 
 class WinoQueerTask(SubgroupMetricsTask):
     """``winoqueer``: sends ``scoring.pair_requests`` for each pair, one request per sentence where
-    the model's tokenizer allows it (``prefix_text``), and scores the answers as that form."""
+    the model's tokenizer allows it (``prefix_text``), and scores the answers as that form. Its
+    documents leave out the sign tests' entries, which :mod:`.signs` derives from each pair's outcome."""
 
     #: The subgroups of the task's data, each of which gets every pair's sign for the
     #: Benjamini-Hochberg adjustment (set when the data is read).
     subgroups: tuple[str, ...] = ()
 
+    derived_entries = staticmethod(signs.derived_entries)
+
     def download(self, dataset_kwargs=None, **kwargs) -> None:
         super().download(dataset_kwargs, **kwargs)
         self.subgroups = subgroups_in(self.dataset["test"]["subgroup"])
+
+    def derived_lists(self, raw_metrics: dict) -> dict:
+        """The sign tests' lists (``signs.derived_lists``), a ``_pvalue_bh`` for every subgroup of the data."""
+        return signs.derived_lists(raw_metrics, self.subgroups)
 
     def fewshot_context(self, doc, num_fewshot, **kwargs) -> str:
         """No prompt (zero-shot, no description, plain text): the requests carry the sentences.
@@ -81,4 +89,4 @@ class WinoQueerTask(SubgroupMetricsTask):
         """The pair's metrics (``scoring.pair_metrics``) from the answers to the requests it sent."""
         logliks = [loglik for loglik, _ in results]
         score_x, score_y = scoring.pair_scores(doc["plan"], logliks, self.one_request_per_sentence(doc))
-        return scoring.pair_metrics(doc["subgroup"], self.subgroups, score_x, score_y)
+        return scoring.pair_metrics(doc["subgroup"], score_x, score_y)
