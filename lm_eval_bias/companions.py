@@ -30,7 +30,8 @@ gap's ``_pvalue_bh``) are kept in every document, as before.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping
+from typing import NamedTuple
 
 from lm_eval_bias.errors import ConfigurationError
 
@@ -38,18 +39,27 @@ from lm_eval_bias.errors import ConfigurationError
 DERIVED = ("_ci_lower", "_ci_upper", "_n", "_pvalue", "_design_effect")
 
 
-def carrier(value, companions: tuple, cluster):
+def carrier(value, companions: tuple, cluster, labels: tuple | None = None):
     """One document's value of a metric with what its derived companions need: ``(value, cluster,
     companions)``, ``companions`` the suffixes (:data:`DERIVED`) derived from it, one shared tuple,
-    ``cluster`` None where the document has none."""
-    return (value, cluster, companions)
+    ``cluster`` None where the document has none; ``(value, cluster, companions, labels)`` where the
+    task's ``derived_lists`` reads the document's ``labels`` (``SubgroupMetricsTask.document_labels``:
+    one shared tuple per distinct labelling, 8 bytes a document where a stored entry of its own would
+    cost a dict slot, a list slot and a samples-file field)."""
+    return (value, cluster, companions) if labels is None else (value, cluster, companions, labels)
 
 
 def carried(value) -> tuple | None:
-    """``(value, cluster, companions)`` where ``value`` is a :func:`carrier`, else None."""
-    if type(value) is tuple and len(value) == 3 and type(value[2]) is tuple:
+    """The :func:`carrier` ``value`` is (3 or 4 long), else None."""
+    if type(value) is tuple and len(value) in (3, 4) and type(value[2]) is tuple:
         return value
     return None
+
+
+def labels_of(item) -> tuple | None:
+    """The document's labels a :func:`carrier` carries; None where it carries none."""
+    found = carried(item)
+    return found[3] if found is not None and len(found) == 4 else None
 
 
 @functools.lru_cache(maxsize=2**16)
@@ -79,7 +89,7 @@ class Slimmer:
         # documents have few such shapes, found on the first document of each and checked on the others
         self.plans: dict[tuple, tuple] = {}
 
-    def slimmed(self, metrics: dict, cluster, clustered: set) -> dict:
+    def slimmed(self, metrics: dict, cluster, clustered: set, labels: tuple | None = None) -> dict:
         """One document's metrics, each value once.
 
         Parameters
@@ -90,6 +100,9 @@ class Slimmer:
             The document's cluster, None where the task declares no cluster unit.
         clustered : set of str
             The metrics whose aggregation reads each document's cluster beside its value.
+        labels : tuple, optional
+            What the task's ``derived_lists`` reads of the document beside its values, carried by each
+            :func:`carrier`.
 
         Returns
         -------
@@ -120,7 +133,7 @@ class Slimmer:
             # metrics that share one value object (a measure and its group's) share its carried form
             key = (id(value), companions)
             if key not in shared:
-                shared[key] = carrier(value, companions, cluster)
+                shared[key] = carrier(value, companions, cluster, labels)
             values[base] = shared[key]
         out, tagged = {}, {}
         for name, value in metrics.items():
@@ -271,13 +284,166 @@ def in_cluster(value, cluster):
 
 def _clustered(carriers: list) -> list:
     """Each value with its document's cluster appended (itself where it has none)."""
-    return [in_cluster(value, cluster) for value, cluster, _ in carriers]
+    return [in_cluster(item[0], item[1]) for item in carriers]
 
 
 def _with_cluster(value, cluster):
     """``v`` as ``(v, cluster)``, a tuple ``(side, v)`` as ``(side, v, cluster)``: what the clustered
     aggregations (``stats.CLUSTER_AWARE``) read."""
     return (*value, cluster) if isinstance(value, tuple) else (value, cluster)
+
+
+# --------------------------------------------------------------------------
+# Views: metrics whose document values are another metric's, selected or tagged by the document's labels
+
+
+class View(NamedTuple):
+    """A metric whose value in each document is a view of a stored metric's: ``source``'s value in the
+    documents whose labels ``part`` maps to ``which`` (every document where ``part`` is None), as
+    ``(tag(labels), value)`` where ``tag`` is given, else as it is. ``companions``: the suffixes its
+    documents held beside it (``_n_samples`` among them where the source has its own)."""
+
+    name: str
+    source: tuple[str, str]
+    companions: tuple[str, ...]
+    part: Callable | None = None
+    which: Hashable = None
+    tag: Callable | None = None
+
+
+def labels_in(carriers: list, name: str) -> set:
+    """The distinct labels the :func:`carrier` s of one metric carry.
+
+    Raises
+    ------
+    ConfigurationError
+        A value that carries no labels (its task's ``document_labels`` gave none).
+    """
+    found = set()
+    for item in carriers:
+        labels = labels_of(item)
+        if labels is None:
+            raise ConfigurationError(
+                f"{name}: a document's value carries no labels, and the task derives other metrics from them; "
+                "its document_labels must label every document (lm_eval_bias.companions)"
+            )
+        found.add(labels)
+    return found
+
+
+def view_lists(raw_metrics: dict, views) -> dict:
+    """A task's ``derived_lists`` of views: each view's list and its companions', built when read.
+
+    Parameters
+    ----------
+    raw_metrics : dict
+        lm-eval's ``raw_metrics`` of the task; each view's source holds :func:`carrier` s with labels.
+    views : iterable of View
+        The views, those of one source and ``part`` together (each such split is made once, when the
+        first of them is read, and kept until a list of another is).
+
+    Returns
+    -------
+    dict
+        ``(metric, filter)`` -> a function of whether its aggregation reads clusters, giving its list:
+        the entries of the documents in the view, in the documents' order, as they held them.
+    """
+    reader = _ViewReader(raw_metrics)
+    built = {}
+    for view in views:
+        for suffix in ("", *view.companions):
+            built[(view.name + suffix, view.source[1])] = functools.partial(reader.entries, view, suffix)
+    return built
+
+
+class _ViewReader:
+    def __init__(self, raw_metrics: dict):
+        self.raw = raw_metrics
+        self._split: tuple | None = None  # ((source, part), {which: [carriers]})
+        self._last: tuple | None = None  # ((view, clustered), entries): an interval's bounds share them
+
+    def entries(self, view: View, suffix: str, clustered: bool) -> list:
+        carriers = self._documents(view)
+        if suffix == "_n":
+            return [1] * len(carriers)
+        if suffix == "_n_samples":
+            counts = self.raw[(view.source[0] + suffix, view.source[1])]
+            if view.part is None:
+                return counts
+            return [count for count, item in zip(counts, self.raw[view.source]) if view.part(item[3]) == view.which]
+        key = (view, clustered)
+        if self._last is None or self._last[0] != key:
+            self._last = (key, _view_entries(carriers, view.tag, clustered))
+        return self._last[1]
+
+    def _documents(self, view: View) -> list:
+        carriers = self.raw[view.source]
+        if view.part is None:
+            return carriers
+        key = (view.source, view.part)
+        if self._split is None or self._split[0] != key:
+            self._split = None  # the previous split is let go before the next is made
+            parts: dict = {}
+            for item in carriers:
+                parts.setdefault(view.part(item[3]), []).append(item)
+            self._split = (key, parts)
+        return self._split[1].get(view.which, [])
+
+
+def _view_entries(carriers: list, tag, clustered: bool) -> list:
+    if tag is None and not clustered:
+        return [item[0] for item in carriers]
+    entries = []
+    for item in carriers:
+        value = item[0] if tag is None else (tag(item[3]), item[0])
+        entries.append(in_cluster(value, item[1]) if clustered else value)
+    return entries
+
+
+def view_entries(views: dict, names, cluster, clustered) -> dict:
+    """For the readers of samples files: those of ``names`` that are one sample's views or their
+    companions (a task's ``derived_entries``).
+
+    Parameters
+    ----------
+    views : dict
+        Each view of the sample's document -> its value as JSON gives it (``[tag, value]`` for a tagged
+        one); ``<view>_n_samples`` -> its count, where the document held one.
+    names : tuple of str
+        The metrics the results file reports under the sample's filter that the sample does not list.
+    cluster : int or None
+        The document's cluster.
+    clustered : callable
+        A metric's name -> whether its aggregation reads each document's cluster beside its value.
+
+    Returns
+    -------
+    dict
+        Metric name -> value, as the document held it.
+    """
+    wanted = _name_set(names)
+    entries = {}
+    for base, value in views.items():
+        for suffix in ("", *DERIVED):
+            name = base + suffix
+            if name not in wanted:
+                continue
+            if suffix == "":
+                entries[name] = value
+            else:
+                entries[name] = _json_companion(value, suffix, cluster if _is_clustered(clustered, name) else None)
+    return entries
+
+
+@functools.lru_cache(maxsize=16)
+def _name_set(names: tuple) -> frozenset:
+    """``names`` as a set: a samples file's left-out names are the same for most of its lines."""
+    return frozenset(names)
+
+
+@functools.lru_cache(maxsize=2**14)
+def _is_clustered(clustered, name: str) -> bool:
+    return clustered(name)
 
 
 def plain_samples(samples: list[dict]) -> None:

@@ -134,7 +134,8 @@ class SubgroupMetricsTask(_task_base()):
     every document and derived from the metric's value before lm-eval
     aggregates (``adapters.companions_derived``). A task class may leave out
     more, entries that follow from what its documents hold, and derive them
-    itself (:meth:`derived_lists`, :meth:`derived_entries`).
+    itself (:meth:`derived_lists`, :meth:`derived_entries`), from the values
+    and what :meth:`document_labels` says of each document.
 
     A custom aggregation that cannot be computed on the evaluated documents
     (a gap with one side missing, a range with one group, as ``--limit`` can
@@ -407,7 +408,25 @@ class SubgroupMetricsTask(_task_base()):
             effects = design_effect_companions(metrics, self._mean_lower_bounds)
             metrics.update(effects)
             self.declare_metrics(effects)
-        return self._slimmer.slimmed(metrics, cluster, self._clustered)
+        return self._slimmer.slimmed(metrics, cluster, self._clustered, self.document_labels(doc))
+
+    def document_labels(self, doc: dict) -> tuple | None:
+        """Hook: what this task's :meth:`derived_lists` reads of a document beside its values (its group,
+        say), carried by each of its values (``companions.carrier``); None, the default, for a task
+        whose derived lists read the values alone.
+
+        Parameters
+        ----------
+        doc : dict
+            The document.
+
+        Returns
+        -------
+        tuple or None
+            One shared tuple for every document labelled alike (a cached one), so that a document
+            costs a reference to it.
+        """
+        return None
 
     def with_companions(self, raw_metrics: dict):
         """lm-eval's ``raw_metrics`` of this task with each derived companion's list rebuilt, and the

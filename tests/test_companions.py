@@ -8,9 +8,13 @@ import pytest
 from lm_eval_bias.companions import (
     NotDerivable,
     Slimmer,
+    View,
     carrier,
     completed_samples,
+    labels_in,
     plain_samples,
+    view_entries,
+    view_lists,
     with_companions,
 )
 from lm_eval_bias.errors import ConfigurationError
@@ -219,3 +223,76 @@ def test_a_sample_the_benchmark_cannot_complete_is_named_by_its_position():
     with pytest.raises(NotDerivable) as error:
         completed_samples(samples, REPORTED, lambda doc: None, CLUSTERED.__contains__, derived_entries)
     assert (error.value.reason, error.value.position) == ("its doc has no sign", 1)
+
+
+# --------------------------------------------------------------------------
+# Views: metrics a task derives from a stored value and its document's labels
+
+
+def labelled_run() -> dict:
+    """lm-eval's lists of ``x``, each document's value carrying its labels ``(group, side)``."""
+    slimmer, raw = Slimmer("task"), {}
+    for index, (value, group, side) in enumerate([(0.25, "a", 0), (0.5, "b", 1), (1.0, "a", 0), (0.75, "c", -1)]):
+        metrics = {"x": value, "x_ci_lower": value, "x_n": 1}
+        for name, item in slimmer.slimmed(metrics, cluster_of(index), {"x_ci_lower"}, (group, side)).items():
+            raw.setdefault((name, "none"), []).append(item)
+    return raw
+
+
+def test_a_document_s_labels_ride_on_its_values_carrier():
+    raw = labelled_run()
+    assert raw[("x", "none")][1] == carrier(0.5, ("_ci_lower", "_n"), 101, ("b", 1))
+    assert labels_in(raw[("x", "none")], "x") == {("a", 0), ("b", 1), ("c", -1)}
+    assert list(with_companions(raw, {"x_ci_lower"}).items()) == [
+        (("x", "none"), [0.25, 0.5, 1.0, 0.75]),
+        (("x_ci_lower", "none"), [(0.25, 100), (0.5, 101), (1.0, 100), (0.75, 101)]),
+        (("x_n", "none"), [1, 1, 1, 1]),
+    ]
+
+
+def test_views_select_and_tag_the_documents_values_in_their_order():
+    raw = labelled_run()
+    views = [
+        View("x_a", ("x", "none"), ("_ci_lower", "_n"), part=lambda labels: labels[0], which="a"),
+        View("x_gap", ("x", "none"), ("_pvalue",), lambda labels: labels[1] >= 0, True, lambda labels: labels[1]),
+        View("x_spread", ("x", "none"), (), tag=lambda labels: labels[0]),
+    ]
+    built = view_lists(raw, views)
+    assert list(built) == [
+        ("x_a", "none"),
+        ("x_a_ci_lower", "none"),
+        ("x_a_n", "none"),
+        ("x_gap", "none"),
+        ("x_gap_pvalue", "none"),
+        ("x_spread", "none"),
+    ]
+    lists = with_companions(raw, {"x_ci_lower", "x_a_ci_lower", "x_gap_pvalue"}, built)
+    assert lists[("x_a", "none")] == [0.25, 1.0]
+    assert lists[("x_a_ci_lower", "none")] == [(0.25, 100), (1.0, 100)]
+    assert lists[("x_a_n", "none")] == [1, 1]
+    assert lists[("x_gap", "none")] == [(0, 0.25), (1, 0.5), (0, 1.0)]
+    assert lists[("x_gap_pvalue", "none")] == [(0, 0.25, 100), (1, 0.5, 101), (0, 1.0, 100)]
+    assert lists[("x_spread", "none")] == [("a", 0.25), ("b", 0.5), ("a", 1.0), ("c", 0.75)]
+
+
+def test_a_value_without_labels_is_refused_where_views_read_them():
+    raw, _ = slimmed_run(DOCUMENTS)
+    with pytest.raises(ConfigurationError) as error:
+        labels_in(raw[("x", "none")], "x")
+    assert str(error.value) == (
+        "x: a document's value carries no labels, and the task derives other metrics from them; its "
+        "document_labels must label every document (lm_eval_bias.companions)"
+    )
+
+
+def test_a_reader_gets_a_sample_s_views_and_their_companions_among_the_names_asked():
+    views = {"x_a": 0.25, "x_gap": [0, 0.25], "x_a_n_samples": 3}
+    names = ("x_a", "x_a_ci_lower", "x_a_n", "x_a_n_samples", "x_b", "x_b_ci_lower", "x_gap_pvalue")
+    clustered = {"x_a_ci_lower", "x_gap_pvalue"}.__contains__
+    assert view_entries(views, names, 7, clustered) == {
+        "x_a": 0.25,
+        "x_a_ci_lower": [0.25, 7],
+        "x_a_n": 1,
+        "x_a_n_samples": 3,
+        "x_gap_pvalue": [0, 0.25, 7],
+    }
