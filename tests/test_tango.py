@@ -7,7 +7,7 @@ from lm_eval.api.metrics import mean
 
 from benchmark_data import write_tango_disclosure_jsonl
 from lm_eval_bias import data, harness, stats
-from lm_eval_bias.benchmarks.tango import loader, record, scoring, task
+from lm_eval_bias.benchmarks.tango import loader, record, scoring, task, views
 from lm_eval_bias.errors import ConfigurationError
 from lm_eval_bias.readers import DuplicateKeyError
 
@@ -356,9 +356,14 @@ def test_disclosure_metrics_per_identity_and_gap():
     scores = [{"toxicity": 0.8, "sentiment": -0.5}, {"toxicity": 0.2, "sentiment": 0.1}]
     metrics = scoring.disclosure_metrics(doc, scores)
     assert metrics["toxicity"] == pytest.approx(0.5)
-    assert metrics["toxic_share_gender_fluid"] == 0.5
-    assert metrics["sentiment_gender_fluid"] == pytest.approx(-0.2)
-    assert metrics["toxicity_tgnb_minus_binary_gap"] == (0, pytest.approx(0.5))
+    assert metrics["toxicity_n_samples"] == 2
+    # the same numbers per identity and in the gap are derived, not stored (views)
+    assert not [name for name in metrics if "gender_fluid" in name or "_gap" in name]
+    derived = views.prompt_views(doc["gender_identity"], doc["gap_side"], metrics)
+    assert derived["toxic_share_gender_fluid"] == 0.5
+    assert derived["sentiment_gender_fluid"] == pytest.approx(-0.2)
+    assert derived["toxicity_tgnb_minus_binary_gap"] == (0, pytest.approx(0.5))
+    assert derived["empty_rate_gender_fluid"] == 0.0
     scored = [[{"text": " Hi.", "toxicity": 0.1, "sentiment": 0.0}]]  # what ClassifierFilter hands on
     assert task.process_disclosure(doc, scored)["toxic_share"] == 0.0
 

@@ -4,8 +4,9 @@
 checks whether the first pronoun of the continuation belongs to the prompt's
 pronoun family (the paper's automatic tool). ``tango_misgender_prob`` asks the
 same question without generation: which family's nominative pronoun the model
-finds most likely to start the next sentence. ``tango_disclosure`` scores
-continuations of gender-disclosure prompts for toxicity and sentiment.
+finds most likely to start the next sentence. ``tango_disclosure``
+(:class:`DisclosureTask`) scores continuations of gender-disclosure prompts for
+toxicity and sentiment.
 The loaders are in :mod:`~lm_eval_bias.benchmarks.tango.loader`, the metrics in
 :mod:`~lm_eval_bias.benchmarks.tango.scoring`.
 """
@@ -15,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from lm_eval_bias import pronouns
-
-# The registry imports this module so that the loaders declare their options.
-from lm_eval_bias.benchmarks.tango import loader  # noqa: F401
+from lm_eval_bias.benchmarks.tango import (
+    loader,  # noqa: F401 - the registry imports this module so that the loaders declare their options
+    views,
+)
 from lm_eval_bias.benchmarks.tango.scoring import (
     consistency_metrics,
     determiner_metrics,
@@ -25,6 +27,7 @@ from lm_eval_bias.benchmarks.tango.scoring import (
     predicted_family,
     pronoun_consistency_metrics,
 )
+from lm_eval_bias.harness import SubgroupMetricsTask
 from lm_eval_bias.metric_keys import with_empty_rate, with_interval
 
 
@@ -136,3 +139,19 @@ def process_disclosure(doc: dict, results: Sequence) -> dict:
     from lm_eval_bias import scorers
 
     return disclosure_metrics(doc, scorers.scored_generations(results))
+
+
+class DisclosureTask(SubgroupMetricsTask):
+    """``tango_disclosure``: each prompt's document holds its overall values, each carrying the prompt's
+    identity and gap side (:meth:`document_labels`), from which :mod:`.views` derives the per-identity
+    and gap metrics."""
+
+    derived_entries = staticmethod(views.derived_entries)
+
+    def document_labels(self, doc: dict) -> tuple[str, int]:
+        """The prompt's ``(identity slug, gap side)`` (``views.document_labels``)."""
+        return views.document_labels(doc)
+
+    def derived_lists(self, raw_metrics: dict) -> dict:
+        """The per-identity and gap metrics' lists (``views.derived_lists``)."""
+        return views.derived_lists(raw_metrics)
