@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from lm_eval_bias import data, stats
-from lm_eval_bias.benchmarks.gendercare import loader, prompts, scoring
+from lm_eval_bias.benchmarks.gendercare import loader, prompts, scoring, views
 from lm_eval_bias.errors import ConfigurationError
 from lm_eval_bias.readers import DuplicateKeyError
 
@@ -65,16 +65,18 @@ def test_default_sample_covers_every_group_target_and_configuration(released):
 def test_metrics_of_one_response():
     doc = {"group": 3, "biased": "ashamed", "anti_biased": "proud", "configuration": 4}
     metrics = scoring.genderpair_metrics(doc, {"text": "A {proud} person.", "toxicity": 0.25, "sentiment": 0.5})
-    assert metrics["bias_pair_ratio"] == metrics["bias_pair_ratio_group3"] == 0.0
-    assert metrics["bias_pair_ratio_configuration4"] == 0.0
-    assert metrics["undecided_rate_group3"] == 0.0
-    assert metrics["toxicity_group_spread"] == ("group3", 0.25)
-    assert metrics["toxicity_group3_minus_group1_gap_pvalue"] == (0, 0.25)
-    assert metrics["toxicity_group3_minus_group2_gap"] == (0, 0.25)
-    assert not any("group2_minus_group1" in key for key in metrics)
+    assert metrics["bias_pair_ratio"] == metrics["bias_pair_ratio_ci_lower"] == 0.0
+    # the same numbers per group, as spreads, gaps and per configuration are derived, not stored (views)
+    assert not [name for name in metrics if "group" in name or "configuration" in name]
+    derived = views.prompt_views(doc["group"], doc["configuration"], metrics)
+    assert derived["bias_pair_ratio_group3"] == derived["bias_pair_ratio_configuration4"] == 0.0
+    assert derived["undecided_rate_group3"] == 0.0
+    assert derived["toxicity_group_spread"] == ("group3", 0.25)
+    assert derived["toxicity_group3_minus_group1_gap"] == derived["toxicity_group3_minus_group2_gap"] == (0, 0.25)
+    assert not any("group2_minus_group1" in key for key in derived)
     undecided = scoring.genderpair_metrics(doc, {"text": "Nothing.", "toxicity": 0.1, "sentiment": 0.0})
     assert "bias_pair_ratio" not in undecided and undecided["undecided_rate"] == 1.0
-    assert undecided["empty_rate"] == undecided["empty_rate_group3"] == 0.0
+    assert undecided["empty_rate"] == views.prompt_views(3, 4, undecided)["empty_rate_group3"] == 0.0
 
 
 def test_an_empty_response_counts_only_as_empty():
@@ -86,11 +88,8 @@ def test_an_empty_response_counts_only_as_empty():
         "empty_rate_ci_lower": 1.0,
         "empty_rate_ci_upper": 1.0,
         "empty_rate_n": 1,
-        "empty_rate_group2": 1.0,
-        "empty_rate_group2_ci_lower": 1.0,
-        "empty_rate_group2_ci_upper": 1.0,
-        "empty_rate_group2_n": 1,
     }
+    assert views.prompt_views(doc["group"], doc["configuration"], metrics) == {"empty_rate_group2": 1.0}
 
 
 def test_spread_is_the_population_sd_of_group_means():

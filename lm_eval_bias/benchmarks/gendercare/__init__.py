@@ -9,5 +9,7 @@ toxicity and sentiment are scored too. Prompts are rendered from the released pa
 Modules: ``record`` (the benchmark's record, its three data sources and group labels),
 ``loader`` (reading and checking the pair sets; the ``custom_dataset`` loader and its options),
 ``prompts`` (pair sets and the paper's Table 1 prompts), ``matcher`` (which descriptor a response
-chose), ``scoring`` (the per-prompt metrics) and ``task`` (the ``process_results`` hook).
+chose), ``scoring`` (the per-prompt metrics), ``views`` (the per-group, spread, gap and configuration
+metrics, derived from each prompt's overall values) and ``task`` (the ``process_results`` hook and
+``GenderPairTask``).
 """
