@@ -443,6 +443,8 @@ def _name_set(names: tuple) -> frozenset:
 
 @functools.lru_cache(maxsize=2**14)
 def _is_clustered(clustered, name: str) -> bool:
+    """``clustered(name)``, asked once per name: a reader's ``clustered`` looks up the metric's aggregation,
+    and a samples file asks it of the same few names on each of up to a million and a half lines."""
     return clustered(name)
 
 
