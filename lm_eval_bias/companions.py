@@ -23,8 +23,12 @@ documents hold (a sign test's sign from a pair's outcome, a Benjamini-Hochberg f
 subgroup's signs). Its task fills two hooks: ``SubgroupMetricsTask.derived_lists`` gives those
 metrics' lists for lm-eval's aggregation (built as they are read, like the companions'), and
 ``SubgroupMetricsTask.derived_entries`` gives what one logged sample leaves out, for the readers;
-here they are only called. Other companions whose value is not the metric's (``_n_samples``, a
-gap's ``_pvalue_bh``) are kept in every document, as before.
+here they are only called. Entries that are a stored value again, in a view of the documents (a
+mean per identity, a gap's ``(side, value)``, a spread's ``(group, value)``), need what the document
+says of itself: its value's carrier carries the document's labels (the task's ``document_labels``
+hook, one shared tuple per labelling), and :func:`view_lists` and :func:`view_entries` build such
+views for the two hooks. Other companions whose value is not the metric's (``_n_samples``, a gap's
+``_pvalue_bh``) are kept in every document, as before.
 """
 
 from __future__ import annotations
