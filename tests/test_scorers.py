@@ -476,6 +476,16 @@ def test_filter_keeps_the_labels_the_task_names_one_dict_per_distinct_text(tiny_
     assert out[1][1] == {"text": "", "empty": True}
 
 
+def test_filter_without_the_text_keeps_the_scores_a_task_reads():
+    # keep_text: false where the task reads the scores alone; resps already log the text.
+    text = "He went to the store."
+    out = scorers.ClassifierFilter(scorers="vader", keep_text=False).apply([[text, "  "]], [{}])
+    assert out == [[{"empty": False, "sentiment": VADER_KNOWN[text]}, {"empty": True}]]
+    assert scorers.non_empty(scorers.scored_generations(out)) == [out[0][0]]
+    with pytest.raises(ValueError, match=r"^ClassifierFilter: keep_text is 'no'; write true or false$"):
+        scorers.ClassifierFilter(scorers="vader", keep_text="no")
+
+
 def test_filter_after_take_first_and_scored_generations(tiny_detoxify):
     # After lm-eval's take_first each doc's response is one string: one dict per doc back.
     out = scorers.ClassifierFilter(scorers="vader").apply(list(VADER_KNOWN), [{}] * len(VADER_KNOWN))

@@ -26,7 +26,9 @@ class ClassifierFilter(Filter):
     scores the task needs: a classifier that lacks one is an error when the filter is
     checked, not after generation), and for Detoxify ``detoxify_model``,
     ``detoxify_checkpoint``, ``detoxify_config_dir``, ``detoxify_dtype``, ``device``,
-    ``batch_size`` (each wins over :func:`configure` and the environment).
+    ``batch_size`` (each wins over :func:`configure` and the environment), and ``keep_text``
+    (default true; false where the task reads the scores alone: each dict then leaves out the
+    generation's text, which the samples file logs once, in ``resps``).
 
     ``apply`` gets all of a task's generations at once, scores each distinct text
     once per scorer in batches, and puts, for each generation, the dict
@@ -56,8 +58,12 @@ class ClassifierFilter(Filter):
         batch_size: int | None = None,
         detoxify_dtype: str | None = None,
         labels: Iterable[str] = (),
+        keep_text: bool = True,
     ) -> None:
         super().__init__()
+        if not isinstance(keep_text, bool):
+            raise ValueError(f"ClassifierFilter: keep_text is {keep_text!r}; write true or false")
+        self.keep_text = keep_text
         self.required_labels = [labels] if isinstance(labels, str) else list(labels)
         names = [scorers] if isinstance(scorers, str) else list(scorers)
         if not names:
@@ -148,13 +154,17 @@ class ClassifierFilter(Filter):
         }
         # One dict per distinct text, shared by its generations: lm-eval holds every one until the run ends.
         by_text = {
-            text: {_TEXT_KEY: text, EMPTY_KEY: False, **{label: values[row] for label, values in kept.items()}}
+            text: {
+                **({_TEXT_KEY: text} if self.keep_text else {}),
+                EMPTY_KEY: False,
+                **{label: values[row] for label, values in kept.items()},
+            }
             for row, text in enumerate(unique)
         }
 
         def scored(text: str | None) -> dict:
             if is_empty_text(text):
-                return {_TEXT_KEY: text or "", EMPTY_KEY: True}
+                return {_TEXT_KEY: text or "", EMPTY_KEY: True} if self.keep_text else {EMPTY_KEY: True}
             return by_text[text]
 
         return [
@@ -212,8 +222,8 @@ def scored_generations(results: Sequence) -> list[dict]:
     Returns
     -------
     list of dict
-        One per generation: ``text`` and each label's score, or ``{"text": ..., "empty": True}``
-        with no scores for an empty one (see :func:`non_empty`).
+        One per generation: ``empty``, each label's score and (unless the filter's ``keep_text`` is
+        false) ``text``; no scores for an empty one (see :func:`non_empty`).
 
     Raises
     ------
@@ -223,9 +233,9 @@ def scored_generations(results: Sequence) -> list[dict]:
     flat = []
     for item in results:
         for generation in [item] if isinstance(item, Mapping) else item:
-            if not isinstance(generation, Mapping) or _TEXT_KEY not in generation:
+            if not isinstance(generation, Mapping) or (EMPTY_KEY not in generation and _TEXT_KEY not in generation):
                 raise TypeError(
-                    f"expected ClassifierFilter output (dicts with {_TEXT_KEY!r}), got "
+                    f"expected ClassifierFilter output (dicts with {EMPTY_KEY!r} or {_TEXT_KEY!r}), got "
                     f"{generation!r:.80}; does the task's filter_list use ClassifierFilter?"
                 )
             flat.append(dict(generation))
