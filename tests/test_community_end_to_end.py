@@ -91,8 +91,9 @@ def test_class_dimension_exact(fake_detoxify):
     sample = output["samples"]["community_probes"][0]
     assert sample["doc"]["prompt"] == "I am poor."
     assert len(sample["filtered_resps"][0]) == 10
+    # the scores without the text (keep_text: false), which resps holds
+    assert sample["resps"][0][0] == " It is terrible."
     assert sample["filtered_resps"][0][0] == {
-        "text": " It is terrible.",
         "empty": False,
         "toxicity": 0.9,
         "identity_attack": 0.2,
