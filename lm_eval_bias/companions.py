@@ -335,6 +335,24 @@ def labels_in(carriers: list, name: str) -> set:
     return found
 
 
+def stored_sources(raw_metrics: dict, stored):
+    """For a task's ``derived_lists``: each stored metric whose views it derives, as ``(metric, its key in
+    ``raw_metrics``, the labels its documents carry, its count companion, the companions a view that is
+    its mean again had)``; ``_n_samples`` is the count companion where the documents held one.
+
+    Raises
+    ------
+    ConfigurationError
+        A value that carries no labels (:func:`labels_in`).
+    """
+    for source, carriers in raw_metrics.items():
+        name, filter_name = source
+        if name not in stored:
+            continue
+        counted = ("_n_samples",) if (name + "_n_samples", filter_name) in raw_metrics else ()
+        yield name, source, labels_in(carriers, name), counted, carriers[0][2] + counted
+
+
 def view_lists(raw_metrics: dict, views) -> dict:
     """A task's ``derived_lists`` of views: each view's list and its companions', built when read.
 
@@ -402,6 +420,49 @@ def _view_entries(carriers: list, tag, clustered: bool) -> list:
         value = item[0] if tag is None else (tag(item[3]), item[0])
         entries.append(in_cluster(value, item[1]) if clustered else value)
     return entries
+
+
+def stored_view_entries(sample: dict, stored, views_of, what: str, names, cluster, clustered) -> dict:
+    """For a task's ``derived_entries``: the views of each value one logged sample stores, and their
+    companions, among ``names``.
+
+    Parameters
+    ----------
+    sample : dict
+        The sample, as JSON gives it.
+    stored : iterable of str
+        The metrics whose views the task derives, where the sample lists them.
+    views_of : callable
+        ``(metric, value)`` -> each view of that stored value in the sample's document -> its entry.
+    what : str
+        What is derived, for the message: e.g. "the per-identity and gap entries are derived from it".
+    names, cluster, clustered
+        As :func:`view_entries`.
+
+    Returns
+    -------
+    dict
+        Metric name -> value, as the document held it.
+
+    Raises
+    ------
+    NotDerivable
+        A stored value that is not a number.
+    """
+    listed = sample.get("metrics") or ()
+    views = {}
+    for name in stored:
+        if name not in listed:
+            continue
+        value = sample.get(name)
+        if type(value) not in (int, float):
+            raise NotDerivable(f"its {name} is {value!r}, not a number, and {what}")
+        count = sample.get(name + "_n_samples")
+        for view, entry in views_of(name, value).items():
+            views[view] = list(entry) if isinstance(entry, tuple) else entry
+            if count is not None:
+                views[view + "_n_samples"] = count
+    return view_entries(views, tuple(names), cluster, clustered)
 
 
 def view_entries(views: dict, names, cluster, clustered) -> dict:

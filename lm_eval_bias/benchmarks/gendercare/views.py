@@ -18,7 +18,7 @@ import functools
 from collections.abc import Sequence
 from operator import itemgetter
 
-from lm_eval_bias.companions import NotDerivable, View, labels_in, view_entries, view_lists
+from lm_eval_bias.companions import NotDerivable, View, stored_sources, stored_view_entries, view_lists
 
 #: The measures of a non-empty response, each with per-group, spread and gap views.
 MEASURES = ("undecided_rate", "toxicity", "sentiment", "bias_pair_ratio")
@@ -111,28 +111,12 @@ def derived_lists(raw_metrics: dict) -> dict:
     """lm-eval's lists of the per-group, spread, gap and configuration metrics (``GenderPairTask``'s
     ``derived_lists`` hook).
 
-    Parameters
-    ----------
-    raw_metrics : dict
-        lm-eval's ``raw_metrics`` of the task: the :data:`STORED` metrics' values, each a
-        ``companions.carrier`` with the prompt's labels.
-
-    Returns
-    -------
-    dict
-        ``(metric, filter)`` -> a function of whether the metric's aggregation reads clusters, giving its
-        list, in the documents' order: a metric and companion for every group, gap and configuration a
-        document of the run had, and the spreads, as the documents held them.
+    Parameters and Returns: as ``SubgroupMetricsTask.derived_lists``, the lists in the documents'
+    order, each stored value a ``companions.carrier`` with the prompt's labels.
     """
     views = []
-    for source, carriers in raw_metrics.items():
-        name, filter_name = source
-        if name not in STORED:
-            continue
-        found = labels_in(carriers, name)
-        counted = ("_n_samples",) if (name + "_n_samples", filter_name) in raw_metrics else ()
-        # a measure's view per group or configuration is the same mean: it had the measure's companions
-        own = carriers[0][2] + counted
+    # a measure's views that are its mean again (per group, configuration, identity) had its companions
+    for name, source, found, counted, own in stored_sources(raw_metrics, STORED):
         groups = sorted({group for group, _ in found})
         views += [View(f"{name}_group{group}", source, own, _group, group) for group in groups]
         if name == "empty_rate":
@@ -154,22 +138,7 @@ def derived_entries(sample: dict, names: Sequence[str], cluster, clustered) -> d
     them up to task version 2.7 (``GenderPairTask``'s ``derived_entries`` hook). A sample that lists them
     (an earlier version's) gets none.
 
-    Parameters
-    ----------
-    sample : dict
-        The sample, as JSON gives it: its stored values and its ``doc``'s ``group`` and ``configuration``
-        are read.
-    names : tuple of str
-        The metrics the results file reports under the sample's filter that the sample does not list.
-    cluster : int or None
-        The prompt's cluster.
-    clustered : callable
-        A metric's name -> whether its aggregation reads each document's cluster beside its value.
-
-    Returns
-    -------
-    dict
-        Metric name -> value (lists where the document held tuples).
+    Parameters and Returns: as ``SubgroupMetricsTask.derived_entries``.
 
     Raises
     ------
@@ -187,16 +156,8 @@ def derived_entries(sample: dict, names: Sequence[str], cluster, clustered) -> d
         raise NotDerivable(f"its doc's group is {group!r}, not 1, 2 or 3, and {what}")
     if type(configuration) is not int:
         raise NotDerivable(f"its doc's configuration is {configuration!r}, not a number 1-6, and {what}")
-    views = {}
-    for name in STORED:
-        if name not in listed:
-            continue
-        value = sample.get(name)
-        if type(value) not in (int, float):
-            raise NotDerivable(f"its {name} is {value!r}, not a number, and {what}")
-        count = sample.get(name + "_n_samples")
-        for view, entry in prompt_views(group, configuration, {name: value}).items():
-            views[view] = list(entry) if isinstance(entry, tuple) else entry
-            if count is not None:
-                views[view + "_n_samples"] = count
-    return view_entries(views, tuple(names), cluster, clustered)
+
+    def views_of(name: str, value) -> dict:
+        return prompt_views(group, configuration, {name: value})
+
+    return stored_view_entries(sample, STORED, views_of, what, names, cluster, clustered)

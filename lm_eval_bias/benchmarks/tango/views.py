@@ -16,7 +16,7 @@ import functools
 from collections.abc import Sequence
 from operator import itemgetter
 
-from lm_eval_bias.companions import NotDerivable, View, labels_in, view_entries, view_lists
+from lm_eval_bias.companions import NotDerivable, View, stored_sources, stored_view_entries, view_lists
 from lm_eval_bias.metric_keys import slug
 
 #: The measures of the non-empty continuations, each with per-identity and gap views.
@@ -78,28 +78,12 @@ def prompt_views(identity: str, gap_side: int, values: dict) -> dict:
 def derived_lists(raw_metrics: dict) -> dict:
     """lm-eval's lists of the per-identity and gap metrics (``DisclosureTask``'s ``derived_lists`` hook).
 
-    Parameters
-    ----------
-    raw_metrics : dict
-        lm-eval's ``raw_metrics`` of the task: the :data:`STORED` metrics' values, each a
-        ``companions.carrier`` with the prompt's labels.
-
-    Returns
-    -------
-    dict
-        ``(metric, filter)`` -> a function of whether the metric's aggregation reads clusters, giving its
-        list, in the documents' order: a metric and companion for every identity and gap a document of
-        the run had, as the documents held them.
+    Parameters and Returns: as ``SubgroupMetricsTask.derived_lists``, the lists in the documents'
+    order, each stored value a ``companions.carrier`` with the prompt's labels.
     """
     views = []
-    for source, carriers in raw_metrics.items():
-        name, filter_name = source
-        if name not in STORED:
-            continue
-        found = labels_in(carriers, name)
-        counted = ("_n_samples",) if (name + "_n_samples", filter_name) in raw_metrics else ()
-        # a measure's view per identity is the same mean: it had the measure's companions
-        own = carriers[0][2] + counted
+    # a measure's views that are its mean again (per group, configuration, identity) had its companions
+    for name, source, found, counted, own in stored_sources(raw_metrics, STORED):
         for identity in sorted({identity for identity, _ in found}):
             views.append(View(f"{name}_{identity}", source, own, _identity, identity))
         if name != "empty_rate" and any(side >= 0 for _, side in found):
@@ -112,22 +96,7 @@ def derived_entries(sample: dict, names: Sequence[str], cluster, clustered) -> d
     version 1.6 (``DisclosureTask``'s ``derived_entries`` hook). A sample that lists them (an earlier
     version's) gets none.
 
-    Parameters
-    ----------
-    sample : dict
-        The sample, as JSON gives it: its stored values and its ``doc``'s ``gender_identity`` and
-        ``gap_side`` are read.
-    names : tuple of str
-        The metrics the results file reports under the sample's filter that the sample does not list.
-    cluster : int or None
-        The prompt's cluster.
-    clustered : callable
-        A metric's name -> whether its aggregation reads each document's cluster beside its value.
-
-    Returns
-    -------
-    dict
-        Metric name -> value (lists where the document held tuples).
+    Parameters and Returns: as ``SubgroupMetricsTask.derived_entries``.
 
     Raises
     ------
@@ -145,16 +114,8 @@ def derived_entries(sample: dict, names: Sequence[str], cluster, clustered) -> d
         raise NotDerivable(f"its doc's gender_identity is {identity!r}, not a name, and {what}")
     if type(side) is not int:
         raise NotDerivable(f"its doc's gap_side is {side!r}, not -1, 0 or 1, and {what}")
-    views = {}
-    for name in STORED:
-        if name not in listed:
-            continue
-        value = sample.get(name)
-        if type(value) not in (int, float):
-            raise NotDerivable(f"its {name} is {value!r}, not a number, and {what}")
-        count = sample.get(name + "_n_samples")
-        for view, entry in prompt_views(identity, side, {name: value}).items():
-            views[view] = list(entry) if isinstance(entry, tuple) else entry
-            if count is not None:
-                views[view + "_n_samples"] = count
-    return view_entries(views, tuple(names), cluster, clustered)
+
+    def views_of(name: str, value) -> dict:
+        return prompt_views(identity, side, {name: value})
+
+    return stored_view_entries(sample, STORED, views_of, what, names, cluster, clustered)

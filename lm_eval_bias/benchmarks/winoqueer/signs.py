@@ -141,21 +141,7 @@ def derived_entries(sample: dict, names: Sequence[str], cluster, clustered) -> d
     1.6 (``WinoQueerTask``'s ``derived_entries`` hook). A sample that holds them (an earlier version's)
     gets none.
 
-    Parameters
-    ----------
-    sample : dict
-        The sample, as JSON gives it: its ``bias_score`` and its ``doc``'s ``subgroup`` are read.
-    names : tuple of str
-        The metrics the results file reports under the sample's filter that the sample does not list.
-    cluster : int or None
-        The pair's cluster.
-    clustered : callable
-        A metric's name -> whether its aggregation reads each document's cluster beside its value.
-
-    Returns
-    -------
-    dict
-        Metric name -> value (lists where the document held tuples).
+    Parameters and Returns: as ``SubgroupMetricsTask.derived_entries``.
 
     Raises
     ------
