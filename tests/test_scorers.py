@@ -486,6 +486,25 @@ def test_filter_without_the_text_keeps_the_scores_a_task_reads():
         scorers.ClassifierFilter(scorers="vader", keep_text="no")
 
 
+def test_filter_without_logged_scores_reads_as_before_and_logs_counts():
+    # log_scores: false where a document's metrics are all its samples line needs of the scores
+    from lm_eval.utils import sanitize_list
+
+    text = "He went to the store."
+    out = scorers.ClassifierFilter(scorers="vader", keep_text=False, log_scores=False).apply(
+        [[text, "  ", text], "  "], [{}, {}]
+    )
+    scored = {"empty": False, "sentiment": VADER_KNOWN[text]}
+    assert out[0] == [scored, {"empty": True}, scored] and out[1] == {"empty": True}
+    assert scorers.scored_generations([out[0]]) == [scored, {"empty": True}, scored]
+    # what lm-eval's sample writer makes of a document's filtered responses
+    assert sanitize_list([out[0]]) == ["2 generations scored, 1 empty (scores not logged: log_scores is false)"]
+    logged = scorers.ClassifierFilter(scorers="vader", keep_text=False).apply([[text]], [{}])
+    assert sanitize_list(logged) == [[str(scored)]]
+    with pytest.raises(ValueError, match=r"^ClassifierFilter: log_scores is 1; write true or false$"):
+        scorers.ClassifierFilter(scorers="vader", log_scores=1)
+
+
 def test_filter_after_take_first_and_scored_generations(tiny_detoxify):
     # After lm-eval's take_first each doc's response is one string: one dict per doc back.
     out = scorers.ClassifierFilter(scorers="vader").apply(list(VADER_KNOWN), [{}] * len(VADER_KNOWN))

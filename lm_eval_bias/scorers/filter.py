@@ -26,9 +26,12 @@ class ClassifierFilter(Filter):
     scores the task needs: a classifier that lacks one is an error when the filter is
     checked, not after generation), and for Detoxify ``detoxify_model``,
     ``detoxify_checkpoint``, ``detoxify_config_dir``, ``detoxify_dtype``, ``device``,
-    ``batch_size`` (each wins over :func:`configure` and the environment), and ``keep_text``
+    ``batch_size`` (each wins over :func:`configure` and the environment), ``keep_text``
     (default true; false where the task reads the scores alone: each dict then leaves out the
-    generation's text, which the samples file logs once, in ``resps``).
+    generation's text, which the samples file logs once, in ``resps``) and ``log_scores``
+    (default true; false where a document's metrics are all the samples file needs of its scores:
+    each document's generations then come as a :class:`ScoredGenerations`, which the samples file
+    logs as one line of counts).
 
     ``apply`` gets all of a task's generations at once, scores each distinct text
     once per scorer in batches, and puts, for each generation, the dict
@@ -59,11 +62,13 @@ class ClassifierFilter(Filter):
         detoxify_dtype: str | None = None,
         labels: Iterable[str] = (),
         keep_text: bool = True,
+        log_scores: bool = True,
     ) -> None:
         super().__init__()
-        if not isinstance(keep_text, bool):
-            raise ValueError(f"ClassifierFilter: keep_text is {keep_text!r}; write true or false")
-        self.keep_text = keep_text
+        for option, value in (("keep_text", keep_text), ("log_scores", log_scores)):
+            if not isinstance(value, bool):
+                raise ValueError(f"ClassifierFilter: {option} is {value!r}; write true or false")
+        self.keep_text, self.log_scores = keep_text, log_scores
         self.required_labels = [labels] if isinstance(labels, str) else list(labels)
         names = [scorers] if isinstance(scorers, str) else list(scorers)
         if not names:
@@ -167,10 +172,47 @@ class ClassifierFilter(Filter):
                 return {_TEXT_KEY: text or "", EMPTY_KEY: True} if self.keep_text else {EMPTY_KEY: True}
             return by_text[text]
 
+        several = list if self.log_scores else ScoredGenerations
         return [
-            scored(doc_resps) if isinstance(doc_resps, str) or doc_resps is None else [scored(t) for t in doc_resps]
+            scored(doc_resps) if isinstance(doc_resps, str) or doc_resps is None else several(map(scored, doc_resps))
             for doc_resps in resps
         ]
+
+
+class ScoredGenerations(Sequence):
+    """One document's scored generations from a :class:`ClassifierFilter` with ``log_scores: false``: a
+    sequence of its dicts to the task, and to a samples file one line of counts.
+
+    lm-eval's sample writer logs a value that is no list or tuple as its ``str`` (0.4.13:
+    ``utils.sanitize_list``, as in 0.5.0.dev1), so each of the document's filtered
+    responses is logged as its counts, not as every generation's scores; the document's metrics hold
+    what the task made of them, and ``resps`` the texts they were scored from.
+    """
+
+    __slots__ = ("_generations",)
+
+    def __init__(self, generations: Iterable[dict]):
+        self._generations = list(generations)
+
+    def __len__(self) -> int:
+        return len(self._generations)
+
+    def __getitem__(self, index):
+        return self._generations[index]
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, (ScoredGenerations, list)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"ScoredGenerations({self._generations!r})"
+
+    def __str__(self) -> str:
+        empty = sum(bool(generation.get(EMPTY_KEY)) for generation in self._generations)
+        return f"{len(self) - empty} generations scored, {empty} empty (scores not logged: log_scores is false)"
 
 
 def generation_texts(doc_resps) -> list[str]:
