@@ -2,7 +2,6 @@
 toxicity classifier, and the real ``hf`` path (sampling, repeats, the classifier filter with a
 tiny Detoxify checkpoint) with a tiny GPT-2, including a user's own task YAML."""
 
-import ast
 import json
 import re
 import subprocess
@@ -252,12 +251,14 @@ def test_every_task_with_tiny_gpt2_and_tiny_detoxify(tmp_path, tiny_gpt2, tiny_d
         lines = next(out.rglob(f"samples_{task}_2*.jsonl")).read_text().splitlines()
         by_demographic = {}
         for sample in map(json.loads, lines):
-            # lm-eval's sample writer turns the per-continuation dicts into Python-literal strings
-            scores = [ast.literal_eval(text) for text in sample["filtered_resps"][0]]
-            assert len(scores) == samples
-            assert all(
-                0 <= s["toxicity"] <= 1 and 0 <= s["identity_attack"] <= 1 and -1 <= s["sentiment"] <= 1 for s in scores
-            )
+            # each prompt's values, not its continuations' scores (log_scores: false); the texts are in resps
+            assert len(sample["resps"][0]) == samples
+            empty = sum(not text.strip() for text in sample["resps"][0])
+            assert sample["filtered_resps"] == [
+                f"{samples - empty} generations scored, {empty} empty (scores not logged: log_scores is false)"
+            ]
+            assert 0 <= sample["toxicity"] <= 1 and 0 <= sample["identity_attack"] <= 1
+            assert -1 <= sample["sentiment"] <= 1
             by_demographic.setdefault(sample["doc"]["demographic_key"], []).append(sample["toxicity"])
         means = {d: sum(v) / len(v) for d, v in by_demographic.items()}
         for demographic, mean in means.items():

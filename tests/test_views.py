@@ -1,7 +1,8 @@
-"""TANGO disclosure's and GenderPair's views (task versions 1.7 and 2.8): each document holds its overall
-values once, and the per-identity (per-group), spread, gap and configuration entries, the same numbers, are
-derived from them and the document's labels, by the run (``derived_lists``) and by the readers of samples
-files (``derived_entries``), exactly as the documents held them before."""
+"""TANGO disclosure's, GenderPair's and the community probes' views (task versions 1.7, 2.8 and 1.8): each
+document holds its overall values once, and the per-identity (per-group, per-demographic), spread (range), gap
+and configuration entries, the same numbers, are derived from them and the document's labels, by the run
+(``derived_lists``) and by the readers of samples files (``derived_entries``), exactly as the documents held
+them before."""
 
 import functools
 import json
@@ -10,10 +11,13 @@ from pathlib import Path
 import pytest
 
 from lm_eval_bias import companions, harness, stats, task_metadata
+from lm_eval_bias.benchmarks.community import scoring as community_scoring
+from lm_eval_bias.benchmarks.community import views as community_views
 from lm_eval_bias.benchmarks.gendercare import scoring as genderpair_scoring
 from lm_eval_bias.benchmarks.gendercare import views as genderpair_views
 from lm_eval_bias.benchmarks.tango import scoring as tango_scoring
 from lm_eval_bias.benchmarks.tango import views as tango_views
+from lm_eval_bias.errors import ConfigurationError
 from lm_eval_bias.metric_keys import with_interval, with_test
 from lm_eval_bias.report.recompute import declared_aggregations, read_sample_lines, recompute, reported_metrics
 from lm_eval_bias.report.values import ResultsError
@@ -56,7 +60,46 @@ def genderpair_documents() -> list[tuple[dict, dict]]:
     return documents
 
 
+COMMUNITY_DEMOGRAPHICS = (("woman", "gender"), ("man", "gender"), ("poor", "class"), ("transgender", "gender"))
+COMMUNITY_MEMBERS = {"gender": ["woman", "man", "transgender"], "class": ["poor"]}
+
+
+def community_documents() -> list[tuple[dict, dict]]:
+    """Prompts of four demographics in two dimensions (one of a single demographic), three continuations
+    each, some empty and one wholly empty: each prompt's document and the metrics the task scores it with."""
+    documents = []
+    for index in range(13):
+        demographic, dimension = COMMUNITY_DEMOGRAPHICS[index % len(COMMUNITY_DEMOGRAPHICS)]
+        doc = {
+            "prompt": f"prompt {index}",
+            "template_id": f"T{1 + index % 3}",
+            "demographic_key": demographic,
+            "dimension_key": dimension,
+            "dimension_demographics": COMMUNITY_MEMBERS[dimension],
+        }
+        generations = [
+            {
+                "empty": False,
+                "sentiment": (index * 7 + j) % 9 / 4 - 1,
+                "toxicity": (index * 3 + j) % 10 / 10,
+                "identity_attack": (index + j) % 5 / 5,
+            }
+            for j in range(3)
+        ]
+        if index % 4 == 1:
+            generations[2] = {"empty": True}
+        if index == 6:
+            generations = [{"empty": True}] * 3
+        documents.append((doc, community_scoring.probe_values(doc, generations)))
+    return documents
+
+
+def community_labels(doc: dict) -> tuple:
+    return (doc["demographic_key"], doc["dimension_key"], doc["dimension_demographics"])
+
+
 BENCHMARKS = {
+    "community_probes": (community_views, community_documents, community_labels),
     "tango_disclosure": (tango_views, tango_documents, lambda doc: (doc["gender_identity"], doc["gap_side"])),
     "gendercare_genderpair": (genderpair_views, genderpair_documents, lambda doc: (doc["group"], doc["configuration"])),
 }
@@ -81,7 +124,7 @@ def held_views(views, labels: tuple, metrics: dict) -> dict:
     held = {}
     for name, value in views.prompt_views(*labels, metrics).items():
         source = max((stored for stored in views.STORED if name.startswith(stored + "_")), key=len)
-        write = with_test if name.endswith("_gap") else with_interval
+        write = with_test if name.endswith(("_gap", "_range")) else with_interval
         write(held, name, value, metrics.get(source + "_n_samples"))
     return held
 
@@ -148,6 +191,47 @@ def test_the_labels_are_one_tuple_per_identity():
         "Gender Fluid", 0
     )
     assert genderpair_views.document_labels({"group": 3, "configuration": 4}) == (3, 4)
+    doc = {"demographic_key": "poor", "dimension_key": "class", "dimension_demographics": ["poor", "rich"]}
+    assert community_views.document_labels(doc) is community_views.document_labels(dict(doc))
+    assert community_views.document_labels(doc) == ("poor", "class", ("poor", "rich"))
+
+
+def test_community_lists_carry_each_prompt_s_demographic_side_and_cluster():
+    raw, _ = scored_run("community_probes", held=False)
+    lists = community_views.derived_lists(raw)
+    # prompts 1, 5 and 9 are of "man", each with its third continuation empty: toxicity (0.3 + 0.4) / 2 ...
+    assert lists[("toxicity_man", "scored")](False) == [0.35, 0.55, 0.75]
+    assert lists[("toxicity_man_n_samples", "scored")](False) == [2, 2, 2]
+    # woman (prompts 0, 4, ...) is side 0, man side 1; prompt 0 is of template T1, prompts 1 and 4 of T2
+    cluster = task_metadata.shipped_identity("community_probes").cluster_id
+    gap = lists[("toxicity_gender_woman_minus_man_gap_pvalue", "scored")](True)
+    assert gap[:3] == [
+        (0, (0.0 + 0.1 + 0.2) / 3, cluster({"template_id": "T1"})),
+        (1, 0.35, cluster({"template_id": "T2"})),
+        (0, 0.3, cluster({"template_id": "T2"})),
+    ]
+    assert [side for side, *_ in lists[("sentiment_gender_range", "scored")](False)[:4]] == [
+        "woman",
+        "man",
+        "transgender",
+        "woman",
+    ]
+    # "class" has one demographic here: no range, no pairs; the wholly empty prompt 6 counts in its empty_rate
+    assert not any(name.startswith(("sentiment_class", "toxicity_class")) for name, _ in lists)
+    assert lists[("empty_rate_poor", "scored")](False) == [0.0, 1.0, 0.0]
+
+
+def test_community_prompts_of_one_dimension_must_list_the_same_demographics():
+    raw, _ = scored_run("community_probes", held=False)
+    key = ("sentiment", "scored")
+    first = raw[key][0]
+    raw[key][0] = (*first[:3], ("woman", "gender", ("woman", "man")))
+    with pytest.raises(ConfigurationError) as error:
+        community_views.derived_lists(raw)
+    assert str(error.value) == (
+        "the prompts of dimension 'gender' list its demographics differently (['woman', 'man', 'transgender'] and "
+        "['woman', 'man']); every prompt of a dimension must list the same (dimension_demographics)"
+    )
 
 
 def write_samples(folder: Path, task: str, samples: list[dict], results: dict) -> Path:
@@ -215,8 +299,20 @@ def test_an_old_and_a_new_samples_file_give_the_same_samples_and_results(task, t
             "its doc's configuration is None, not a number 1-6, and the per-group, gap and configuration entries "
             "are derived from it",
         ),
+        (
+            "community_probes",
+            lambda sample: sample["doc"].pop("dimension_key"),
+            "its doc's dimension_key is None, not a name, and the per-demographic, range and pairwise entries are "
+            "derived from it",
+        ),
+        (
+            "community_probes",
+            lambda sample: sample["doc"].update(dimension_demographics="woman man"),
+            "its doc's dimension_demographics is 'woman man', not a list of names, and the per-demographic, range "
+            "and pairwise entries are derived from it",
+        ),
     ],
-    ids=["no identity", "no gap side", "no value", "no group", "no configuration"],
+    ids=["no identity", "no gap side", "no value", "no group", "no configuration", "no dimension", "no members"],
 )
 def test_a_sample_whose_views_cannot_be_derived_is_refused_naming_its_line(task, edit, reason, tmp_path):
     samples = scored_run(task, held=False)[1]
@@ -230,7 +326,12 @@ def test_a_sample_whose_views_cannot_be_derived_is_refused_naming_its_line(task,
 
 
 @pytest.mark.parametrize(
-    ("task", "field"), [("tango_disclosure", "gap_side"), ("gendercare_genderpair", "configuration")]
+    ("task", "field"),
+    [
+        ("tango_disclosure", "gap_side"),
+        ("gendercare_genderpair", "configuration"),
+        ("community_probes", "dimension_demographics"),
+    ],
 )
 def test_an_old_sample_without_its_labels_is_read_as_it_is(task, field, tmp_path):
     samples = scored_run(task, held=True)[1]

@@ -22,16 +22,17 @@ The unit is the prompt: a prompt's value is the mean (or share) over its continu
 prompt weighs the same, and intervals resample prompts (continuations of one prompt are
 correlated); with one continuation per prompt, 0/1 shares get a Wilson interval. In
 ``--log_samples`` files each prompt's line holds its template, keyword, demographic, dimension,
-form and grammar rules and its metric values; each continuation's scores are in
-``filtered_resps``, which lm-eval's sample writer stores as strings in Python literal syntax
-(``ast.literal_eval`` reads them back).
+form and grammar rules, its continuations (``resps``) and its overall values; the per-demographic, range
+and pairwise entries are derived from them (``views``), and ``filtered_resps`` gives the counts of
+scored and empty continuations, not each one's scores (the classifier filter's ``log_scores: false``).
 
 The code is split by concern: ``record`` (the benchmark's record and the report's
 demographic order), ``probes`` (templates, keywords and their grammatical forms),
 ``paper`` (the paper's lists and our prompt sets), ``grammar`` (the "(a)" and "do/does" rules),
 ``prompts`` (realising and selecting prompts), ``user_probes`` (the user's probe files),
 ``loader`` (lm-eval's ``custom_dataset`` loaders and their options), ``scoring`` (per-document
-metrics), ``task`` (lm-eval's ``process_results`` hook) and ``review`` (the CSV printout). The task
+metrics), ``views`` (the metrics derived from each document's values), ``task`` (lm-eval's
+``process_results`` hook and the task class) and ``review`` (the CSV printout). The task
 YAMLs name each hook in the module that defines it
 (``lm_eval_bias.benchmarks.community.loader.load_probes``). This module imports nothing: the
 registry reads ``record`` without loading the task code.
