@@ -4,6 +4,8 @@ model is asked anything; with the helpers its YAMLs and loaders use."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import copy
 import logging
 import math
@@ -15,6 +17,9 @@ from lm_eval_bias.metric_keys import is_comparison
 from lm_eval_bias.task_kinds import doc_label
 
 logger = logging.getLogger("lm_eval_bias")
+
+# Set while tasks are built only to count their documents (:func:`counting_documents`).
+_counting_documents: contextvars.ContextVar = contextvars.ContextVar("lm_eval_bias_counting_documents", default=False)
 
 
 def count(values) -> int:
@@ -578,10 +583,27 @@ def per_group_entries(config: dict) -> tuple[list | None, dict, dict]:
     return plain, aggregations, directions
 
 
+@contextlib.contextmanager
+def counting_documents():
+    """Tasks built inside the block are built only to count their documents
+    (:func:`lm_eval_bias.shards.task_documents`): their classifiers are not loaded.
+
+    The classifiers score generations, not documents, so the count is a run's. Loading them
+    (torch and the Detoxify model: seconds and hundreds of MiB, or an error where no checkpoint
+    is at hand) checks a run, and the run checks them again when it builds its tasks.
+    """
+    token = _counting_documents.set(True)
+    try:
+        yield
+    finally:
+        _counting_documents.reset(token)
+
+
 def prepare_classifiers(config: dict) -> list | None:
     """The task's ``filter_list`` with its ``detoxify_*`` options handed to each classifier filter,
     whose classifiers are loaded now: a missing or broken checkpoint is found before hours of
-    generation rather than after (lm-eval builds a filter only when it applies it)."""
+    generation rather than after (lm-eval builds a filter only when it applies it). Inside
+    :func:`counting_documents` they are not loaded."""
     filter_list = copy.deepcopy(config.get("filter_list"))
     filter_module = sys.modules.get("lm_eval_bias.scorers.filter")
     if filter_module is None:
@@ -600,7 +622,9 @@ def prepare_classifiers(config: dict) -> list | None:
                 given = {name: value for name, value in parsed.items() if value is not None}
             for name, value in given.items():
                 step.setdefault(name, value)  # the filter's own YAML keywords win
-            function(**{key: value for key, value in step.items() if key != "function"}).load_scorers()
+            classifier = function(**{key: value for key, value in step.items() if key != "function"})
+            if not _counting_documents.get():
+                classifier.load_scorers()
     return filter_list
 
 

@@ -17,7 +17,8 @@ from lm_eval_bias.errors import ConfigurationError
 
 
 def task_documents(task: str, metadata: dict | None = None) -> dict[str, int]:
-    """How many documents each task that ``task`` names has, built as a run builds it.
+    """How many documents each task that ``task`` names has, built as a run builds it, but
+    without loading its classifiers (:func:`lm_eval_bias.harness.counting_documents`).
 
     Parameters
     ----------
@@ -38,11 +39,13 @@ def task_documents(task: str, metadata: dict | None = None) -> dict[str, int]:
         A task the task manager does not know.
     """
     import lm_eval_bias
+    from lm_eval_bias import harness
 
     manager = lm_eval_bias.task_manager(metadata=metadata)
     if task not in manager.all_tasks:
         raise ConfigurationError(f"{task!r} is not a task lm-eval or lm-eval-bias knows; see `lm-eval-bias ls tasks`")
-    return {name: len(built.eval_docs) for name, built in manager.load([task])["tasks"].items()}
+    with harness.counting_documents():
+        return {name: len(built.eval_docs) for name, built in manager.load([task])["tasks"].items()}
 
 
 def contiguous_blocks(documents: int, shards: int) -> list[range]:

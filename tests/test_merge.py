@@ -25,6 +25,8 @@ from helpers import OFFICIAL_WINOQUEER, run_cli, winoqueer_results, write
 from lm_eval_bias import scorers, shards
 from lm_eval_bias.report import compare, merge, results
 from lm_eval_bias.report.values import shown
+from lm_eval_bias.scorers.base import ScorerUnavailableError
+from lm_eval_bias.scorers.filter import ClassifierFilter
 
 # Two runs: GenderPair's whole run on the generated data has an interval bound the results reader
 # refuses (undecided_rate_group_spread_ci_upper above 0.5), so the readers are checked on the others.
@@ -243,6 +245,21 @@ def test_shards_writes_one_samples_file_per_shard_and_prints_their_commands(gene
         for k in (1, 2, 3)
     ]
     assert "then: lm-eval-bias merge OUT/shard-*-of-3 --output_path OUT/merged" in err
+
+
+def test_shards_count_a_classifier_task_s_documents_without_loading_its_classifiers(monkeypatch):
+    """Counting needs the documents alone: loading Detoxify (torch and the model: seconds and hundreds
+    of MiB) is left to the run, which still loads it when it builds the task."""
+
+    def unavailable(filter_):
+        raise ScorerUnavailableError("the classifiers were loaded")
+
+    monkeypatch.setattr(ClassifierFilter, "load_scorers", unavailable)
+    assert shards.task_documents("community_probes_full") == {"community_probes_full": 266}
+    # The run's --metadata decides the documents counted.
+    assert shards.task_documents("community_probes", {"prompt_set": "grammatical"}) == {"community_probes": 310}
+    with pytest.raises(ScorerUnavailableError, match="^the classifiers were loaded$"):
+        lm_eval_bias.task_manager(include_defaults=False).load(["community_probes"])
 
 
 # ---------------------------------------------------------------------------- refusals, by hand-made shards
