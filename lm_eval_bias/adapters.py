@@ -60,6 +60,7 @@ Per ``evaluate`` call, on the model (and our tasks) only, undone when the call r
   test_lm_eval_hf_logits_cache_misreads_a_sentence_split_at_two_words_unless_split_in_rounds``
   and ``tests/test_adapters.py``. Goes when lm-eval groups only requests of one continuation
   length (that test's first assertion fails then).
+  Report: ``tests/upstream/hf_logits_cache_shorter_continuation.md``.
 * ``loglikelihood`` (:func:`_distinct_loglikelihood_requests`). lm-eval sends a request that several
   documents ask as often as they ask it. Pinned by ``tests/test_preflight.py::
   test_each_distinct_loglikelihood_request_reaches_the_backend_once``. Goes when lm-eval
