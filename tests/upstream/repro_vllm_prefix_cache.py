@@ -13,7 +13,8 @@ uses for log-likelihoods, on the prompts in order, in reverse and one at a time.
 stock lm-eval's ``VLLM.loglikelihood`` on all requests together and on each request alone. It prints
 the largest difference of a prompt token's log-probability (vLLM) or of a request's log-likelihood
 (lm-eval) between these calls, and how many prompt tokens vLLM says it read from its cache.
-Exit status 1 when the values depend on the order with prefix caching on but not with it off.
+Exit status 1 when the values depend on the order with prefix caching on but not with it off,
+2 when a run fails.
 """
 
 from __future__ import annotations
@@ -108,8 +109,11 @@ def main() -> int:
             [sys.executable, __file__, "--model", args.model, "--child", setting],
             capture_output=True,
             text=True,
-            check=True,
+            check=False,
         )
+        if done.returncode != 0:
+            sys.stderr.write(done.stderr[-4000:])
+            return 2
         results[setting] = json.loads(done.stdout.strip().splitlines()[-1])
     import vllm
 
