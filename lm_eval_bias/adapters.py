@@ -60,18 +60,22 @@ Per ``evaluate`` call, on the model (and our tasks) only, undone when the call r
   test_lm_eval_hf_logits_cache_misreads_a_sentence_split_at_two_words_unless_split_in_rounds``
   and ``tests/test_adapters.py``. Goes when lm-eval groups only requests of one continuation
   length (that test's first assertion fails then).
+  Report: ``tests/upstream/hf_logits_cache_shorter_continuation.md``.
 * ``loglikelihood`` (:func:`_distinct_loglikelihood_requests`). lm-eval sends a request that several
   documents ask as often as they ask it. Pinned by ``tests/test_preflight.py::
   test_each_distinct_loglikelihood_request_reaches_the_backend_once``. Goes when lm-eval
   de-duplicates requests.
+  Report: ``tests/upstream/duplicate_loglikelihood_requests.md``.
 * ``LocalCompletionsAPI.parse_logprobs`` (:func:`_aligned_echo_logprobs`). lm-eval reads echoed
   log-probabilities one token off when a server leaves BOS out of its echo (llama.cpp). Pinned by
   ``tests/test_completions_api.py::test_lm_evals_own_reading_of_a_llama_cpp_answer_is_one_token_off``.
   Goes when lm-eval reads them from the end of the echoed prompt.
+  Report: ``tests/upstream/local_completions_echo_offsets.md``.
 * ``TemplateAPI._create_payload`` (:func:`_fresh_draws_from_servers`). lm-eval sends one seed with
   every request, so a server draws every repeat of a prompt alike. Pinned by
   ``tests/test_backend_options.py::test_sampled_requests_reach_a_server_without_lm_evals_fixed_seed``.
   Goes when lm-eval varies the seed per request.
+  Report: ``tests/upstream/api_fixed_seed.md``.
 * ``generate_until`` (:func:`_text_generations_only`) and an API backend's ``loglikelihood`` and
   ``generate_until`` (:func:`_explained_backend_failures`). lm-eval fails late, or with a bare
   ``TypeError``, on an answer that is not text or holds no prompt log-probabilities. Pinned by
