@@ -1,21 +1,28 @@
-"""Our tasks for the stock ``lm_eval`` with no flag: the import hook that ``lm_eval_bias_autoload.pth``
-starts in every interpreter of the environment the package is installed in.
+"""Our tasks for the stock ``lm_eval`` with no flag: the import hook of the companion distribution
+``lm-eval-bias-autoload``, started in every interpreter of the environment it is installed in.
 
 lm-eval 0.4.13 indexes only its own tasks and ``--include_path``; it does not read the
-``lm_eval.tasks`` entry point we declare (upstream pull request #4015). This module puts a finder
-at the front of ``sys.meta_path`` that answers nothing (one string comparison per import) until
-``lm_eval.tasks`` is imported. Then, once that module has run, it removes itself and makes every
-``TaskManager`` index our task folder before the user's ``--include_path`` (which wins on a name
-clash): :func:`lm_eval_bias.adapters.install_task_manager_shim`, as the ``lm-eval-bias`` command
-does. Before that moment nothing of lm-eval or of ``lm_eval_bias`` is imported.
+``lm_eval.tasks`` entry point that lm-eval-bias declares (upstream pull request #4015). This module
+puts a finder at the front of ``sys.meta_path`` that answers nothing (one string comparison per
+import) until ``lm_eval.tasks`` is imported. Then, once that module has run, it removes itself and
+makes every ``TaskManager`` index our task folder before the user's ``--include_path`` (which wins
+on a name clash): :func:`lm_eval_bias.adapters.install_task_manager_shim`, as the ``lm-eval-bias``
+command does. Before that moment nothing of lm-eval or of ``lm_eval_bias`` is imported.
+
+Python starts :func:`install` from ``lm_eval_bias_autoload.start`` (Python 3.15 and later, PEP 829:
+a ``.start`` file beside a ``.pth`` of the same name makes Python skip that file's ``import``
+lines) or from the ``import`` line of ``lm_eval_bias_autoload.pth`` (earlier Pythons). That line
+imports this module only where it can be found, so a ``.pth`` left behind without it (an
+interrupted uninstall, a deleted file) starts nothing and prints nothing.
 
 It steps aside when ``LM_EVAL_BIAS_NO_AUTOLOAD`` is set (to anything but ``""``, ``0``,
-``false`` or ``no``), and when the installed lm-eval reads the ``lm_eval.tasks`` entry point
-itself (:func:`lm_eval_reads_task_entry_points`). It never fails the interpreter or the import of
-lm-eval: any error is one ``RuntimeWarning`` and lm-eval runs as it would without us.
+``false`` or ``no``), when ``lm_eval_bias`` is not installed (the companion left behind by
+``pip uninstall lm-eval-bias``), and when the installed lm-eval indexes our folder itself
+(:func:`lm_eval_indexes_our_tasks`). It never fails the interpreter or the import of lm-eval: any
+other error is one line on standard error, once, and lm-eval runs as it would without us.
 
-Not part of the ``lm_eval_bias`` package, so that the ``.pth`` line imports this file alone
-(setuptools' ``distutils-precedence.pth`` and ``_distutils_hack`` are the model).
+A top-level module, outside the ``lm_eval_bias`` package, so that interpreter start-up imports this
+file alone (setuptools' ``distutils-precedence.pth`` and ``_distutils_hack`` are the model).
 """
 
 import os
@@ -23,9 +30,8 @@ import sys
 
 ENVIRONMENT_VARIABLE = "LM_EVAL_BIAS_NO_AUTOLOAD"
 TARGET = "lm_eval.tasks"
-ENTRY_POINT_GROUP = "lm_eval.tasks"
 
-_warned = False
+_reported = False
 
 
 def disabled(environ=None) -> bool:
@@ -34,58 +40,77 @@ def disabled(environ=None) -> bool:
     return value.strip().lower() not in ("", "0", "false", "no")
 
 
-def _warn_once(message: str) -> None:
-    global _warned
-    if _warned:
+def _report_once(error: BaseException) -> None:
+    # One line, not a warning: a warning prints the source line under it, and this runs inside
+    # other programs (every interpreter of the environment), whose standard error must stay readable.
+    global _reported
+    if _reported:
         return
-    _warned = True
+    _reported = True
     try:
-        import warnings
-
-        warnings.warn(
-            f"lm-eval-bias: {message}; our tasks are not added to lm-eval's task list automatically "
+        detail = " ".join(f"{type(error).__name__}: {error}".split())
+        sys.stderr.write(
+            f"lm-eval-bias: the import hook failed ({detail}); our tasks are not added to lm-eval's task list "
             f'(pass --include_path "$(python -m lm_eval_bias tasks-dir)" or use lm-eval-bias; '
-            f"{ENVIRONMENT_VARIABLE}=1 turns this hook off)",
-            RuntimeWarning,
-            stacklevel=2,
+            f"{ENVIRONMENT_VARIABLE}=1 turns this hook off)\n"
         )
-    except Exception:  # noqa: BLE001 - a warning must not fail an import either
+    except Exception:  # noqa: BLE001 - a closed or missing stderr must not fail an import either
         pass
 
 
-def lm_eval_reads_task_entry_points(tasks_module) -> bool:
-    """Whether this lm-eval discovers a plugin's task folders through the ``lm_eval.tasks``
-    entry-point group itself (upstream PR #4015): its ``lm_eval.tasks`` modules or its registry
-    call ``entry_points`` and name that group. Read from the source, as no version has it yet."""
-    directory = os.path.dirname(getattr(tasks_module, "__file__", None) or "")
-    if not directory:
-        return False
-    candidates = [os.path.join(directory, name) for name in sorted(os.listdir(directory)) if name.endswith(".py")]
-    candidates.append(os.path.join(os.path.dirname(directory), "api", "registry.py"))
-    for path in candidates:
-        try:
-            with open(path, encoding="utf-8") as file:
-                source = file.read()
-        except OSError:
-            continue
-        if "entry_points" in source and (f'"{ENTRY_POINT_GROUP}"' in source or f"'{ENTRY_POINT_GROUP}'" in source):
+def lm_eval_indexes_our_tasks(tasks_module, ours: str) -> bool:
+    """Whether this lm-eval indexes the task folder ``ours`` by itself, through the
+    ``lm_eval.tasks`` entry point (upstream PR #4015), as no version does yet.
+
+    Asked of lm-eval's behaviour, not of its source: a ``TaskManager`` built without lm-eval's own
+    tasks and without an ``include_path`` indexes only what lm-eval finds elsewhere, so a task file
+    of ``ours`` in its index means lm-eval found our folder. It reads no folder of lm-eval's
+    (35 microseconds with lm-eval 0.4.13, against 4 s for one with lm-eval's own tasks). An lm-eval
+    that indexed plugins only beside its own tasks would be missed: our folder would then be
+    indexed twice, the same files, which changes no task.
+
+    Parameters
+    ----------
+    tasks_module : module
+        ``lm_eval.tasks``, once it has run; its ``TaskManager`` is lm-eval's own, not our shim.
+    ours : str
+        Our task folder, :func:`lm_eval_bias.tasks_dir`: the folder of the ``lm_eval_bias.tasks``
+        package that the entry point names.
+
+    Returns
+    -------
+    bool
+    """
+    index = tasks_module.TaskManager(include_defaults=False).task_index
+    folder = os.path.join(os.path.realpath(ours), "")
+    for entry in index.values():
+        path = entry.get("yaml_path") if isinstance(entry, dict) else getattr(entry, "yaml_path", None)
+        if path and os.path.realpath(path).startswith(folder):
             return True
     return False
 
 
 def add_our_tasks(tasks_module) -> bool:
     """Once ``lm_eval.tasks`` has run: make its ``TaskManager`` index our tasks, unless lm-eval
-    finds them through the entry point. True when the shim is installed."""
+    indexes them itself or ``lm_eval_bias`` is not installed. True when the shim is installed."""
     try:
-        if lm_eval_reads_task_entry_points(tasks_module):
-            return False
-        from lm_eval_bias import tasks_dir
+        if getattr(tasks_module.TaskManager, "_lm_eval_bias_shim", False):
+            return True  # the lm-eval-bias command, or an earlier call, installed it
+        try:
+            from lm_eval_bias import tasks_dir
+        except ModuleNotFoundError as error:
+            if error.name == "lm_eval_bias":
+                return False
+            raise
         from lm_eval_bias.adapters import install_task_manager_shim
 
-        install_task_manager_shim(tasks_dir())
+        ours = tasks_dir()
+        if lm_eval_indexes_our_tasks(tasks_module, ours):
+            return False
+        install_task_manager_shim(ours)
         return True
     except Exception as error:  # noqa: BLE001 - never fail lm-eval's import
-        _warn_once(f"the import hook failed ({type(error).__name__}: {error})")
+        _report_once(error)
         return False
 
 
@@ -132,7 +157,7 @@ class Finder:
             spec.loader = _Loader(spec.loader)
             return spec
         except Exception as error:  # noqa: BLE001
-            _warn_once(f"the import hook failed ({type(error).__name__}: {error})")
+            _report_once(error)
             return None
 
 
@@ -141,8 +166,8 @@ def uninstall() -> None:
 
 
 def install() -> None:
-    """Called by the ``.pth`` line at start-up: the finder, or at once the shim if ``lm_eval.tasks``
-    is already imported. Never raises."""
+    """The entry point of the ``.start`` and ``.pth`` files, at start-up: the finder, or at once
+    the shim if ``lm_eval.tasks`` is already imported. Never raises."""
     try:
         if disabled():
             return
@@ -152,4 +177,4 @@ def install() -> None:
         if not any(getattr(finder, "_lm_eval_bias_autoload", False) for finder in sys.meta_path):
             sys.meta_path.insert(0, Finder())
     except Exception as error:  # noqa: BLE001
-        _warn_once(f"the import hook failed ({type(error).__name__}: {error})")
+        _report_once(error)
