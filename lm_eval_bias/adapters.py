@@ -15,17 +15,19 @@ Process-wide, installed once and kept:
   lm-eval's CLI builds a TaskManager that indexes only ``--include_path``. Pinned by
   ``tests/test_end_to_end.py::test_ls_and_validate_see_our_tasks_beside_a_users_own``. Goes when
   lm-eval finds a plugin's task folders through an entry point.
-* The same ``lm_eval.tasks.TaskManager``, in every interpreter of an environment the package is
-  installed in (``lm_eval_bias_autoload.pth``, shipped by ``setup.py``'s ``build_py``, starts
+* The same ``lm_eval.tasks.TaskManager``, in every interpreter of an environment the companion
+  distribution lm-eval-bias-autoload is installed in (``lm_eval_bias/autoload/``: its
+  ``lm_eval_bias_autoload.start``, or ``lm_eval_bias_autoload.pth`` before Python 3.15, starts
   ``_lm_eval_bias_autoload``, whose import hook calls :func:`install_task_manager_shim` once
-  ``lm_eval.tasks`` is imported). lm-eval 0.4.13 does not read our ``lm_eval.tasks`` entry point, so
-  the stock ``lm_eval --tasks winoqueer`` and ``lm_eval.simple_evaluate`` without a task manager
-  would not find our tasks. Off with ``LM_EVAL_BIAS_NO_AUTOLOAD=1``; any error is one warning.
-  Pinned by ``tests/test_autoload.py::test_the_stock_cli_runs_our_tasks_with_no_flag`` and
+  ``lm_eval.tasks`` is imported; lm-eval-bias itself ships no start-up file). lm-eval 0.4.13 does
+  not read our ``lm_eval.tasks`` entry point, so the stock ``lm_eval --tasks winoqueer`` and
+  ``lm_eval.simple_evaluate`` without a task manager would not find our tasks. Off with
+  ``LM_EVAL_BIAS_NO_AUTOLOAD=1``; any error is one line on standard error. Pinned by
+  ``tests/test_autoload.py::test_the_stock_cli_runs_our_tasks_with_no_flag`` and
   ``tests/test_autoload.py::test_the_hook_steps_aside_where_lm_eval_reads_the_entry_point``. Goes
   when lm-eval reads the entry point (upstream PR #4015): the hook steps aside then, and
   ``tests/test_autoload.py::test_the_installed_lm_eval_does_not_read_the_entry_point_yet`` fails
-  to say that it, ``setup.py`` and the ``.pth`` can go.
+  to say that the companion can go.
 * ``lm_eval.simple_evaluate`` (:func:`install_simple_evaluate_shim`; the ``lm-eval-bias`` command).
   lm-eval builds tasks after the model loads and keys ``--use_cache`` on the request alone. Pinned
   by ``tests/test_cli_errors.py::test_an_unwritable_cache_or_output_path_is_refused_before_the_model_loads``
