@@ -379,6 +379,21 @@ def test_a_pth_left_without_its_hook_module_starts_nothing_and_prints_nothing(wh
         assert (done.stdout.split(), done.stderr) == (["lm_eval.tasks.manager"], "")
 
 
+def test_a_hook_module_that_fails_to_import_is_one_line_at_start(wheels, tmp_path):
+    python = fresh_venv(tmp_path / "venv")
+    pip_install(python, wheels["main"], wheels["companion"])
+    (purelib_of(python) / f"{HOOK_MODULE}.py").write_text("raise RuntimeError('damaged')\n")
+    script = "import lm_eval.tasks; print(lm_eval.tasks.TaskManager.__module__)"
+    done = run([python, "-c", script], cwd=tmp_path)
+    assert done.stdout.split() == ["lm_eval.tasks.manager"]
+    assert done.stderr == (
+        "lm-eval-bias-autoload: the import hook cannot start (RuntimeError: damaged); reinstall it "
+        "(pip install --force-reinstall lm-eval-bias-autoload) or remove it (pip uninstall lm-eval-bias-autoload)\n"
+    )
+    done = stock_or_ours(python, tmp_path, {ENVIRONMENT_VARIABLE: "1"})
+    assert (done.stdout.split(), done.stderr) == (["lm_eval.tasks.manager"], "")
+
+
 def test_the_companion_without_lm_eval_bias_steps_aside_without_a_word(wheels, tmp_path):
     # what `pip uninstall lm-eval-bias` leaves: pip removes no package that needed it
     python = fresh_venv(tmp_path / "venv")
