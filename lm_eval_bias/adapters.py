@@ -40,10 +40,12 @@ Process-wide, installed once and kept:
   its prefix token as text, and the checks of its requests against the model's context). Pinned
   by ``tests/test_end_to_end.py::test_stock_cli_with_include_path`` and ``tests/test_preflight.py``.
   Goes with the last per-call adapter and a task hook that sees the model.
-* ``sys.excepthook`` (:func:`_install_excepthook`; with the gate). The stock CLI prints our errors'
-  message under a traceback. Pinned by ``tests/test_mistakes_and_faulty_backends.py::
-  test_the_stock_cli_shows_our_errors_without_a_traceback``. Goes when lm-eval prints a plugin's
-  configuration errors without one.
+* ``sys.excepthook`` (:func:`_install_excepthook`; with the gate and the TaskManager shim). The
+  stock CLI prints our errors' message, and why a run of our tasks could not load its model, under
+  a traceback. Pinned by ``tests/test_mistakes_and_faulty_backends.py::
+  test_the_stock_cli_shows_our_errors_without_a_traceback`` and ``tests/test_cli_failures.py::
+  test_the_stock_cli_explains_a_load_failure_for_our_tasks_only``. Goes when lm-eval prints a
+  plugin's configuration errors without one.
 * A filter on the ``lm_eval.evaluator_utils`` logger (:func:`expect_subgroup_metrics`; each of our
   tasks when built). lm-eval warns on every run of a task whose metrics rest on different numbers
   of documents, which per-subgroup metrics do by design; only our tasks' warnings are dropped.
@@ -114,9 +116,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from lm_eval_bias import distributed
-from lm_eval_bias.backends import echo_aligned, is_api_model, unwrapped, world_size
+from lm_eval_bias.backends import echo_aligned, is_api_model, load_failure, unwrapped, world_size
 from lm_eval_bias.checks import check_loaded_model, empty_generation_warnings, is_sampling
-from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError, print_run_error
+from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError, exit_with_run_error
 from lm_eval_bias.task_kinds import is_ours, needs, task_name
 
 logger = logging.getLogger("lm_eval_bias")
@@ -455,16 +457,18 @@ def _text_generations_only(lm, tasks):
 
 
 def _install_excepthook() -> None:
-    """With the stock ``lm_eval`` CLI, print our errors' message alone, as ``lm-eval-bias`` does:
-    it says what, where and the fix; a traceback would bury it. Other errors are untouched."""
+    """With the stock ``lm_eval`` CLI, end on our errors as ``lm-eval-bias`` does (the message
+    alone, exit code 2): it says what, where and the fix; a traceback would bury it. So too a
+    model that fails to load in a run of our tasks (:func:`lm_eval_bias.backends.load_failure`).
+    Other errors are untouched."""
     previous = sys.excepthook
     if getattr(previous, "_lm_eval_bias", False):
         return
 
     def excepthook(kind, error, trace):
-        if isinstance(error, LmEvalBiasError):
-            print_run_error(error)
-            return
+        explained = error if isinstance(error, LmEvalBiasError) else load_failure(error, ours_only=True)
+        if explained is not None:
+            exit_with_run_error(explained)
         previous(kind, error, trace)
 
     excepthook._lm_eval_bias = True
@@ -603,6 +607,7 @@ def install_task_manager_shim(ours: str) -> None:
     """
     import lm_eval.tasks as lm_eval_tasks
 
+    _install_excepthook()  # the stock CLI loads the model before it builds any task of ours
     base = lm_eval_tasks.TaskManager
     if getattr(base, "_lm_eval_bias_shim", False):
         return

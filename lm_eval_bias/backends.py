@@ -3,12 +3,19 @@
 A backend is given by its lm-eval name before the model loads (``"hf-mlm"``) or as the loaded
 model (possibly inside lm-eval's ``CachingLM``); each fact about it (masked or causal, whether it
 scores log-likelihoods, how many processes run it, whether it is an API model) has one reading.
+
+Also whether a backend can start here at all (:func:`missing_package`, :func:`uncached_model`,
+before anything loads) and what lm-eval's error means when it could not (:func:`load_failure`).
 """
 
 from __future__ import annotations
 
+import os
+import re
 import sys
+from pathlib import Path
 
+from lm_eval_bias.errors import BackendUnavailableError, MissingBackendPackageError, ModelFilesUnavailableError
 from lm_eval_bias.models import MASKED_LM_BACKEND
 
 # lm-eval backends whose loglikelihood() only raises: chat APIs return no prompt log-probabilities.
@@ -182,3 +189,241 @@ def vllm_prefix_caching(lm) -> bool:
     model_args = getattr(inner, "model_args", None)
     setting = setting_flag(model_args.get("enable_prefix_caching")) if isinstance(model_args, dict) else None
     return True if setting is None else setting
+
+
+# --------------------------------------------------------------------------
+# Whether the backend can start here
+
+# Backends whose Python package lm-eval imports only when it loads the model (a traceback then,
+# when the package is missing), and the command that installs it.
+BACKEND_PACKAGES = {
+    "vllm": ("vllm", "pip install vllm"),
+    "vllm-vlm": ("vllm", "pip install vllm"),
+    "sglang": ("sglang", "pip install sglang (see https://docs.sglang.ai/start/install.html)"),
+}
+
+# Backends that read the model's files through transformers from the Hugging Face cache.
+HUB_BACKENDS = frozenset({"hf", "hf-auto", "huggingface", MASKED_LM_BACKEND})
+
+# The variables that make huggingface_hub (and so transformers) offline, in the order it reads them.
+OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+
+def _installed(package: str) -> bool:
+    """Whether ``package`` can be imported here (found, not imported)."""
+    from importlib.util import find_spec
+
+    try:
+        return find_spec(package) is not None
+    except (ImportError, ValueError):  # a parent that fails, or a module without a spec
+        return False
+
+
+def _package_error(model: str) -> MissingBackendPackageError:
+    """The error for ``--model MODEL`` when its package (:data:`BACKEND_PACKAGES`) is missing."""
+    package, install = BACKEND_PACKAGES[model]
+    error = MissingBackendPackageError(
+        f"--model {model} needs the Python package {package}, which is not installed in this environment "
+        f"({sys.prefix}). Fix: {install}, or run with another backend such as --model hf"
+    )
+    error.name = package
+    return error
+
+
+def missing_package(model) -> MissingBackendPackageError | None:
+    """Before anything loads: the error for a backend whose Python package is not installed.
+
+    Parameters
+    ----------
+    model : object
+        The backend's lm-eval name (``"vllm"``), or anything else (a loaded model, None).
+
+    Returns
+    -------
+    MissingBackendPackageError or None
+        None when the backend needs no package of :data:`BACKEND_PACKAGES` or it is installed.
+    """
+    if not isinstance(model, str) or model not in BACKEND_PACKAGES or _installed(BACKEND_PACKAGES[model][0]):
+        return None
+    return _package_error(model)
+
+
+def _offline_variable() -> str | None:
+    """The variable that turns Hugging Face downloads off (``HF_HUB_OFFLINE=1``); None when on."""
+    # the values huggingface_hub reads as true (constants.ENV_VARS_TRUE_VALUES)
+    for name in OFFLINE_VARIABLES:
+        value = os.environ.get(name)
+        if value and value.upper() in ("1", "ON", "YES", "TRUE"):
+            return f"{name}={value}"
+    return None
+
+
+def _hub_cache() -> Path:
+    """The Hugging Face cache transformers reads models from (``$HF_HOME/hub`` unless moved)."""
+    from lm_eval_bias.cache_key import hub_cache_dir
+
+    return hub_cache_dir()
+
+
+def _repo_id(pretrained) -> str | None:
+    """``pretrained`` as a hub repository id (``gpt2``, ``org/name``); None for a local path or
+    anything else."""
+    if not isinstance(pretrained, str) or os.path.exists(pretrained):
+        return None
+    return pretrained if re.fullmatch(r"[\w-][\w.-]*(/[\w-][\w.-]*)?", pretrained) else None
+
+
+def _files_message(model: str, repo: str | None, why: str) -> str:
+    """The one line for a model whose files are not here and cannot be downloaded now (``repo``:
+    its hub id, None where the model arguments do not name one)."""
+    if repo is None:
+        return (
+            f"--model {model}: cannot load the model: a file it needs is not in the local Hugging Face cache "
+            f"({_hub_cache()}), and {why}. Fix: download its files on a machine with network, copy that "
+            "machine's Hugging Face cache here and set HF_HOME to it, or pass local folders in --model_args"
+        )
+    return (
+        f"--model {model}: cannot load {repo}: it is not in the local Hugging Face cache ({_hub_cache()}), "
+        f"and {why}. Fix: download it on a machine with network (hf download {repo}), copy that machine's "
+        f"Hugging Face cache here and set HF_HOME to it, or pass a local copy: --model_args "
+        f"pretrained=/path/to/{repo.rsplit('/', 1)[-1]}"
+    )
+
+
+def uncached_model(model, model_args: dict) -> ModelFilesUnavailableError | None:
+    """Before anything loads: the error for a hub model that is not in the local cache while
+    downloads are off (``HF_HUB_OFFLINE``), where transformers would fail after the tasks are built.
+
+    Only where that failure is certain: a backend of :data:`HUB_BACKENDS`, ``pretrained`` a
+    repository id and no local path, no ``cache_dir`` or ``gguf_file`` argument, and no folder of
+    that repository in the cache at all (a partial or other revision's copy is left to transformers).
+
+    Parameters
+    ----------
+    model : object
+        The backend's lm-eval name, or anything else.
+    model_args : dict
+        The model arguments as lm-eval reads them.
+
+    Returns
+    -------
+    ModelFilesUnavailableError or None
+    """
+    offline = _offline_variable()
+    if model not in HUB_BACKENDS or offline is None or {"cache_dir", "gguf_file"} & set(model_args):
+        return None
+    repo = _repo_id(model_args.get("pretrained"))
+    if repo is None or (_hub_cache() / ("models--" + repo.replace("/", "--"))).exists():
+        return None
+    return ModelFilesUnavailableError(_files_message(model, repo, f"{offline} forbids downloading it"))
+
+
+def _causes(error: BaseException) -> list[BaseException]:
+    """``error`` and what it was raised from (``__cause__``, else ``__context__``), outermost first."""
+    chain = []
+    while error is not None and error not in chain:
+        chain.append(error)
+        error = error.__cause__ or error.__context__
+    return chain
+
+
+def _unreachable_hub(chain: list[BaseException]) -> str:
+    """Why the hub could not be asked, from the innermost error (a DNS or connection failure)."""
+    from huggingface_hub import constants
+
+    innermost = chain[-1]
+    reason = f" ({str(innermost)[:160]})" if type(innermost).__name__ != "LocalEntryNotFoundError" else ""
+    return f"the Hugging Face hub ({constants.ENDPOINT}) cannot be reached{reason}"
+
+
+def load_error_explained(error: BaseException, model, model_args) -> BackendUnavailableError | None:
+    """``error``, raised while lm-eval loaded ``model``, as one of our errors (see :func:`load_failure`).
+
+    Parameters
+    ----------
+    error : BaseException
+        What lm-eval raised, with what it was raised from.
+    model : object
+        The backend's lm-eval name.
+    model_args : dict or str
+        The model arguments, as given to lm-eval.
+
+    Returns
+    -------
+    BackendUnavailableError or None
+        None for an error of another kind.
+    """
+    if isinstance(error, ModuleNotFoundError) and isinstance(model, str) and model in BACKEND_PACKAGES:
+        package = BACKEND_PACKAGES[model][0]
+        # lm-eval's vllm module fails on its import; its sglang class raises without a name
+        if (error.name or "").split(".")[0] == package or not _installed(package):
+            return _package_error(model)
+        return None
+    chain = _causes(error)
+    # huggingface_hub's error for a file neither in the cache nor downloadable (offline, or no
+    # connection), under transformers' OSError; by name, as the hub's error classes have moved before
+    if not any(type(cause).__name__ == "LocalEntryNotFoundError" for cause in chain):
+        return None
+    arguments = model_args if isinstance(model_args, dict) else {}
+    if isinstance(model_args, str):
+        from lm_eval_bias.backend_options import model_args_dict
+
+        arguments = model_args_dict(model_args)
+    repo = _repo_id(arguments.get("pretrained"))
+    offline = _offline_variable()
+    why = f"{offline} forbids downloading it" if offline else _unreachable_hub(chain)
+    return ModelFilesUnavailableError(_files_message(str(model), repo, why))
+
+
+def _in_lm_eval(filename: str, *parts: str) -> bool:
+    """Whether ``filename`` is lm-eval's module ``lm_eval/<parts>``."""
+    return Path(filename).parts[-len(parts) - 1 :] == ("lm_eval", *parts)
+
+
+def _loading_call(trace) -> dict | None:
+    """The arguments of lm-eval's ``simple_evaluate`` when ``trace`` shows the error raised where it
+    loads the model (its registry's ``get_model``, the backend's ``create_from_arg_*``); None else."""
+    while trace is not None:
+        frame = trace.tb_frame
+        if frame.f_code.co_name == "simple_evaluate" and _in_lm_eval(frame.f_code.co_filename, "evaluator.py"):
+            following = trace.tb_next
+            if following is not None and any(
+                _in_lm_eval(following.tb_frame.f_code.co_filename, "api", name) for name in ("registry.py", "model.py")
+            ):
+                return dict(frame.f_locals)
+            return None
+        trace = trace.tb_next
+    return None
+
+
+def load_failure(error: BaseException, ours_only: bool = False) -> BackendUnavailableError | None:
+    """What an error lm-eval raised while loading the model means, as one line: the backend's
+    package is not installed (lm-eval imports it only then), or the model is not in the local
+    Hugging Face cache while the hub is offline or unreachable (transformers' long traceback).
+
+    Parameters
+    ----------
+    error : BaseException
+        The error, with its traceback.
+    ours_only : bool
+        Explain it only in a run of lm-eval-bias's tasks (the stock ``lm_eval`` CLI, whose runs of a
+        user's own tasks keep lm-eval's output).
+
+    Returns
+    -------
+    BackendUnavailableError or None
+        None for any other error, one not raised while lm-eval's ``simple_evaluate`` loaded the
+        model, or (``ours_only``) a run without our tasks.
+    """
+    try:
+        call = _loading_call(error.__traceback__)
+        if call is None:
+            return None
+        if ours_only:
+            from lm_eval_bias.task_kinds import ours_requested
+
+            if not ours_requested(call.get("tasks"), call.get("task_manager")):
+                return None
+        return load_error_explained(error, call.get("model"), call.get("model_args"))
+    except Exception:  # noqa: BLE001 - explaining must never hide the error itself (sys.excepthook)
+        return None

@@ -46,7 +46,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from lm_eval_bias import adapters, benchmarks, data, evaluate, models, tasks_dir
+from lm_eval_bias import adapters, backends, benchmarks, data, evaluate, models, tasks_dir
 from lm_eval_bias.errors import (
     EXIT_BAD_INPUT,
     EXIT_GATE_FAILED,
@@ -585,6 +585,11 @@ def main(argv: list[str] | None = None) -> None:
     if ours:
         _show_our_logs()
         sys.exit(OWN_COMMANDS[argv[0]](argv[1:]))
+    missing = None if {"-h", "--help"} & set(argv) else backends.missing_package(_backend_named(argv))
+    if missing is not None:
+        # before lm-eval is imported: it would build every task, then fail with a traceback
+        print_run_error(missing)
+        sys.exit(EXIT_BAD_INPUT)
 
     _show_our_logs()
     models.register()
@@ -604,6 +609,30 @@ def main(argv: list[str] | None = None) -> None:
             raise
         print_run_error(error)
         sys.exit(EXIT_BAD_INPUT)
+
+
+def _backend_named(argv: list[str]) -> str | None:
+    """The backend a run's command line names, as lm-eval's parser reads it (``--model NAME``,
+    ``--model=NAME``, ``-M NAME``; the last one wins).
+
+    Parameters
+    ----------
+    argv : list of str
+        The arguments after the command (``run`` or the flag-only form).
+
+    Returns
+    -------
+    str or None
+        None when no backend is named (lm-eval's default, or one from a ``--config`` file, which
+        :func:`lm_eval_bias.evaluate.simple_evaluate` checks).
+    """
+    named = None
+    for position, argument in enumerate(argv):
+        if argument in ("--model", "-M") and position + 1 < len(argv):
+            named = argv[position + 1]
+        elif argument.startswith("--model="):
+            named = argument.partition("=")[2]
+    return named
 
 
 def _from_lm_eval_argument_checks(error: BaseException) -> bool:

@@ -48,6 +48,20 @@ class ConfigurationError(LmEvalBiasError, ValueError):
     a task the chosen model backend cannot score, ``--limit 0``)."""
 
 
+class BackendUnavailableError(LmEvalBiasError):
+    """The model backend cannot start on this machine: its Python package is not installed, or
+    the model's files are neither here nor downloadable. Raised before the evaluation starts (or
+    in place of the error lm-eval raised while loading the model)."""
+
+
+class MissingBackendPackageError(BackendUnavailableError, ModuleNotFoundError):
+    """The backend's Python package (``vllm``, ``sglang``) is not installed."""
+
+
+class ModelFilesUnavailableError(BackendUnavailableError, OSError):
+    """The model is not in the local Hugging Face cache, and the hub is offline or unreachable."""
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """argparse with one-line errors: a usage mistake is reported like every other bad input
     (``lm-eval-bias <command>: <message>``, exit code 2), not as argparse's usage block."""
@@ -74,3 +88,14 @@ def print_run_error(error: BaseException) -> None:
     import sys
 
     print(f"lm-eval-bias: error: {error}", file=sys.stderr)
+
+
+def exit_with_run_error(error: BaseException) -> None:
+    """End a run of the stock ``lm_eval`` CLI on one of our errors as ``lm-eval-bias`` ends it: the
+    message (:func:`print_run_error`) and exit code :data:`EXIT_BAD_INPUT`. Called from
+    ``sys.excepthook``, where a ``SystemExit`` sets the interpreter's exit code (exit handlers
+    still run)."""
+    import sys
+
+    print_run_error(error)
+    sys.exit(EXIT_BAD_INPUT)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import logging
 
-from lm_eval_bias import adapters, backend_options, checks, options, task_metadata
+from lm_eval_bias import adapters, backend_options, backends, checks, options, task_metadata
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
 from lm_eval_bias.task_kinds import is_ours, task_name
 
@@ -140,6 +140,10 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
 
     Raises
     ------
+    BackendUnavailableError
+        Before anything is built, a hub model not in the local cache while downloads are off; in
+        place of lm-eval's error, a model that fails to load for that reason, an unreachable hub or
+        a backend package that is not installed (``--model vllm``).
     PreflightError
         Every problem found before the model loads: each task's options, data and
         classifiers, the ``--metadata`` keys, the backend and ``limit``.
@@ -155,6 +159,11 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
         raise TypeError(f"simple_evaluate() got multiple values for {sorted(set(by_position) & set(kwargs))}")
     kwargs.update(by_position)
     args = ()
+    given_model_args = backend_options.model_args_dict(model_args)
+    # Before anything is built: a model that cannot be had here fails on its own, in one line.
+    uncached = backends.uncached_model(model, given_model_args)
+    if uncached is not None:
+        raise uncached
     unwritable = cache_key.unwritable_run_paths(kwargs)
     if unwritable:
         raise PreflightError(unwritable)
@@ -167,7 +176,6 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
             f"{[task_metadata.example_task()]} (or complete task configs), got {tasks!r}"[:300]
         )
     problems = []
-    given_model_args = backend_options.model_args_dict(model_args)
     if task_manager is None:
         # as lm-eval's CLI does: the model arguments merged into the metadata every task receives
         task_manager = lm_eval_bias.task_manager(metadata={**given_model_args, **(metadata or {})})
@@ -217,6 +225,20 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
     if problems:
         raise PreflightError(problems)
     adapters.install_request_gate()
-    return lm_eval.evaluator.simple_evaluate(
-        model, model_args, built or specs, *args, task_manager=task_manager, metadata=metadata, limit=limit, **kwargs
-    )
+    try:
+        return lm_eval.evaluator.simple_evaluate(
+            model,
+            model_args,
+            built or specs,
+            *args,
+            task_manager=task_manager,
+            metadata=metadata,
+            limit=limit,
+            **kwargs,
+        )
+    except (ImportError, OSError) as error:
+        # what lm-eval's model loading failed on (a network or package problem), in one line
+        explained = backends.load_failure(error)
+        if explained is None:
+            raise
+        raise explained from error

@@ -405,8 +405,10 @@ def test_lm_evals_own_argument_errors_are_bad_input():
 def test_the_stock_cli_shows_our_errors_without_a_traceback(capsys, monkeypatch):
     monkeypatch.setattr(sys, "excepthook", lambda *args: print("traceback", file=sys.stderr))
     adapters._install_excepthook()
-    sys.excepthook(ConfigurationError, ConfigurationError("winoqueer: unknown option 'x'"), None)
+    with pytest.raises(SystemExit) as ended:  # exit code 2, as lm-eval-bias's (sys.excepthook honours it)
+        sys.excepthook(ConfigurationError, ConfigurationError("winoqueer: unknown option 'x'"), None)
     sys.excepthook(ValueError, ValueError("other"), None)
+    assert ended.value.code == 2
     assert capsys.readouterr().err == "lm-eval-bias: error: winoqueer: unknown option 'x'\ntraceback\n"
 
 

@@ -168,7 +168,8 @@ def _skip_reason(base: RunFiles, cand: RunFiles, task: str) -> str:
         return f"only in the baseline ({base.path})"
     if task not in base.run.tasks:
         return f"only in the candidate ({cand.path})"
-    if task_metadata.shipped_identity(task) is None:
+    # by name, or read with no identity: a user's own task of one of our names (results.py)
+    if task_metadata.shipped_identity(task) is None or None in (base.run.identity(task), cand.run.identity(task)):
         return "not a task of lm-eval-bias, so how its per-document values aggregate is not known"
     return ""
 
