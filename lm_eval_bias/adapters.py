@@ -103,6 +103,11 @@ Per ``evaluate`` call, on the model (and our tasks) only, undone when the call r
 
 Not replacements: ``--model hf-mlm`` (lm-eval's model registry, :func:`lm_eval_bias.models.register`)
 and our tasks' class, ``harness.SubgroupMetricsTask`` (a ``ConfigurableTask`` of our tasks alone).
+One backend setting works around an engine rather than lm-eval: ``--model vllm`` scores our
+log-likelihood tasks with ``enable_prefix_caching=False`` (``evaluate._prefix_caching_off``, which
+``checks.check_prefix_caching`` requires), as vLLM's prompt log-probabilities can depend on the order
+of the requests with it on (vLLM issue #42019). Goes when vLLM returns the same prompt
+log-probabilities with prefix caching on. Report: ``tests/upstream/vllm_prefix_cache_prompt_logprobs.md``.
 """
 
 from __future__ import annotations
