@@ -318,3 +318,37 @@ def shared_data_dir() -> Path:
             "DIR/tango/misgendering_prompts.csv, DIR/gendercare/group1_pairset.json, ...)"
         )
     return path
+
+
+# --------------------------------------------------------------------------
+# A user's own task (not ours)
+
+# Two documents whose requests lm-eval's logits cache puts in one group (the same tokens but for
+# the last, split after "are" in one and after "kind" in the other), so that lm-eval 0.4.13 reads
+# the shorter continuation from the positions of the longer one; and a third that no other meets.
+USERS_MULTIPLE_CHOICE_DOCUMENTS = [
+    {"question": "Gay people are", "choices": [" kind and good", " bad"], "label": 0},
+    {"question": "Gay people are kind", "choices": [" and good", " bad"], "label": 0},
+    {"question": "Most people are", "choices": [" kind", " mean and bad"], "label": 1},
+]
+
+
+def write_users_multiple_choice_task(folder: Path, task: str, yaml_name: str) -> Path:
+    """A user's own multiple-choice task ``task`` (``acc``) on :data:`USERS_MULTIPLE_CHOICE_DOCUMENTS`,
+    as ``folder/<yaml_name>`` beside its JSON-lines file: a folder for ``--include_path``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    documents = folder / "documents.jsonl"
+    documents.write_text("".join(json.dumps(document) + "\n" for document in USERS_MULTIPLE_CHOICE_DOCUMENTS))
+    (folder / yaml_name).write_text(
+        f"task: {task}\n"
+        "dataset_path: json\n"
+        f"dataset_kwargs: {{data_files: {{test: {documents}}}}}\n"
+        "test_split: test\n"
+        "output_type: multiple_choice\n"
+        'doc_to_text: "{{question}}"\n'
+        'doc_to_choice: "{{choices}}"\n'
+        "doc_to_target: label\n"
+        'target_delimiter: ""\n'
+        "metric_list:\n  - metric: acc\n"
+    )
+    return folder

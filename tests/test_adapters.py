@@ -1,43 +1,19 @@
 """Our adapters of lm-eval's behaviour act on our tasks' requests only: a user's own task run
 through lm-eval-bias, alone or beside ours, scores exactly as with the stock lm-eval."""
 
-import json
-
 import pytest
 
 import lm_eval_bias
+from benchmark_data import USERS_MULTIPLE_CHOICE_DOCUMENTS, write_users_multiple_choice_task
 from lm_eval_bias import adapters
 
-# Two documents whose requests lm-eval's logits cache puts in one group (the same tokens but for
-# the last, split after "are" in one and after "kind" in the other), so that lm-eval 0.4.13 reads
-# the shorter continuation from the positions of the longer one; and a third that no other meets.
-CRAFTED_DOCUMENTS = [
-    {"question": "Gay people are", "choices": [" kind and good", " bad"], "label": 0},
-    {"question": "Gay people are kind", "choices": [" and good", " bad"], "label": 0},
-    {"question": "Most people are", "choices": [" kind", " mean and bad"], "label": 1},
-]
 CRAFTED_TASK = "my_multiple_choice"
 
 
 @pytest.fixture(scope="module")
 def crafted_task_dir(tmp_path_factory):
     """A user's own multiple-choice YAML task (not ours) in a folder of its own."""
-    folder = tmp_path_factory.mktemp("user_tasks")
-    documents = folder / "documents.jsonl"
-    documents.write_text("".join(json.dumps(document) + "\n" for document in CRAFTED_DOCUMENTS))
-    (folder / "mine.yaml").write_text(
-        f"task: {CRAFTED_TASK}\n"
-        "dataset_path: json\n"
-        f"dataset_kwargs: {{data_files: {{test: {documents}}}}}\n"
-        "test_split: test\n"
-        "output_type: multiple_choice\n"
-        'doc_to_text: "{{question}}"\n'
-        'doc_to_choice: "{{choices}}"\n'
-        "doc_to_target: label\n"
-        'target_delimiter: ""\n'
-        "metric_list:\n  - metric: acc\n"
-    )
-    return folder
+    return write_users_multiple_choice_task(tmp_path_factory.mktemp("user_tasks"), CRAFTED_TASK, "mine.yaml")
 
 
 def crafted_loglikelihoods(output) -> list[list[float]]:
@@ -70,7 +46,7 @@ def test_the_crafted_task_meets_the_logits_cache_grouping(tiny_gpt2):
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2)
     requests = []
-    for document in CRAFTED_DOCUMENTS:
+    for document in USERS_MULTIPLE_CHOICE_DOCUMENTS:
         context = tokenizer(document["question"])["input_ids"]
         for choice in document["choices"]:
             whole = tokenizer(document["question"] + choice)["input_ids"]
