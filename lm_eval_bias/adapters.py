@@ -107,7 +107,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from lm_eval_bias import distributed
+from lm_eval_bias import distributed, lm_eval_features
 from lm_eval_bias.backends import echo_aligned, is_api_model, unwrapped, world_size
 from lm_eval_bias.checks import check_loaded_model, empty_generation_warnings, is_sampling
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError, print_run_error
@@ -505,6 +505,7 @@ def install_request_gate() -> None:
         finally:
             for task in ours:
                 task.use_model(None)
+        plain_samples_of(results, ours)
         for warning in empty_generation_warnings(results, tasks):
             logger.warning("%s", warning)
         return results
@@ -523,7 +524,9 @@ def companions_derived(tasks):
     from lm_eval_bias import companions
 
     ours = {id(task) for task in tasks if is_ours(task) and hasattr(task, "with_companions")}
-    if not ours:
+    if not ours or lm_eval_features.tasks_score_and_aggregate():
+        # lm-eval asks each task to aggregate (SubgroupMetricsTask.aggregate derives them there) and
+        # gives the evaluator no lists: the gate gives the samples their plain values (plain_samples_of)
         yield
         return
     process_results = evaluator._process_results
@@ -539,6 +542,19 @@ def companions_derived(tasks):
 
     with replaced(evaluator, "_process_results", derived):
         yield
+
+
+def plain_samples_of(results: dict | None, ours: list) -> None:
+    """Where lm-eval has each task aggregate its own values (``lm_eval_features.tasks_score_and_aggregate``),
+    its logged samples copy each document's values as ``process_results`` returned them: ours, in
+    ``results`` (what ``evaluate`` returned, None on other ranks), get their plain values, as
+    :func:`companions_derived` gives them on lm-eval 0.4.13."""
+    from lm_eval_bias import companions
+
+    if not (results and results.get("samples") and lm_eval_features.tasks_score_and_aggregate()):
+        return
+    for task in ours:
+        companions.plain_samples(results["samples"].get(task_name(task), []))
 
 
 @contextlib.contextmanager
