@@ -114,3 +114,14 @@ def run_cli(argv, capsys) -> tuple[int, str, str]:
         cli.main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return exit_.value.code, out, err
+
+
+def request(request_type: str, doc: dict, arguments: tuple, idx: int, metadata: tuple):
+    """An lm-eval request as a task's ``construct_requests`` builds it, on the installed lm-eval, from
+    lm-eval 0.4.13's ``metadata=(task name, document id, repeats)`` (``lm_eval_features.request_keywords``)."""
+    from lm_eval.api.instance import Instance
+
+    from lm_eval_bias import lm_eval_features
+
+    keywords = lm_eval_features.request_keywords(None, {"metadata": metadata})
+    return Instance(request_type=request_type, doc=doc, arguments=arguments, idx=idx, **keywords)
