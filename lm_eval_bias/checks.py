@@ -13,7 +13,7 @@ import importlib
 import math
 from collections.abc import Iterable
 
-from lm_eval_bias import backend_options, backends
+from lm_eval_bias import backend_options, backends, lm_eval_features
 from lm_eval_bias.backends import echo_aligned, is_api_model, is_masked_lm, unwrapped, world_size
 from lm_eval_bias.errors import ConfigurationError
 from lm_eval_bias.models import MASKED_LM_BACKEND
@@ -147,11 +147,9 @@ def check_limit(limit, tasks: Iterable) -> list[str]:
             f"--limit {limit!r} is not a number of documents. Fix: --limit N with N >= 1 (or a fraction "
             "between 0 and 1), or no --limit"
         ]
-    from lm_eval.evaluator_utils import get_sample_size
-
     problems = []
     for task in tasks:
-        size = get_sample_size(task, limit)
+        size = lm_eval_features.sample_size(task, limit)
         if size is not None and size < 1:
             problems.append(
                 f"{task_name(task)}: --limit {limit:g} leaves no documents to evaluate. Fix: "
@@ -187,12 +185,10 @@ def check_shards(lm, limit, tasks: Iterable) -> list[str]:
     processes = world_size(lm)
     if processes <= 1:
         return []
-    from lm_eval.evaluator_utils import get_sample_size
-
     problems = []
     for task in tasks:
         documents = len(task.eval_docs)
-        size = get_sample_size(task, limit) if limit is not None else None
+        size = lm_eval_features.sample_size(task, limit) if limit is not None else None
         evaluated = documents if size is None else min(size, documents)
         if 1 <= evaluated < processes:
             problems.append(
