@@ -74,6 +74,41 @@ def _shown(value) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def request_answers(responses):
+    """A sample's ``filtered_resps`` as one answer per request: lm-eval 0.4.13 logs each request's
+    filtered answer, lm-eval 0.5.0.dev1 the list of its repeats, ``[[log-likelihood, is-greedy]]`` for
+    each of ``tango_misgender_prob``'s requests (a generation's text stays as either logs it: one
+    string in a list, or the list of its repeats).
+
+    Parameters
+    ----------
+    responses : object
+        The sample's ``filtered_resps``, as JSON gives it.
+
+    Returns
+    -------
+    object
+        ``responses`` with each request's one-answer list unwrapped where each is one; else as given.
+    """
+    if (
+        isinstance(responses, list)
+        and responses
+        and all(isinstance(entry, list) and len(entry) == 1 and isinstance(entry[0], list) for entry in responses)
+    ):
+        return [entry[0] for entry in responses]
+    return responses
+
+
+def _with_request_answers(samples: list[tuple[int, dict]]) -> list[tuple[int, dict]]:
+    """The (line number, sample) pairs, each sample's ``filtered_resps`` one answer per request."""
+    return [
+        (line, {**sample, "filtered_resps": request_answers(sample["filtered_resps"])})
+        if isinstance(sample, dict) and "filtered_resps" in sample
+        else (line, sample)
+        for line, sample in samples
+    ]
+
+
 def _method_of(samples: list[tuple[int, dict]]) -> str | None:
     """Which method's samples these look like, from the first one."""
     _, first = samples[0]
@@ -266,8 +301,8 @@ def read_pair(generation_path: Path, probability_path: Path) -> tuple[list[dict]
         What is wrong, and where: a line that is not a sample of its method, files given the wrong
         way round, a prompt given twice.
     """
-    generation = read_sample_lines(generation_path)
-    probability = read_sample_lines(probability_path)
+    generation = _with_request_answers(read_sample_lines(generation_path))
+    probability = _with_request_answers(read_sample_lines(probability_path))
     if _method_of(generation) == PROBABILITY and _method_of(probability) == GENERATION:
         raise ResultsError(
             f"{generation_path} holds probability samples and {probability_path} generation "
