@@ -90,6 +90,23 @@ def loglikelihood_tasks(tasks: Iterable) -> list[str]:
     return [task_name(task) for task in tasks if is_ours(task) and needs(task) == "log-likelihoods"]
 
 
+def left_to_the_backend(value) -> bool:
+    """Whether a model argument, as lm-eval's ``--model_args`` parser read it, leaves the setting to the
+    backend's default: left out (None), or written ``None``, which lm-eval 0.4.13 reads as None and
+    0.5.0.dev1 keeps as the text ``"None"`` (no backend setting means that text).
+
+    Parameters
+    ----------
+    value : object
+        The parsed value, None where the argument is not given.
+
+    Returns
+    -------
+    bool
+    """
+    return value is None or (isinstance(value, str) and value.strip() == "None")
+
+
 def check_prefix_caching(lm_or_name, tasks: Iterable, model_args=None) -> list[str]:
     """vLLM with prefix caching on for our log-likelihood tasks: lm-eval's ``vllm`` backend reads
     their scores from vLLM's ``prompt_logprobs``, which can then depend on the order of the
@@ -123,7 +140,7 @@ def check_prefix_caching(lm_or_name, tasks: Iterable, model_args=None) -> list[s
     if isinstance(lm_or_name, str):
         # left out (or None: vLLM's default) it is turned off; anything but false would keep it on
         asked = (model_args or {}).get("enable_prefix_caching")
-        if asked is None or backends.setting_flag(asked) is False:
+        if left_to_the_backend(asked) or backends.setting_flag(asked) is False:
             return []
         return [
             f"{', '.join(names)}: --model vllm with enable_prefix_caching={asked}, and {reason}. Fix: "

@@ -44,7 +44,11 @@ def _prefix_caching_off(model, model_args, tasks):
     names = checks.loglikelihood_tasks(tasks)
     given = backend_options.model_args_dict(model_args)
     # None is vLLM's own default (on), as if left out
-    if backend_options.backend_name(model) != "vllm" or not names or given.get("enable_prefix_caching") is not None:
+    if (
+        backend_options.backend_name(model) != "vllm"
+        or not names
+        or not checks.left_to_the_backend(given.get("enable_prefix_caching"))
+    ):
         return model_args
     logger.info(
         "--model vllm: enable_prefix_caching=False added to the model arguments for %s (%s: prompt "
