@@ -125,11 +125,13 @@ def sample_size(task, limit) -> int | None:
     return reading(task, limit)
 
 
-def index_entry(task_manager, name: str):
-    """The entry of ``name`` in a task manager's index (a task, group or tag: its ``kind``, and a tag's
-    ``tags``), None where it has none; the index is ``task_index`` in lm-eval 0.4.13, ``_task_index``
-    in 0.5.0.dev1."""
+def task_index(task_manager) -> dict:
+    """A task manager's index: each task, group and tag name -> its entry (a ``kind``, and a tag's
+    ``tags``); ``task_index`` in lm-eval 0.4.13, ``_task_index`` in 0.5.0.dev1."""
     index = getattr(task_manager, "task_index", None)
-    if index is None:
-        index = getattr(task_manager, "_task_index", None) or {}
-    return index.get(name)
+    return index if index is not None else getattr(task_manager, "_task_index", None) or {}
+
+
+def index_entry(task_manager, name: str):
+    """The entry of ``name`` in a task manager's index (:func:`task_index`), None where it has none."""
+    return task_index(task_manager).get(name)

@@ -125,3 +125,12 @@ def request(request_type: str, doc: dict, arguments: tuple, idx: int, metadata: 
 
     keywords = lm_eval_features.request_keywords(None, {"metadata": metadata})
     return Instance(request_type=request_type, doc=doc, arguments=arguments, idx=idx, **keywords)
+
+
+def per_document(filtered: list) -> list:
+    """One of our filters' output as one value per document, as lm-eval 0.4.13 takes it: where lm-eval
+    flattens each document's filtered answers, the filter puts each in a list of its own
+    (``lm_eval_features.per_document``), unwrapped here."""
+    from lm_eval_bias import lm_eval_features
+
+    return [value for (value,) in filtered] if lm_eval_features.tasks_score_and_aggregate() else filtered
