@@ -19,7 +19,7 @@ import math
 from pathlib import Path
 
 from lm_eval_bias import pronouns
-from lm_eval_bias.benchmarks.tango.scoring import method_agreement
+from lm_eval_bias.benchmarks.tango.scoring import method_agreement, request_answers
 from lm_eval_bias.errors import EXIT_OK, ArgumentParser, LmEvalBiasError
 from lm_eval_bias.report.outputs import strict_json
 from lm_eval_bias.report.recompute import read_sample_lines
@@ -72,31 +72,6 @@ SHAPES = {GENERATION: _is_generation, PROBABILITY: _is_probability}
 def _shown(value) -> str:
     text = json.dumps(value, default=str)
     return text if len(text) <= 80 else text[:77] + "..."
-
-
-def request_answers(responses):
-    """A sample's ``filtered_resps`` as one answer per request: lm-eval 0.4.13 logs each request's
-    filtered answer, lm-eval 0.5.0.dev1 the list of its repeats, ``[[log-likelihood, is-greedy]]`` for
-    each of ``tango_misgender_prob``'s requests (a generation's text stays as either logs it: one
-    string in a list, or the list of its repeats).
-
-    Parameters
-    ----------
-    responses : object
-        The sample's ``filtered_resps``, as JSON gives it.
-
-    Returns
-    -------
-    object
-        ``responses`` with each request's one-answer list unwrapped where each is one; else as given.
-    """
-    if (
-        isinstance(responses, list)
-        and responses
-        and all(isinstance(entry, list) and len(entry) == 1 and isinstance(entry[0], list) for entry in responses)
-    ):
-        return [entry[0] for entry in responses]
-    return responses
 
 
 def _with_request_answers(samples: list[tuple[int, dict]]) -> list[tuple[int, dict]]:
