@@ -4,6 +4,23 @@ The package runs on lm-eval 0.4.13 and on 0.5.0.dev1. Where they behave differen
 lm-eval what it does (a class's fields, a method that exists or is abstract), never its version
 string, so that a release that keeps one behaviour and changes another is read right. Each check is
 cached: lm-eval cannot change under a running interpreter.
+
+Every result of our tasks is the same on both (``tests/test_golden.py``). Where lm-eval's own
+definitions changed, 0.5.0.dev1 differs in what lm-eval itself makes, not in our numbers:
+
+* standard errors: 0.5.0.dev1 bootstraps every aggregation that is not a mean (100,000 draws); our
+  tasks report lm-eval 0.4.13's (a mean's closed form, none for their intervals, tests and counts:
+  ``harness.standard_error``), so ``<metric>_stderr`` is the same on both;
+* the samples file logs each request's filtered answers as the list of its repeats (one level deeper:
+  ``[["text"]]`` for a greedy generation, ``[[[log-likelihood, is-greedy]]]`` per choice), which
+  ``lm-eval-bias tango-agreement`` reads in either form;
+* lm-eval's own ``acc`` logs a document's 0 or 1 as an int (0.4.13: a float), for a task that is not ours;
+* ``--model_args`` and ``--gen_kwargs`` text: ``-1`` is read as ``-1.0`` and ``None`` stays the text
+  ``"None"`` (``checks.left_to_the_backend`` reads it as left out, as 0.4.13 does);
+* ``--samples``: 0.5.0.dev1's own document iterator gives each selected document's index, which its
+  samples file then maps through the selection again (a wrong ``doc_id``, or an ``IndexError``); our
+  tasks give each document's position in the selection, lm-eval 0.4.13's contract, which the samples
+  file maps to the document's index on both (``SubgroupMetricsTask.doc_iterator``).
 """
 
 from __future__ import annotations
