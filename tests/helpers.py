@@ -134,3 +134,14 @@ def per_document(filtered: list) -> list:
     from lm_eval_bias import lm_eval_features
 
     return [value for (value,) in filtered] if lm_eval_features.tasks_score_and_aggregate() else filtered
+
+
+def request_bookkeeping(task_name: str, doc_id: int = 0, repeats: int = 1) -> dict:
+    """What lm-eval passes a task's ``construct_requests`` beside the document and context: lm-eval
+    0.4.13 ``metadata=(task name, document id, repeats)``, 0.5.0.dev1 ``doc_id=`` (its ``Instance``
+    must be given it)."""
+    from lm_eval_bias import lm_eval_features
+
+    if lm_eval_features.instance_requires("doc_id"):
+        return {"doc_id": doc_id}
+    return {"metadata": (task_name, doc_id, repeats)}
