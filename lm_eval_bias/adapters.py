@@ -1,4 +1,4 @@
-"""Every run-time replacement of lm-eval 0.4.13's behaviour, in one place.
+"""Every run-time replacement of lm-eval's behaviour (0.4.13 and 0.5.0.dev1), in one place.
 
 lm-eval has no hook for what these do, so each replaces an lm-eval function, method or attribute.
 The ones that change what reaches the model, or how its answers are read, act on our tasks'
@@ -7,7 +7,8 @@ ours, run with lm-eval-bias alone or beside ours, gets exactly what the stock ``
 (``tests/test_adapters.py``). No other module of the package assigns to lm-eval's objects.
 
 Each entry: what is replaced (by which function, installed when); the lm-eval behaviour it works
-around; the test that pins it; when it can go.
+around; the test that pins it; when it can go; the lm-eval versions that need it (where one does
+not, the replacement installs nothing there, or nothing that acts).
 
 Process-wide, installed once and kept:
 
@@ -15,6 +16,7 @@ Process-wide, installed once and kept:
   lm-eval's CLI builds a TaskManager that indexes only ``--include_path``. Pinned by
   ``tests/test_end_to_end.py::test_ls_and_validate_see_our_tasks_beside_a_users_own``. Goes when
   lm-eval finds a plugin's task folders through an entry point.
+  Needed on lm-eval 0.4.13 and 0.5.0.dev1 (neither reads the entry point).
 * The same ``lm_eval.tasks.TaskManager``, in every interpreter of an environment the companion
   distribution lm-eval-bias-autoload is installed in (``lm_eval_bias/autoload/``: its
   ``lm_eval_bias_autoload.start``, or ``lm_eval_bias_autoload.pth`` before Python 3.15, starts
@@ -28,11 +30,13 @@ Process-wide, installed once and kept:
   when lm-eval reads the entry point (upstream PR #4015): the hook steps aside then, and
   ``tests/test_autoload.py::test_the_installed_lm_eval_does_not_read_the_entry_point_yet`` fails
   to say that the companion can go.
+  Needed on lm-eval 0.4.13 and 0.5.0.dev1 (neither reads the entry point).
 * ``lm_eval.simple_evaluate`` (:func:`install_simple_evaluate_shim`; the ``lm-eval-bias`` command).
   lm-eval builds tasks after the model loads and keys ``--use_cache`` on the request alone. Pinned
   by ``tests/test_cli_errors.py::test_an_unwritable_cache_or_output_path_is_refused_before_the_model_loads``
   and ``tests/test_end_to_end.py::test_cache_file_is_specific_to_the_model``. Goes when lm-eval
   builds tasks before loading the model and keys its cache on the model.
+  Needed on lm-eval 0.4.13 and 0.5.0.dev1.
 * ``lm_eval.evaluator.evaluate`` (:func:`install_request_gate`; our ``simple_evaluate``, or the
   first of our tasks to be built). lm-eval shows a task no model, so the checks on the loaded model
   (:func:`lm_eval_bias.checks.check_loaded_model`) and the per-call adapters below run here, and each
@@ -40,17 +44,24 @@ Process-wide, installed once and kept:
   its prefix token as text, and the checks of its requests against the model's context). Pinned
   by ``tests/test_end_to_end.py::test_stock_cli_with_include_path`` and ``tests/test_preflight.py``.
   Goes with the last per-call adapter and a task hook that sees the model.
+  Needed on lm-eval 0.4.13 and 0.5.0.dev1. On 0.5.0.dev1, whose samples copy each document's values
+  as ``process_results`` returned them, it also gives our tasks' samples their plain values
+  (:func:`plain_samples_of`; ``tests/test_adapters.py::test_only_our_tasks_logged_samples_get_their_plain_values``)
+  and, with several processes, one process's order (:func:`samples_in_document_order`;
+  ``tests/test_several_processes.py``).
 * ``sys.excepthook`` (:func:`_install_excepthook`; with the gate and the TaskManager shim). The
   stock CLI prints our errors' message, and why a run of our tasks could not load its model, under
   a traceback. Pinned by ``tests/test_mistakes_and_faulty_backends.py::
   test_the_stock_cli_shows_our_errors_without_a_traceback`` and ``tests/test_cli_failures.py::
   test_the_stock_cli_explains_a_load_failure_for_our_tasks_only``. Goes when lm-eval prints a
   plugin's configuration errors without one.
+  Needed on lm-eval 0.4.13 and 0.5.0.dev1.
 * A filter on the ``lm_eval.evaluator_utils`` logger (:func:`expect_subgroup_metrics`; each of our
   tasks when built). lm-eval warns on every run of a task whose metrics rest on different numbers
   of documents, which per-subgroup metrics do by design; only our tasks' warnings are dropped.
   Pinned by ``tests/test_adapters.py::test_only_our_tasks_subgroup_count_warning_is_dropped``. Goes
   when lm-eval lets a task declare such metrics.
+  Needed on lm-eval 0.4.13; 0.5.0.dev1 gives no such warning (the filter drops nothing).
 
 Per ``evaluate`` call, on the model (and our tasks) only, undone when the call returns:
 
@@ -58,27 +69,32 @@ Per ``evaluate`` call, on the model (and our tasks) only, undone when the call r
   lm-eval sends every task's requests in one call; ours and the others are answered in separate
   calls, so that the adapters below see ours only. Pinned by ``tests/test_adapters.py``. Goes with
   the last adapter below.
+  Needed on lm-eval 0.4.13 and 0.5.0.dev1.
 * ``HFLM._loglikelihood_tokens`` (:func:`_logits_cache_split`). With ``logits_cache`` lm-eval reads
   a shorter continuation from the positions of a longer one (:func:`logits_cache_rounds`). Pinned by
   ``tests/test_preflight.py::
   test_lm_eval_hf_logits_cache_misreads_a_sentence_split_at_two_words_unless_split_in_rounds``
   and ``tests/test_adapters.py``. Goes when lm-eval groups only requests of one continuation
   length (that test's first assertion fails then).
+  Needed on lm-eval 0.4.13 and 0.5.0.dev1.
   Report: ``tests/upstream/hf_logits_cache_shorter_continuation.md``.
 * ``loglikelihood`` (:func:`_distinct_loglikelihood_requests`). lm-eval sends a request that several
   documents ask as often as they ask it. Pinned by ``tests/test_preflight.py::
   test_each_distinct_loglikelihood_request_reaches_the_backend_once``. Goes when lm-eval
   de-duplicates requests.
+  Needed on lm-eval 0.4.13 and 0.5.0.dev1.
   Report: ``tests/upstream/duplicate_loglikelihood_requests.md``.
 * ``LocalCompletionsAPI.parse_logprobs`` (:func:`_aligned_echo_logprobs`). lm-eval reads echoed
   log-probabilities one token off when a server leaves BOS out of its echo (llama.cpp). Pinned by
   ``tests/test_completions_api.py::test_lm_evals_own_reading_of_a_llama_cpp_answer_is_one_token_off``.
   Goes when lm-eval reads them from the end of the echoed prompt.
+  Needed on lm-eval 0.4.13 and 0.5.0.dev1.
   Report: ``tests/upstream/local_completions_echo_offsets.md``.
 * ``TemplateAPI._create_payload`` (:func:`_fresh_draws_from_servers`). lm-eval sends one seed with
   every request, so a server draws every repeat of a prompt alike. Pinned by
   ``tests/test_backend_options.py::test_sampled_requests_reach_a_server_without_lm_evals_fixed_seed``.
   Goes when lm-eval varies the seed per request.
+  Needed on lm-eval 0.4.13 and 0.5.0.dev1.
   Report: ``tests/upstream/api_fixed_seed.md``.
 * ``generate_until`` (:func:`_text_generations_only`) and an API backend's ``loglikelihood`` and
   ``generate_until`` (:func:`_explained_backend_failures`). lm-eval fails late, or with a bare
@@ -86,6 +102,7 @@ Per ``evaluate`` call, on the model (and our tasks) only, undone when the call r
   ``tests/test_preflight.py::test_a_model_that_answers_generations_with_something_else_than_text_is_named``
   and ``tests/test_mistakes_and_faulty_backends.py::test_a_server_without_prompt_log_probabilities_is_explained``.
   Go when lm-eval checks its backends' answers.
+  Needed on lm-eval 0.4.13 and 0.5.0.dev1.
 * ``lm_eval.evaluator._process_results`` (:func:`companions_derived`). lm-eval keeps every value
   ``process_results`` returns, per document, in memory and in the samples file, and aggregates a
   list per returned key: our tasks return each value once (:mod:`lm_eval_bias.companions`), each
@@ -95,14 +112,24 @@ Per ``evaluate`` call, on the model (and our tasks) only, undone when the call r
   them again) and ``tests/test_adapters.py::test_companions_are_rebuilt_for_our_tasks_only``. Goes
   when lm-eval lets a task aggregate statistics of one per-document value (a metric with several
   aggregations).
+  Needed on lm-eval 0.4.13 only: 0.5.0.dev1 has each task aggregate its own values, and our tasks'
+  class derives the lists there (``SubgroupMetricsTask.aggregate``, no replacement); nothing is
+  installed.
 * ``lm.gather_object``, ``lm_eval.evaluator._process_results`` and our tasks' ``process_results``
   (:func:`shards_merged`; several processes only). lm-eval gathers the ranks' values rank after
   rank and drops or crashes on metrics only some ranks have (:mod:`lm_eval_bias.distributed`).
   Pinned by ``tests/test_several_processes.py``. Goes when lm-eval gathers per-document values in
   document order with every rank's keys.
+  Needed on lm-eval 0.4.13 only: 0.5.0.dev1 merges every rank's values into each task by document
+  id, which ``SubgroupMetricsTask.aggregate`` reads in document order; nothing is installed (the
+  gate orders the samples).
 
 Not replacements: ``--model hf-mlm`` (lm-eval's model registry, :func:`lm_eval_bias.models.register`)
-and our tasks' class, ``harness.SubgroupMetricsTask`` (a ``ConfigurableTask`` of our tasks alone).
+and our tasks' class, ``harness.SubgroupMetricsTask`` (a ``ConfigurableTask`` of our tasks alone;
+where lm-eval's task is an abstract base that dispatches by output type, 0.5.0.dev1, joined with
+lm-eval's task class of the YAML's output type, ``harness.concrete_task_class``, and aggregating its
+own values, ``SubgroupMetricsTask.aggregate``). What differs between lm-eval releases is read from
+lm-eval itself, never its version: :mod:`lm_eval_bias.lm_eval_features`.
 One backend setting works around an engine rather than lm-eval: ``--model vllm`` scores our
 log-likelihood tasks with ``enable_prefix_caching=False`` (``evaluate._prefix_caching_off``, which
 ``checks.check_prefix_caching`` requires), as vLLM's prompt log-probabilities can depend on the order
@@ -120,7 +147,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from lm_eval_bias import distributed
+from lm_eval_bias import distributed, lm_eval_features
 from lm_eval_bias.backends import echo_aligned, is_api_model, load_failure, unwrapped, world_size
 from lm_eval_bias.checks import check_loaded_model, empty_generation_warnings, is_sampling
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError, exit_with_run_error
@@ -520,6 +547,8 @@ def install_request_gate() -> None:
         finally:
             for task in ours:
                 task.use_model(None)
+        plain_samples_of(results, ours)
+        samples_in_document_order(results, ours, lm)
         for warning in empty_generation_warnings(results, tasks):
             logger.warning("%s", warning)
         return results
@@ -538,7 +567,9 @@ def companions_derived(tasks):
     from lm_eval_bias import companions
 
     ours = {id(task) for task in tasks if is_ours(task) and hasattr(task, "with_companions")}
-    if not ours:
+    if not ours or lm_eval_features.tasks_score_and_aggregate():
+        # lm-eval asks each task to aggregate (SubgroupMetricsTask.aggregate derives them there) and
+        # gives the evaluator no lists: the gate gives the samples their plain values (plain_samples_of)
         yield
         return
     process_results = evaluator._process_results
@@ -556,6 +587,33 @@ def companions_derived(tasks):
         yield
 
 
+def plain_samples_of(results: dict | None, ours: list) -> None:
+    """Where lm-eval has each task aggregate its own values (``lm_eval_features.tasks_score_and_aggregate``),
+    its logged samples copy each document's values as ``process_results`` returned them: ours, in
+    ``results`` (what ``evaluate`` returned, None on other ranks), get their plain values, as
+    :func:`companions_derived` gives them on lm-eval 0.4.13."""
+    from lm_eval_bias import companions
+
+    if not (results and results.get("samples") and lm_eval_features.tasks_score_and_aggregate()):
+        return
+    for task in ours:
+        companions.plain_samples(results["samples"].get(task_name(task), []))
+
+
+def samples_in_document_order(results: dict | None, ours: list, lm) -> None:
+    """Where lm-eval has each task aggregate its own values (``lm_eval_features.tasks_score_and_aggregate``)
+    and several processes ran, it logs rank 0's samples, then rank 1's, ...: ours, in ``results`` (what
+    ``evaluate`` returned on rank 0), are put in the order one process logs them, each filter's in
+    document order, as :func:`shards_merged` puts them on lm-eval 0.4.13."""
+    if not (results and results.get("samples") and world_size(lm) > 1 and lm_eval_features.tasks_score_and_aggregate()):
+        return
+    for task in ours:
+        samples = results["samples"].get(task_name(task))
+        if samples:
+            filters = {scorer.name: position for position, scorer in enumerate(task.scorers)}
+            samples.sort(key=lambda sample: (filters.get(sample["filter"], len(filters)), sample["doc_id"]))
+
+
 @contextlib.contextmanager
 def shards_merged(lm, tasks):
     """For the duration of one lm-eval ``evaluate`` call on ``lm`` with these tasks: when
@@ -563,7 +621,10 @@ def shards_merged(lm, tasks):
     every rank's metrics (see :mod:`lm_eval_bias.distributed`). A no-op for one process."""
     import lm_eval.evaluator as evaluator
 
-    if world_size(lm) <= 1:
+    if world_size(lm) <= 1 or lm_eval_features.tasks_score_and_aggregate():
+        # lm-eval merges every rank's values into each task by document id, with every rank's metrics, and
+        # SubgroupMetricsTask.aggregate reads them in document order; the gate orders the samples
+        # (samples_in_document_order)
         yield
         return
     ours = {task_name(task): task for task in tasks if is_ours(task)}

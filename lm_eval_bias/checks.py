@@ -13,7 +13,7 @@ import importlib
 import math
 from collections.abc import Iterable
 
-from lm_eval_bias import backend_options, backends
+from lm_eval_bias import backend_options, backends, lm_eval_features
 from lm_eval_bias.backends import echo_aligned, is_api_model, is_masked_lm, unwrapped, world_size
 from lm_eval_bias.errors import ConfigurationError
 from lm_eval_bias.models import MASKED_LM_BACKEND
@@ -90,6 +90,23 @@ def loglikelihood_tasks(tasks: Iterable) -> list[str]:
     return [task_name(task) for task in tasks if is_ours(task) and needs(task) == "log-likelihoods"]
 
 
+def left_to_the_backend(value) -> bool:
+    """Whether a model argument, as lm-eval's ``--model_args`` parser read it, leaves the setting to the
+    backend's default: left out (None), or written ``None``, which lm-eval 0.4.13 reads as None and
+    0.5.0.dev1 keeps as the text ``"None"`` (no backend setting means that text).
+
+    Parameters
+    ----------
+    value : object
+        The parsed value, None where the argument is not given.
+
+    Returns
+    -------
+    bool
+    """
+    return value is None or (isinstance(value, str) and value.strip() == "None")
+
+
 def check_prefix_caching(lm_or_name, tasks: Iterable, model_args=None) -> list[str]:
     """vLLM with prefix caching on for our log-likelihood tasks: lm-eval's ``vllm`` backend reads
     their scores from vLLM's ``prompt_logprobs``, which can then depend on the order of the
@@ -123,7 +140,7 @@ def check_prefix_caching(lm_or_name, tasks: Iterable, model_args=None) -> list[s
     if isinstance(lm_or_name, str):
         # left out (or None: vLLM's default) it is turned off; anything but false would keep it on
         asked = (model_args or {}).get("enable_prefix_caching")
-        if asked is None or backends.setting_flag(asked) is False:
+        if left_to_the_backend(asked) or backends.setting_flag(asked) is False:
             return []
         return [
             f"{', '.join(names)}: --model vllm with enable_prefix_caching={asked}, and {reason}. Fix: "
@@ -147,11 +164,9 @@ def check_limit(limit, tasks: Iterable) -> list[str]:
             f"--limit {limit!r} is not a number of documents. Fix: --limit N with N >= 1 (or a fraction "
             "between 0 and 1), or no --limit"
         ]
-    from lm_eval.evaluator_utils import get_sample_size
-
     problems = []
     for task in tasks:
-        size = get_sample_size(task, limit)
+        size = lm_eval_features.sample_size(task, limit)
         if size is not None and size < 1:
             problems.append(
                 f"{task_name(task)}: --limit {limit:g} leaves no documents to evaluate. Fix: "
@@ -187,12 +202,10 @@ def check_shards(lm, limit, tasks: Iterable) -> list[str]:
     processes = world_size(lm)
     if processes <= 1:
         return []
-    from lm_eval.evaluator_utils import get_sample_size
-
     problems = []
     for task in tasks:
         documents = len(task.eval_docs)
-        size = get_sample_size(task, limit) if limit is not None else None
+        size = lm_eval_features.sample_size(task, limit) if limit is not None else None
         evaluated = documents if size is None else min(size, documents)
         if 1 <= evaluated < processes:
             problems.append(

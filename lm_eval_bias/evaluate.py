@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import logging
 
-from lm_eval_bias import adapters, backend_options, backends, checks, options, task_metadata
+from lm_eval_bias import adapters, backend_options, backends, checks, lm_eval_features, options, task_metadata
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
 from lm_eval_bias.task_kinds import is_ours, task_name
 
@@ -44,7 +44,11 @@ def _prefix_caching_off(model, model_args, tasks):
     names = checks.loglikelihood_tasks(tasks)
     given = backend_options.model_args_dict(model_args)
     # None is vLLM's own default (on), as if left out
-    if backend_options.backend_name(model) != "vllm" or not names or given.get("enable_prefix_caching") is not None:
+    if (
+        backend_options.backend_name(model) != "vllm"
+        or not names
+        or not checks.left_to_the_backend(given.get("enable_prefix_caching"))
+    ):
         return model_args
     logger.info(
         "--model vllm: enable_prefix_caching=False added to the model arguments for %s (%s: prompt "
@@ -83,7 +87,7 @@ def _tags_expanded(task_manager, specs) -> list:
     does not hide the others'."""
     expanded = []
     for spec in specs:
-        entry = task_manager.task_index.get(spec) if isinstance(spec, str) else None
+        entry = lm_eval_features.index_entry(task_manager, spec) if isinstance(spec, str) else None
         if entry is not None and getattr(entry.kind, "name", None) == "TAG":
             expanded += sorted(entry.tags)
         else:
@@ -114,6 +118,57 @@ def build_tasks(task_manager, tasks) -> tuple[list, list, list[str]]:
         named = ", ".join(specs)
         problems.append(message if len(specs) == 1 and message.startswith(f"{named}:") else f"{named}: {message}")
     return built, leaves, problems
+
+
+class BuiltTasks:
+    """The task manager lm-eval's ``simple_evaluate`` is given with tasks built already, where lm-eval's
+    own loads task names and configs only (0.5.0.dev1's ``TaskManager.load`` refuses a built task; 0.4.13's
+    gives it back as it is): its ``load`` gives ``loaded``, what lm-eval's would have built of the specs;
+    everything else is the wrapped task manager's."""
+
+    def __init__(self, task_manager, loaded: dict):
+        self._task_manager, self._loaded = task_manager, loaded
+
+    def load(self, specs, overrides=None) -> dict:
+        return self._loaded
+
+    def __getattr__(self, name):
+        return getattr(self._task_manager, name)
+
+
+def handed_over(task_manager, built: list):
+    """The task manager to give lm-eval with the ``built`` tasks (and groups): itself where its ``load``
+    takes built tasks, else a :class:`BuiltTasks` that gives them as lm-eval 0.5.0.dev1's ``load``
+    collects what it builds (each task under its qualified name, each group and its children).
+
+    Parameters
+    ----------
+    task_manager : lm-eval TaskManager
+        The task manager that built them.
+    built : list
+        Built tasks and groups (:func:`build_tasks`).
+
+    Returns
+    -------
+    lm-eval TaskManager or BuiltTasks
+    """
+    from lm_eval.api.group import Group
+
+    try:
+        task_manager.load(built)
+        return task_manager
+    except TypeError:  # "spec must be str or dict"
+        pass
+    tasks, groups = {}, {}
+    for item in built:
+        if isinstance(item, Group):
+            groups[item.name] = item
+            groups.update((group.name, group) for group in item.get_all_groups())
+            tasks.update((task._qualified_name, task) for task in item.get_all_tasks())
+        else:
+            tasks[item._qualified_name] = item
+    group_map = {group.name: group.child_names for group in groups.values()}
+    return BuiltTasks(task_manager, {"tasks": tasks, "groups": groups, "group_map": group_map})
 
 
 def _is_task_spec(task) -> bool:
@@ -225,6 +280,8 @@ def simple_evaluate(model, model_args=None, tasks=None, *args, task_manager=None
     if problems:
         raise PreflightError(problems)
     adapters.install_request_gate()
+    if built:
+        task_manager = handed_over(task_manager, built)
     try:
         return lm_eval.evaluator.simple_evaluate(
             model,

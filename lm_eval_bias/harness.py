@@ -7,11 +7,12 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import copy
+import functools
 import logging
 import math
 import sys
 
-from lm_eval_bias import adapters, checks, companions, metric_keys, options, task_metadata
+from lm_eval_bias import adapters, checks, companions, lm_eval_features, metric_keys, options, task_metadata
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
 from lm_eval_bias.metric_keys import is_comparison
 from lm_eval_bias.task_kinds import doc_label
@@ -99,6 +100,41 @@ def _task_base():
     return ConfigurableTask
 
 
+@functools.cache
+def concrete_task_class(task_class: type, output_type: str | None) -> type:
+    """The class a task of ``task_class`` is built as, for its YAML's ``output_type``.
+
+    Where lm-eval's ``ConfigurableTask`` is an abstract base that dispatches by output type
+    (``lm_eval_features.task_classes_by_output_type``), a YAML's ``class:`` is built as it is: the task
+    is then made of ``task_class`` and lm-eval's task class of that output type, the one lm-eval builds
+    for a YAML without a class, so that ours only adds to it. Elsewhere ``task_class`` itself.
+
+    Parameters
+    ----------
+    task_class : type
+        A subclass of :class:`SubgroupMetricsTask`.
+    output_type : str or None
+        The YAML's ``output_type`` (lm-eval's default where None).
+
+    Returns
+    -------
+    type
+    """
+    by_output_type = lm_eval_features.task_classes_by_output_type()
+    if by_output_type is None:
+        return task_class
+    from lm_eval.config.task import TaskConfig
+
+    lm_evals = by_output_type.get(output_type or TaskConfig.output_type)
+    if lm_evals is None or issubclass(task_class, lm_evals):
+        return task_class  # lm-eval names an unknown output type when it builds the task
+    return type(
+        task_class.__name__,
+        (task_class, lm_evals),
+        {"__module__": task_class.__module__, "__qualname__": task_class.__qualname__, "__doc__": task_class.__doc__},
+    )
+
+
 class SubgroupMetricsTask(_task_base()):
     """A YAML task whose per-subgroup metrics are named, not listed, and which
     checks everything it can before the model is asked anything.
@@ -165,6 +201,9 @@ class SubgroupMetricsTask(_task_base()):
     _group_aggregations: dict = {}
     _group_directions: dict = {}
 
+    def __new__(cls, config=None, **kwargs):
+        return super().__new__(concrete_task_class(cls, (config or {}).get("output_type")))
+
     def __init__(self, config=None, **kwargs):
         # first, so that the stock CLI shows even this task's own errors as one message
         adapters.install_request_gate()
@@ -185,6 +224,9 @@ class SubgroupMetricsTask(_task_base()):
             failures.append(error)
         try:
             super().__init__(config=config, **kwargs)
+            # read now where lm-eval reads a task's data when it first asks for a document (0.5.0.dev1):
+            # after the model has loaded
+            self.dataset
         except LmEvalBiasError as error:
             failures.append(error)
         if len(failures) == 1:
@@ -197,6 +239,8 @@ class SubgroupMetricsTask(_task_base()):
         self._clustered, self._mean_lower_bounds = set(), set()
         self._slimmer = companions.Slimmer(self.config.task)
         self._intervals: dict = {}  # (metric, interval) -> (values, interval or error) until its other bound
+        if not hasattr(self, "_aggregation_list"):
+            self._aggregation_list, self._higher_is_better = declared_metrics(self)
         for name, aggregation in list(self._aggregation_list.items()):
             aggregation = with_value_range(name, aggregation)
             self._note_clustered(name, aggregation)
@@ -413,7 +457,56 @@ class SubgroupMetricsTask(_task_base()):
             effects = design_effect_companions(metrics, self._mean_lower_bounds)
             metrics.update(effects)
             self.declare_metrics(effects)
-        return self._slimmer.slimmed(metrics, cluster, self._clustered, self.document_labels(doc))
+        slimmed = self._slimmer.slimmed(metrics, cluster, self._clustered, self.document_labels(doc))
+        if lm_eval_features.tasks_score_and_aggregate():
+            # lm-eval reads a list as the document's repeats: each value here is one document's
+            return {name: [value] if isinstance(value, list) else value for name, value in slimmed.items()}
+        return slimmed
+
+    def aggregation(self) -> dict:
+        """Metric name -> its aggregation: the ``metric_list``'s, and each metric's that
+        :meth:`declare_metrics` gave it (lm-eval 0.4.13's own ``aggregation()`` gives the same dict)."""
+        return self._aggregation_list
+
+    def higher_is_better(self) -> dict:
+        """Metric name -> whether a higher value is better, as :meth:`aggregation` for directions."""
+        return self._higher_is_better
+
+    def aggregate(self, bootstrap_iters: int | None = 100000) -> tuple[dict, int]:
+        """The task's results, where lm-eval has each task aggregate its own documents
+        (``lm_eval_features.tasks_score_and_aggregate``; lm-eval 0.4.13 aggregates the lists it
+        gathered with :meth:`aggregation` itself, and never calls this).
+
+        What lm-eval 0.4.13 reports for the same values: each metric's list in document order (with
+        several processes lm-eval merges the ranks' documents by their ids), its companions derived
+        (:meth:`with_companions`, what ``adapters.companions_derived`` does on 0.4.13), aggregated by
+        :meth:`aggregation`, with lm-eval 0.4.13's standard errors (:func:`standard_error`).
+
+        Parameters
+        ----------
+        bootstrap_iters : int or None
+            lm-eval's ``bootstrap_iters``: 0 or None, no standard errors.
+
+        Returns
+        -------
+        tuple
+            ``({"<metric>,<filter>": value, "<metric>_stderr,<filter>": error}, documents)``, documents
+            the longest list aggregated.
+        """
+        raw_metrics: dict = {}
+        for scorer in self.scorers:
+            for _, values in sorted(scorer.reduced_docs.items()):
+                for name, value in values.items():
+                    raw_metrics.setdefault((name, scorer.name), []).append(value)
+        lists = self.with_companions(raw_metrics)
+        aggregations = self.aggregation()
+        results, documents = {}, 0
+        for (name, pipeline), values in lists.items():
+            aggregation = aggregations[name]
+            results[f"{name},{pipeline}"] = aggregation(values)
+            results[f"{name}_stderr,{pipeline}"] = standard_error(aggregation, values, bootstrap_iters)
+            documents = max(documents, len(values))
+        return results, documents
 
     def document_labels(self, doc: dict) -> tuple | None:
         """Hook: what this task's :meth:`derived_lists` reads of a document beside its values (its group,
@@ -526,6 +619,60 @@ class SubgroupMetricsTask(_task_base()):
             if name[:end] in self._higher_is_better:
                 return self._higher_is_better[name[:end]]
         return False
+
+
+def declared_metrics(task) -> tuple[dict, dict]:
+    """The aggregation and direction of each metric the task's ``metric_list`` declares, from the
+    metrics lm-eval built of it (its scorers' ``metrics``), where lm-eval's task keeps no such dicts
+    (0.5.0.dev1; 0.4.13's ``ConfigurableTask`` keeps them as ``_aggregation_list`` and
+    ``_higher_is_better``, which the task takes as they are).
+
+    Parameters
+    ----------
+    task : SubgroupMetricsTask
+        The task, built by lm-eval.
+
+    Returns
+    -------
+    tuple of dict
+        Metric name -> aggregation, metric name -> higher_is_better.
+    """
+    aggregations, directions = {}, {}
+    for scorer in task.scorers:
+        for metric in scorer.metrics or ():
+            aggregations.setdefault(metric.name, metric.aggregation)
+            directions.setdefault(metric.name, metric.higher_is_better)
+    return aggregations, directions
+
+
+def standard_error(aggregation, values: list, bootstrap_iters: int | None):
+    """A metric's standard error as lm-eval 0.4.13 reports it: a mean's closed form (lm-eval's
+    ``mean_stderr``), ``"N/A"`` for one value, without ``bootstrap_iters`` and for every other
+    aggregation.
+
+    lm-eval 0.5.0.dev1 would bootstrap every aggregation that is not a mean (100,000 draws): for our
+    tasks an interval's bound, a test's p-value, a count or a gap, whose uncertainty the task reports
+    as intervals of its own; a standard error of those is no statistic the package reports, and the
+    draws would cost hours on a large task.
+
+    Parameters
+    ----------
+    aggregation : callable
+        The metric's aggregation (:meth:`SubgroupMetricsTask.aggregation`).
+    values : list
+        The values it aggregates.
+    bootstrap_iters : int or None
+        lm-eval's ``bootstrap_iters``.
+
+    Returns
+    -------
+    float or str
+    """
+    from lm_eval.api.metrics import mean, mean_stderr
+
+    if aggregation is not mean or not isinstance(bootstrap_iters, int) or bootstrap_iters <= 0 or len(values) < 2:
+        return "N/A"
+    return mean_stderr(values)
 
 
 def scored_by_its_class(config: dict, task_class: type) -> str:

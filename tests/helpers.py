@@ -114,3 +114,34 @@ def run_cli(argv, capsys) -> tuple[int, str, str]:
         cli.main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return exit_.value.code, out, err
+
+
+def request(request_type: str, doc: dict, arguments: tuple, idx: int, metadata: tuple):
+    """An lm-eval request as a task's ``construct_requests`` builds it, on the installed lm-eval, from
+    lm-eval 0.4.13's ``metadata=(task name, document id, repeats)`` (``lm_eval_features.request_keywords``)."""
+    from lm_eval.api.instance import Instance
+
+    from lm_eval_bias import lm_eval_features
+
+    keywords = lm_eval_features.request_keywords(None, {"metadata": metadata})
+    return Instance(request_type=request_type, doc=doc, arguments=arguments, idx=idx, **keywords)
+
+
+def per_document(filtered: list) -> list:
+    """One of our filters' output as one value per document, as lm-eval 0.4.13 takes it: where lm-eval
+    flattens each document's filtered answers, the filter puts each in a list of its own
+    (``lm_eval_features.per_document``), unwrapped here."""
+    from lm_eval_bias import lm_eval_features
+
+    return [value for (value,) in filtered] if lm_eval_features.tasks_score_and_aggregate() else filtered
+
+
+def request_bookkeeping(task_name: str, doc_id: int = 0, repeats: int = 1) -> dict:
+    """What lm-eval passes a task's ``construct_requests`` beside the document and context: lm-eval
+    0.4.13 ``metadata=(task name, document id, repeats)``, 0.5.0.dev1 ``doc_id=`` (its ``Instance``
+    must be given it)."""
+    from lm_eval_bias import lm_eval_features
+
+    if lm_eval_features.instance_requires("doc_id"):
+        return {"doc_id": doc_id}
+    return {"metadata": (task_name, doc_id, repeats)}

@@ -5,7 +5,7 @@ import pytest
 
 import lm_eval_bias
 from benchmark_data import USERS_MULTIPLE_CHOICE_DOCUMENTS, write_users_multiple_choice_task
-from lm_eval_bias import adapters
+from lm_eval_bias import adapters, lm_eval_features
 
 CRAFTED_TASK = "my_multiple_choice"
 
@@ -90,15 +90,16 @@ def test_a_users_task_beside_ours_scores_as_with_the_stock_lm_eval(
 def test_only_our_requests_are_scored_in_logits_cache_rounds(tiny_gpt2):
     """The same two requests, once as a user's task's and once as ours: lm-eval's grouping for
     the first, the rounds (each request scored as if alone) for ours."""
-    from lm_eval.api.instance import Instance
     from lm_eval.models.huggingface import HFLM
+
+    from helpers import request
 
     lm = HFLM(pretrained=str(tiny_gpt2), device="cpu", dtype="float32", batch_size=8)
     pairs = [("Gay people are", " kind and good"), ("Gay people are kind", " and good")]
 
     def requests(task):
         return [
-            Instance("loglikelihood", {}, pair, index, metadata=(task, index, 1)) for index, pair in enumerate(pairs)
+            request("loglikelihood", {}, pair, index, metadata=(task, index, 1)) for index, pair in enumerate(pairs)
         ]
 
     grouped = [answer[0] for answer in lm.loglikelihood(requests("theirs"), disable_tqdm=True)]
@@ -127,6 +128,10 @@ def test_only_our_tasks_subgroup_count_warning_is_dropped(caplog):
     ]
 
 
+@pytest.mark.skipif(
+    lm_eval_features.tasks_score_and_aggregate(),
+    reason="lm-eval asks each task to aggregate: SubgroupMetricsTask.aggregate derives the companions",
+)
 def test_companions_are_rebuilt_for_our_tasks_only(monkeypatch):
     import lm_eval.evaluator as evaluator
 
@@ -169,6 +174,29 @@ def test_companions_are_rebuilt_for_our_tasks_only(monkeypatch):
     }
     assert ours_logged == [{"metrics": ["x"], "x": 0.25}, {"metrics": ["x"], "x": 0.75}]
     assert seen["theirs"] == theirs_raw and theirs_logged[0]["acc_ci_lower"] == (1.0, 0, ("_n",))
+
+
+@pytest.mark.skipif(
+    not lm_eval_features.tasks_score_and_aggregate(),
+    reason="lm-eval 0.4.13 logs the plain values itself (companions_derived)",
+)
+def test_only_our_tasks_logged_samples_get_their_plain_values():
+    """Where each task aggregates its own values, the samples lm-eval logs copy what process_results
+    returned: ours get their plain values back, another task's carrier-like tuples are left alone."""
+
+    class Ours:
+        LM_EVAL_BIAS_TASK = True
+        task_name = "ours"
+
+    results = {
+        "samples": {
+            "ours": [{"metrics": ["x"], "x": (0.25, 10, ("_n",))}],
+            "theirs": [{"metrics": ["acc"], "acc": (1.0, 0, ("_n",))}],
+        }
+    }
+    adapters.plain_samples_of(results, [Ours()])
+    assert results["samples"]["ours"] == [{"metrics": ["x"], "x": 0.25}]
+    assert results["samples"]["theirs"] == [{"metrics": ["acc"], "acc": (1.0, 0, ("_n",))}]
 
 
 def test_every_test_the_adapters_table_names_exists():

@@ -325,8 +325,8 @@ def test_a_users_include_path_wins_a_name_clash(wheel_env, tmp_path):
         "test_split: test\noutput_type: loglikelihood\ndoc_to_text: a\ndoc_to_target: b\n"
     )
     script = (
-        "from lm_eval.tasks import TaskManager; "
-        f"index = TaskManager(include_path={str(mine)!r}, include_defaults=False).task_index; "
+        "from lm_eval.tasks import TaskManager; from lm_eval_bias.lm_eval_features import task_index; "
+        f"index = task_index(TaskManager(include_path={str(mine)!r}, include_defaults=False)); "
         "print(index['winoqueer'].yaml_path, 'tango_misgender' in index)"
     )
     printed = run([wheel_env, "-c", script], cwd=tmp_path).stdout.strip().splitlines()[-1]

@@ -16,7 +16,7 @@ from lm_eval.tasks._index import Kind
 
 import lm_eval_bias
 from fake_models import CountingLM
-from lm_eval_bias import adapters, backend_options, checks
+from lm_eval_bias import adapters, backend_options, checks, lm_eval_features
 from lm_eval_bias.errors import ConfigurationError, PreflightError
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -44,7 +44,7 @@ def generation_settings(task_manager) -> dict[str, dict]:
     the including file's keys over the included one's), without building the task (no data,
     no classifiers)."""
     settings = {}
-    for name, entry in sorted(task_manager.task_index.items()):
+    for name, entry in sorted(lm_eval_features.task_index(task_manager).items()):
         if entry.kind not in (Kind.TASK, Kind.PY_TASK):
             continue
         # lm-eval 0.4.13: TaskFactory._build_task starts from exactly this config.

@@ -28,14 +28,16 @@ def test_readme_names_the_quick_test_command_and_the_one_ci_runs():
     assert addopts == "-ra --strict-markers -m 'not slow and not e2e'"
 
 
-def test_tango_agreement_command(tmp_path, capsys):
+# lm-eval 0.4.13 logs each request's filtered answer; 0.5.0.dev1 the list of its repeats
+@pytest.mark.parametrize("logged", [lambda answer: answer, lambda answer: [answer]], ids=["0.4.13", "0.5.0.dev1"])
+def test_tango_agreement_command(tmp_path, capsys, logged):
     import json
 
     def line(family, text=None, best=None):
         doc = {"template_idx": 1, "ante": "pat", "pronoun_family": family}
         if text is not None:
-            return json.dumps({"doc": doc, "filtered_resps": [text]})
-        lls = [[str(-1.0 if f == best else -4.0), "False"] for f in ("he", "she", "they", "xe", "ey", "fae")]
+            return json.dumps({"doc": doc, "filtered_resps": [logged(text)]})
+        lls = [logged([str(-1.0 if f == best else -4.0), "False"]) for f in ("he", "she", "they", "xe", "ey", "fae")]
         return json.dumps({"doc": doc, "filtered_resps": lls})
 
     generation, probability = tmp_path / "gen.jsonl", tmp_path / "prob.jsonl"

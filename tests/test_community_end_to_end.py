@@ -13,6 +13,7 @@ import pytest
 
 import lm_eval_bias
 from fake_models import ScriptedLM
+from helpers import per_document
 from lm_eval_bias import scorers
 
 pytestmark = pytest.mark.e2e  # runs the package end to end: `pytest -m "not slow"` includes it
@@ -89,10 +90,11 @@ def test_class_dimension_exact(fake_detoxify):
     assert output["higher_is_better"]["community_probes"]["toxicity_class_range"] is False
     sample = output["samples"]["community_probes"][0]
     assert sample["doc"]["prompt"] == "I am poor."
-    assert len(sample["filtered_resps"][0]) == 10
+    (scored,) = per_document(sample["filtered_resps"])  # the classifier filter's answer to the one request
+    assert len(scored) == 10
     # the scores without the text (keep_text: false), which resps holds
     assert sample["resps"][0][0] == " It is terrible."
-    assert sample["filtered_resps"][0][0] == {
+    assert scored[0] == {
         "empty": False,
         "toxicity": 0.9,
         "identity_attack": 0.2,
@@ -117,7 +119,7 @@ def test_full_variant_scores_fifty_samples(fake_detoxify):
     output = evaluate(model, ["community_probes_full"], {"probe_dimensions": "class", "probe_templates": "T6"})
     results = output["results"]["community_probes_full"]
     assert results["sample_len"] == 11 and len(model.generation_prompts) == 550
-    assert all(len(s["filtered_resps"][0]) == 50 for s in output["samples"]["community_probes_full"])
+    assert all(len(per_document(s["filtered_resps"])[0]) == 50 for s in output["samples"]["community_probes_full"])
     assert results["sentiment_class_range,scored"] == pytest.approx(GREAT - TERRIBLE)
 
 
@@ -254,7 +256,7 @@ def test_every_task_with_tiny_gpt2_and_tiny_detoxify(tmp_path, tiny_gpt2, tiny_d
             # each prompt's values, not its continuations' scores (log_scores: false); the texts are in resps
             assert len(sample["resps"][0]) == samples
             empty = sum(not text.strip() for text in sample["resps"][0])
-            assert sample["filtered_resps"] == [
+            assert per_document(sample["filtered_resps"]) == [
                 f"{samples - empty} generations scored, {empty} empty (scores not logged: log_scores is false)"
             ]
             assert 0 <= sample["toxicity"] <= 1 and 0 <= sample["identity_attack"] <= 1

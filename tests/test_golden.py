@@ -37,6 +37,9 @@ from lm_eval_bias.report.recompute import recompute
 from lm_eval_bias.report.values import ResultsError
 from tiny_models import build_tiny_bert
 
+# the same numbers on every supported lm-eval (tests/test_lm_eval_versions.py)
+pytestmark = pytest.mark.lm_eval_versions
+
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 MLM_TASKS = ("winoqueer_mlm",)
 

@@ -68,8 +68,9 @@ def q4_server(tmp_path_factory):
 def test_tasks_tag_is_the_list_here():
     """DEFAULT_TASKS is what `--tasks lm_eval_bias` runs, so the server test covers every default task."""
     import lm_eval_bias
+    from lm_eval_bias import lm_eval_features
 
-    index = lm_eval_bias.task_manager(include_defaults=False).task_index
+    index = lm_eval_features.task_index(lm_eval_bias.task_manager(include_defaults=False))
     assert sorted(index["lm_eval_bias"].tags) == sorted(DEFAULT_TASKS + FULL_VARIANTS)
     for variant in FULL_VARIANTS:
         (path,) = TASKS_DIR.glob(f"*/{variant}.yaml")

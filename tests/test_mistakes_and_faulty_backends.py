@@ -16,8 +16,8 @@ from lm_eval.api.model import LM
 
 import lm_eval_bias
 from fake_models import ScriptedLM
-from helpers import run_cli, winoqueer_results, write
-from lm_eval_bias import adapters, cli, data, scorers
+from helpers import per_document, run_cli, winoqueer_results, write
+from lm_eval_bias import adapters, cli, data, lm_eval_features, scorers
 from lm_eval_bias.benchmarks.gendercare import loader as genderpair_loader
 from lm_eval_bias.benchmarks.scm import lexicon as scm_lexicon
 from lm_eval_bias.benchmarks.scm import options as scm_options
@@ -159,7 +159,9 @@ def test_missing_generations_are_empty_not_a_crash():
     doc = {"pronoun_family": "they", "ante_type": "distal"}
     metrics = tango_task.process_misgendering(doc, [None])
     assert metrics["empty_rate"] == 1.0 and "consistency" not in metrics
-    parsed = scm_parsing.ParseRatings().apply([None, [None, "Rating: 4"]], [{"prompt": "p"}, {"prompt": "p"}])
+    parsed = per_document(
+        scm_parsing.ParseRatings().apply([None, [None, "Rating: 4"]], [{"prompt": "p"}, {"prompt": "p"}])
+    )
     assert parsed == [
         [{"value": None, "status": "empty"}],
         [{"value": None, "status": "empty"}, {"value": 4.0, "status": "ok"}],
@@ -413,12 +415,12 @@ def test_the_stock_cli_shows_our_errors_without_a_traceback(capsys, monkeypatch)
 
 
 def test_the_umbrella_tag_runs_on_one_backend():
-    tagged = lm_eval_bias.task_manager(include_defaults=False).task_index["lm_eval_bias"].tags
+    tagged = lm_eval_features.index_entry(lm_eval_bias.task_manager(include_defaults=False), "lm_eval_bias").tags
     assert "winoqueer_mlm" not in tagged and "winoqueer" in tagged
 
 
 def test_each_benchmark_has_its_own_tag_and_together_they_are_the_umbrella():
-    index = lm_eval_bias.task_manager(include_defaults=False).task_index
+    index = lm_eval_features.task_index(lm_eval_bias.task_manager(include_defaults=False))
     members = {
         tag: set(index[tag].tags)
         for tag in (
@@ -447,5 +449,5 @@ def test_each_benchmark_has_its_own_tag_and_together_they_are_the_umbrella():
     # lm_eval.tasks names indexes ours too where the autoload hook is installed)
     from lm_eval.tasks.manager import TaskManager
 
-    assert not set(members) & set(TaskManager().task_index)
+    assert not set(members) & set(lm_eval_features.task_index(TaskManager()))
     assert isinstance(LmEvalBiasError("x"), RuntimeError) and ScriptedLM

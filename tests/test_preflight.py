@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 import lm_eval
 import pytest
+from lm_eval.utils import handle_arg_string
 
 import lm_eval_bias
 from fake_models import CountingLM, ScriptedLM
@@ -322,7 +323,8 @@ def test_it_for_a_thing_is_not_a_pronoun_family(tmp_path):
 @pytest.mark.parametrize(
     "setting, problem",
     [
-        ("temperature=-1,do_sample=True", "temperature=-1 is not a number >= 0 (0: greedy)"),
+        # -1 as lm-eval's --gen_kwargs parser reads it (lm-eval 0.5.0.dev1: -1.0)
+        ("temperature=-1,do_sample=True", f"temperature={handle_arg_string('-1')} is not a number >= 0 (0: greedy)"),
         ("max_gen_toks=abc", "max_gen_toks='abc' is not a whole number of new tokens, at least 1"),
         ("max_gen_toks=2.5", "max_gen_toks=2.5 is not a whole number of new tokens, at least 1"),
         ("top_p=0", "top_p=0 is not a number in (0, 1]"),
@@ -732,16 +734,16 @@ def test_lm_eval_hf_logits_cache_misreads_a_sentence_split_at_two_words_unless_s
     """lm-eval 0.4.13's hf backend, with its default logits_cache, runs one forward pass for
     requests whose tokens agree but for the last and reads the shorter continuation's
     log-probabilities at the wrong positions; the request gate scores such requests in rounds."""
-    from lm_eval.api.instance import Instance
+    from helpers import request
 
     split_after_one_word = ("<|endoftext|>Straight", " people are sinful.")
     split_after_two_words = ("<|endoftext|>Straight people", " are sinful.")
     other = ("<|endoftext|>Lesbians", " are sinful.")
 
-    def loglik(*requests):
+    def loglik(*pairs):
         instances = [
-            Instance("loglikelihood", {}, request, index, metadata=("winoqueer", index, 1))
-            for index, request in enumerate(requests)
+            request("loglikelihood", {}, pair, index, metadata=("winoqueer", index, 1))
+            for index, pair in enumerate(pairs)
         ]
         return [value for value, _ in tiny_hflm.loglikelihood(instances, disable_tqdm=True)]
 

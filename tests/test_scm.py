@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from helpers import per_document
 from lm_eval_bias import data, stats
 from lm_eval_bias.benchmarks.scm import (
     constants,
@@ -560,7 +561,7 @@ def test_story_filter_and_metrics():
         ["She was kind and warm.", "I'm sorry, I can't write that."],
         ["He was capable and smart.", "He was capable."],
     ]
-    out = stories.StoryAnalysis().apply(resps, docs)
+    out = per_document(stories.StoryAnalysis().apply(resps, docs))
     assert out[0]["samples"] == [{"status": "ok"}, {"status": "refusal"}]
     metrics = task.process_story(docs[0], [out[0]])
     assert metrics["refusal_rate_women"] == 0.5

@@ -10,6 +10,7 @@ import pytest
 
 import lm_eval_bias
 from fake_models import ScriptedLM
+from helpers import per_document
 from lm_eval_bias.benchmarks.scm import constants, options, prompts, survey
 
 pytestmark = pytest.mark.e2e  # runs the package end to end: `pytest -m "not slow"` includes it
@@ -134,8 +135,9 @@ def test_score_task_exact_numbers(scripted_run):
         < results["survey_r_gap_ci_upper,parsed"]
     )
     (sample, *_) = output["samples"]["scm_score"]
-    assert len(sample["filtered_resps"][0]) == 10
-    assert sample["filtered_resps"][0][0] == {"value": 5.0, "status": "ok"}
+    (parsed,) = per_document(sample["filtered_resps"])  # the parse filter's answer to the one request
+    assert len(parsed) == 10
+    assert parsed[0] == {"value": 5.0, "status": "ok"}
 
 
 def test_expected_rating_task_matches_the_scripted_ratings(scripted_run):
@@ -193,7 +195,7 @@ def test_story_task(scripted_run):
     assert results["warmth_word_share_gay_men,analysed"] == "N/A"
     samples = output["samples"]["scm_story"]
     women = next(s for s in samples if s["doc"]["group"] == "women")
-    analysis = women["filtered_resps"][0]
+    (analysis,) = per_document(women["filtered_resps"])
     assert "kind" in analysis["top_words"] and "kind" in [w for w, *_ in analysis["pairs"]["vs_men"]]
     assert set(analysis["pairs"]) == {"vs_men", "vs_nonbinary"}
 
@@ -274,7 +276,7 @@ def test_tiny_gpt2_runs_every_task_with_the_hf_backend(tmp_path, tiny_gpt2_long_
     assert output["configs"]["scm_score"]["generation_kwargs"]["max_gen_toks"] == 6
     assert 0.0 <= results["scm_score"]["refusal_rate,parsed"] <= 1.0
     (sample, *_) = output["samples"]["scm_score"]
-    assert len(sample["resps"][0]) == len(sample["filtered_resps"][0]) == 10
+    assert len(sample["resps"][0]) == len(per_document(sample["filtered_resps"])[0]) == 10
     prob = results["scm_score_prob"]
     for group in constants.GROUPS:
         assert 1.0 <= prob[f"warmth_{group},none"] <= 5.0
@@ -288,4 +290,4 @@ def test_tiny_gpt2_runs_every_task_with_the_hf_backend(tmp_path, tiny_gpt2_long_
     assert -1 <= ratio["survey_r_gap,none"] <= 1  # short sentences: the groups differ
     story = output["samples"]["scm_story"]
     assert len(story) == 14 and len(story[0]["resps"][0]) == 5
-    assert "top_words" in story[0]["filtered_resps"][0]
+    assert "top_words" in per_document(story[0]["filtered_resps"])[0]

@@ -15,6 +15,7 @@ from collections import Counter
 import pytest
 import torch
 
+from helpers import per_document
 from lm_eval_bias import scorers
 from lm_eval_bias.data import DataError
 from lm_eval_bias.errors import ConfigurationError
@@ -256,9 +257,9 @@ def test_the_dtype_comes_from_argument_metadata_or_environment_and_is_checked(ti
         detoxify_dtype="bfloat16",
         batch_size=len(texts),
     ).apply([[text] for text in texts], [{}] * len(texts))
-    filtered = [row[0]["toxicity"] for row in out]
-    assert filtered == fast.score(texts)["toxicity"]
-    assert filtered != exact.score(texts)["toxicity"]
+    toxicity = [row[0]["toxicity"] for row in per_document(out)]
+    assert toxicity == fast.score(texts)["toxicity"]
+    assert toxicity != exact.score(texts)["toxicity"]
 
 
 def test_bfloat16_on_a_cpu_without_it_warns_that_it_is_slower(tiny_detoxify, monkeypatch, caplog):
@@ -443,12 +444,14 @@ def test_filter_scores_every_generation_in_place(tiny_detoxify, repeats):
     # Doc i gets texts i, i+1, ... (so texts repeat across docs, as with sampling).
     resps = [[texts[(i + k) % len(texts)] for k in range(repeats)] for i in range(len(texts))]
     docs = [{"id": i} for i in range(len(resps))]
-    out = scorers.ClassifierFilter(
-        scorers=["detoxify", "vader"],
-        detoxify_checkpoint=str(checkpoint),
-        detoxify_config_dir=str(config_dir),
-        batch_size=4,
-    ).apply(resps, docs)
+    out = per_document(
+        scorers.ClassifierFilter(
+            scorers=["detoxify", "vader"],
+            detoxify_checkpoint=str(checkpoint),
+            detoxify_config_dir=str(config_dir),
+            batch_size=4,
+        ).apply(resps, docs)
+    )
     expected = {row["text"]: row for row in expected_rows(texts, tiny_detoxify)}
     assert len(out) == len(resps)
     for doc_out, doc_resps in zip(out, resps):
@@ -465,12 +468,14 @@ def test_filter_scores_every_generation_in_place(tiny_detoxify, repeats):
 
 def test_filter_keeps_the_labels_the_task_names_one_dict_per_distinct_text(tiny_detoxify):
     checkpoint, config_dir = tiny_detoxify["original"]
-    out = scorers.ClassifierFilter(
-        scorers=["detoxify", "vader"],
-        detoxify_checkpoint=str(checkpoint),
-        detoxify_config_dir=str(config_dir),
-        labels=["sentiment", "toxicity"],
-    ).apply([["Good.", "Good."], ["Good.", ""]], [{}, {}])
+    out = per_document(
+        scorers.ClassifierFilter(
+            scorers=["detoxify", "vader"],
+            detoxify_checkpoint=str(checkpoint),
+            detoxify_config_dir=str(config_dir),
+            labels=["sentiment", "toxicity"],
+        ).apply([["Good.", "Good."], ["Good.", ""]], [{}, {}])
+    )
     assert [list(row) for row in out[0]] == [["text", "empty", "toxicity", "sentiment"]] * 2
     assert out[0][0] is out[0][1] is out[1][0]  # lm-eval holds each generation's scores to the end
     assert out[1][1] == {"text": "", "empty": True}
@@ -479,7 +484,7 @@ def test_filter_keeps_the_labels_the_task_names_one_dict_per_distinct_text(tiny_
 def test_filter_without_the_text_keeps_the_scores_a_task_reads():
     # keep_text: false where the task reads the scores alone; resps already log the text.
     text = "He went to the store."
-    out = scorers.ClassifierFilter(scorers="vader", keep_text=False).apply([[text, "  "]], [{}])
+    out = per_document(scorers.ClassifierFilter(scorers="vader", keep_text=False).apply([[text, "  "]], [{}]))
     assert out == [[{"empty": False, "sentiment": VADER_KNOWN[text]}, {"empty": True}]]
     assert scorers.non_empty(scorers.scored_generations(out)) == [out[0][0]]
     with pytest.raises(ValueError, match=r"^ClassifierFilter: keep_text is 'no'; write true or false$"):
@@ -491,15 +496,17 @@ def test_filter_without_logged_scores_reads_as_before_and_logs_counts():
     from lm_eval.utils import sanitize_list
 
     text = "He went to the store."
-    out = scorers.ClassifierFilter(scorers="vader", keep_text=False, log_scores=False).apply(
-        [[text, "  ", text], "  "], [{}, {}]
+    out = per_document(
+        scorers.ClassifierFilter(scorers="vader", keep_text=False, log_scores=False).apply(
+            [[text, "  ", text], "  "], [{}, {}]
+        )
     )
     scored = {"empty": False, "sentiment": VADER_KNOWN[text]}
     assert out[0] == [scored, {"empty": True}, scored] and out[1] == {"empty": True}
     assert scorers.scored_generations([out[0]]) == [scored, {"empty": True}, scored]
     # what lm-eval's sample writer makes of a document's filtered responses
     assert sanitize_list([out[0]]) == ["2 generations scored, 1 empty (scores not logged: log_scores is false)"]
-    logged = scorers.ClassifierFilter(scorers="vader", keep_text=False).apply([[text]], [{}])
+    logged = per_document(scorers.ClassifierFilter(scorers="vader", keep_text=False).apply([[text]], [{}]))
     assert sanitize_list(logged) == [[str(scored)]]
     with pytest.raises(ValueError, match=r"^ClassifierFilter: log_scores is 1; write true or false$"):
         scorers.ClassifierFilter(scorers="vader", log_scores=1)
@@ -507,7 +514,7 @@ def test_filter_without_logged_scores_reads_as_before_and_logs_counts():
 
 def test_filter_after_take_first_and_scored_generations(tiny_detoxify):
     # After lm-eval's take_first each doc's response is one string: one dict per doc back.
-    out = scorers.ClassifierFilter(scorers="vader").apply(list(VADER_KNOWN), [{}] * len(VADER_KNOWN))
+    out = per_document(scorers.ClassifierFilter(scorers="vader").apply(list(VADER_KNOWN), [{}] * len(VADER_KNOWN)))
     assert out == [{"text": t, "empty": False, "sentiment": s} for t, s in VADER_KNOWN.items()]
     # What process_results receives in each case flattens to one dict per generation.
     assert scorers.scored_generations([out[0]]) == [out[0]]
@@ -530,7 +537,7 @@ def test_filter_rejects_bad_configuration_and_input(monkeypatch):
 
     monkeypatch.setitem(scorers.SCORERS, "sentiment2", (lambda options: (), Sentiment2))
     # Empty generations (nothing, whitespace, or None from a server) are marked, never scored.
-    assert scorers.ClassifierFilter(scorers=["sentiment2"]).apply([["", " \n", None]], [{}]) == [
+    assert per_document(scorers.ClassifierFilter(scorers=["sentiment2"]).apply([["", " \n", None]], [{}])) == [
         [{"text": "", "empty": True}, {"text": " \n", "empty": True}, {"text": "", "empty": True}]
     ]
     with pytest.raises(ValueError, match="label 'sentiment' of sentiment2 clashes with vader"):
@@ -655,8 +662,8 @@ def test_filter_inside_an_lm_eval_run(tiny_detoxify, tmp_path, repeats):
     for sample in samples:
         generated = GENERATIONS[sample["doc"]["prompt"]][:repeats]
         assert sample["resps"] == [generated]
-        # Exactly what process_results received: one request, holding one dict per repeat.
-        (rows,) = sample["filtered_resps"]
+        # What process_results received (lm-eval 0.4.13): one request, holding one dict per repeat.
+        (rows,) = per_document(sample["filtered_resps"])
         assert isinstance(rows, list) and len(rows) == repeats
         for row, text in zip(rows, generated):
             assert_rows_close(row, expected[text])

@@ -11,6 +11,7 @@ import pytest
 
 import lm_eval_bias
 from fake_models import ScriptedLM
+from helpers import request_bookkeeping
 from lm_eval_bias.benchmarks.tango import scoring
 
 pytestmark = pytest.mark.e2e  # runs the package end to end: `pytest -m "not slow"` includes it
@@ -115,7 +116,11 @@ def test_tiny_gpt2_generates_through_the_cli(tmp_path, tiny_gpt2, release_file):
     samples_file = next(out.rglob("samples_tango_misgender_2*.jsonl"))
     samples = [json.loads(line) for line in samples_file.read_text().splitlines()]
     assert results["configs"]["tango_misgender"]["generation_kwargs"]["max_gen_toks"] == 50
-    assert all(isinstance(s["filtered_resps"][0], str) for s in samples)
+    for sample in samples:
+        (continuation,) = sample["resps"][0]  # one request per prompt, one answer
+        assert isinstance(continuation, str)
+        # lm-eval 0.4.13 logs the request's answer, 0.5.0.dev1 the list of its repeats
+        assert sample["filtered_resps"] in ([continuation], [[continuation]])
 
 
 def test_disclosure_with_tiny_gpt2_and_tiny_detoxify(tmp_path, tiny_gpt2, tiny_detoxify):
@@ -217,7 +222,8 @@ def test_prefix_token_is_not_added_twice_nor_to_chat_prompts():
     doc = next(iter(task.test_docs()))
 
     def contexts(ctx, **kwargs):
-        return {instance.arguments[0] for instance in task.construct_requests(doc, ctx, metadata=("t", 0, 1), **kwargs)}
+        requests = task.construct_requests(doc, ctx, **request_bookkeeping("t"), **kwargs)
+        return {instance.arguments[0] for instance in requests}
 
     assert contexts("The nurse is") == {"<s>The nurse is"}
     assert contexts("<s>The nurse is") == {"<s>The nurse is"}

@@ -180,7 +180,8 @@ def wq_task(prefix_text=None, subgroups=("Transgender",)):
 
 def sent(prefix_text, doc):
     """The ``(context, continuation)`` requests the task sends for ``doc``."""
-    return [instance.args for instance in wq_task(prefix_text).construct_requests(doc, "")]
+    task = wq_task(prefix_text)
+    return [instance.args for instance in task.construct_requests(doc, "", metadata=("winoqueer", 0, 1))]
 
 
 def test_the_plan_holds_the_scored_spans_flattened():

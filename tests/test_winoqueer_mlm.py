@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from lm_eval.api.instance import Instance
 
 import lm_eval_bias
+from helpers import request
 from lm_eval_bias.benchmarks.winoqueer import loader, scoring
 from lm_eval_bias.models import register
 from tiny_models import build_tiny_bert, winoqueer_sentences
@@ -43,7 +43,7 @@ def pair_doc(sent_x, sent_y, pair_id="0", subgroup="Gay"):
 def pair_requests(docs, task="winoqueer_mlm"):
     """The two requests winoqueer_mlm sends per pair, as lm-eval builds them."""
     return [
-        Instance(request_type="loglikelihood", doc=doc, arguments=args, idx=idx, metadata=(task, doc_id, 1))
+        request("loglikelihood", doc, args, idx, metadata=(task, doc_id, 1))
         for doc_id, doc in enumerate(docs)
         for idx, args in enumerate(((doc["sent_y"], doc["sent_x"]), (doc["sent_x"], doc["sent_y"])))
     ]
@@ -165,7 +165,7 @@ def tango_prob_requests():
     """tango_misgender_prob's requests for one prompt: (prompt, " He"), (prompt, " She")..."""
     doc = {"template_idx": "0", "ante": "casey", "pronoun_family": "he", "prompt": TANGO_PROMPT}
     return [
-        Instance(
+        request(
             request_type="loglikelihood",
             doc=doc,
             arguments=(TANGO_PROMPT, f" {pronoun}"),
@@ -180,7 +180,7 @@ def scm_prob_requests():
     """scm_score_prob's requests for one prompt: (prompt ending "Rating:", " 1") ... " 5"."""
     doc = {"group": "women", "axis": "warmth", "prompt": SCM_PROMPT}
     return [
-        Instance(
+        request(
             request_type="loglikelihood",
             doc=doc,
             arguments=(SCM_PROMPT, f" {answer}"),
@@ -242,7 +242,7 @@ def test_only_exact_pair_requests_are_served(bert_backend):
 
     doc = pair_doc("Gay people are kind.", "Straight people are kind.")
     causal = [
-        Instance(
+        request(
             request_type="loglikelihood", doc=doc, arguments=("", "Gay people are"), idx=0, metadata=("winoqueer", 0, 1)
         )
     ]
@@ -261,7 +261,7 @@ def test_generation_and_rolling_requests_are_refused(bert_backend):
     from lm_eval_bias.errors import ConfigurationError
 
     generation = [
-        Instance(
+        request(
             request_type="generate_until",
             doc={"prompt": TANGO_PROMPT},
             arguments=(TANGO_PROMPT, {"until": ["\n\n"]}),
@@ -277,7 +277,7 @@ def test_generation_and_rolling_requests_are_refused(bert_backend):
         + FIX.format("tango_misgender")
     )
     rolling = [
-        Instance(
+        request(
             request_type="loglikelihood_rolling",
             doc={"page": "text"},
             arguments=("text",),

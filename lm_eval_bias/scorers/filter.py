@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from lm_eval.api.filter import Filter
 
+from lm_eval_bias import lm_eval_features
 from lm_eval_bias.errors import ConfigurationError
 from lm_eval_bias.scorers.base import Scorer, ScorerError
 from lm_eval_bias.scorers.registry import SCORERS, get_scorer
@@ -173,10 +174,11 @@ class ClassifierFilter(Filter):
             return by_text[text]
 
         several = list if self.log_scores else ScoredGenerations
-        return [
+        filtered = [
             scored(doc_resps) if isinstance(doc_resps, str) or doc_resps is None else several(map(scored, doc_resps))
             for doc_resps in resps
         ]
+        return lm_eval_features.per_document(filtered)
 
 
 class ScoredGenerations(Sequence):

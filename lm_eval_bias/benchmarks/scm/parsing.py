@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from lm_eval.api.filter import Filter
 
+from lm_eval_bias import lm_eval_features
 from lm_eval_bias.benchmarks.scm.constants import TERMS
 from lm_eval_bias.scorers.filter import generation_texts
 
@@ -255,20 +256,22 @@ class ParseRatings(Filter):
     """Replace each generation by ``{"value": rating or None, "status": ...}`` (all repeats)."""
 
     def apply(self, resps, docs):
-        return [
+        parsed = [
             [parse_rating(text, doc.get("prompt")).as_dict() for text in generation_texts(r)]
             for r, doc in zip(resps, docs)
         ]
+        return lm_eval_features.per_document(parsed)
 
 
 class ParseChoices(Filter):
     """Replace each generation by ``{"value": term or None, "status": ...}`` (all repeats)."""
 
     def apply(self, resps, docs):
-        return [
+        parsed = [
             [parse_choice(text, doc.get("prompt")).as_dict() for text in generation_texts(r)]
             for r, doc in zip(resps, docs)
         ]
+        return lm_eval_features.per_document(parsed)
 
 
 def parsed_answers(results: Sequence) -> list[dict]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from lm_eval.api.filter import Filter
 
+from lm_eval_bias import lm_eval_features
 from lm_eval_bias.benchmarks.scm.constants import GENDER_GROUPS, SEXUALITY_GROUPS
 from lm_eval_bias.benchmarks.scm.lexicon import STOPWORDS, load_lexicon
 from lm_eval_bias.benchmarks.scm.options import OPTION_DEFAULTS
@@ -262,10 +263,11 @@ class StoryAnalysis(Filter):
             if docs
             else {}
         )
-        return [
+        analysed = [
             {"group": doc["group"], "samples": [{"status": v.status} for v in doc_verdicts], **analysis[doc["group"]]}
             for doc, doc_verdicts in zip(docs, verdicts)
         ]
+        return lm_eval_features.per_document(analysed)
 
 
 def story_metrics(doc: dict, analysed: Mapping) -> dict:

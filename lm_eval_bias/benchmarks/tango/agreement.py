@@ -19,7 +19,7 @@ import math
 from pathlib import Path
 
 from lm_eval_bias import pronouns
-from lm_eval_bias.benchmarks.tango.scoring import method_agreement
+from lm_eval_bias.benchmarks.tango.scoring import method_agreement, request_answers
 from lm_eval_bias.errors import EXIT_OK, ArgumentParser, LmEvalBiasError
 from lm_eval_bias.report.outputs import strict_json
 from lm_eval_bias.report.recompute import read_sample_lines
@@ -72,6 +72,16 @@ SHAPES = {GENERATION: _is_generation, PROBABILITY: _is_probability}
 def _shown(value) -> str:
     text = json.dumps(value, default=str)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _with_request_answers(samples: list[tuple[int, dict]]) -> list[tuple[int, dict]]:
+    """The (line number, sample) pairs, each sample's ``filtered_resps`` one answer per request."""
+    return [
+        (line, {**sample, "filtered_resps": request_answers(sample["filtered_resps"])})
+        if isinstance(sample, dict) and "filtered_resps" in sample
+        else (line, sample)
+        for line, sample in samples
+    ]
 
 
 def _method_of(samples: list[tuple[int, dict]]) -> str | None:
@@ -266,8 +276,8 @@ def read_pair(generation_path: Path, probability_path: Path) -> tuple[list[dict]
         What is wrong, and where: a line that is not a sample of its method, files given the wrong
         way round, a prompt given twice.
     """
-    generation = read_sample_lines(generation_path)
-    probability = read_sample_lines(probability_path)
+    generation = _with_request_answers(read_sample_lines(generation_path))
+    probability = _with_request_answers(read_sample_lines(probability_path))
     if _method_of(generation) == PROBABILITY and _method_of(probability) == GENERATION:
         raise ResultsError(
             f"{generation_path} holds probability samples and {probability_path} generation "

@@ -151,6 +151,34 @@ def predicted_family(logliks: Sequence[float]) -> str | None:
     return pronouns.FAMILIES[top[0]] if len(top) == 1 else None
 
 
+def request_answers(responses):
+    """A sample's ``filtered_resps`` as one answer per request: lm-eval 0.4.13 logs each request's
+    filtered answer, lm-eval 0.5.0.dev1 the list of its repeats, ``[[log-likelihood, is-greedy]]`` for
+    each of ``tango_misgender_prob``'s requests (a generation's text stays as either logs it: one
+    string in a list, or the list of its repeats).
+
+    Parameters
+    ----------
+    responses : object
+        The sample's ``filtered_resps``, as JSON gives it (lists) or lm-eval's output holds it.
+
+    Returns
+    -------
+    object
+        ``responses`` with each request's one-answer list unwrapped where each is one; else as given.
+    """
+    if (
+        isinstance(responses, list)
+        and responses
+        and all(
+            isinstance(entry, (list, tuple)) and len(entry) == 1 and isinstance(entry[0], (list, tuple))
+            for entry in responses
+        )
+    ):
+        return [entry[0] for entry in responses]
+    return responses
+
+
 def method_agreement(generation_samples: Iterable[dict], probability_samples: Iterable[dict]) -> dict:
     """How often the generation and probability methods agree, from two ``--log_samples`` files.
 
@@ -179,7 +207,7 @@ def method_agreement(generation_samples: Iterable[dict], probability_samples: It
 
     predicted = {}  # prompt -> the probability method's family, None where the likeliest tie
     for sample in probability_samples:
-        logliks = [float(pair[0]) for pair in sample["filtered_resps"]]
+        logliks = [float(pair[0]) for pair in request_answers(sample["filtered_resps"])]
         predicted[key(sample["doc"])] = predicted_family(logliks)
     left_out = dict.fromkeys(("only_in_generation", "only_in_probability", "no_pronoun", "probability_tie"), 0)
     same_verdict = same_family = compared = 0

@@ -42,8 +42,8 @@ def process_misgendering(doc: dict, results: Sequence) -> dict:
     doc:
         The prompt's document.
     results:
-        One item: the continuation, or the list of the prompt's repeats (``None`` from a server is
-        empty).
+        One item: the continuation, or the list of the prompt's repeats (lm-eval 0.4.13); or the
+        repeats themselves (lm-eval 0.5.0.dev1 flattens them). ``None`` from a server is empty.
 
     Returns
     -------
@@ -53,8 +53,7 @@ def process_misgendering(doc: dict, results: Sequence) -> dict:
     """
     from lm_eval_bias.scorers import generation_texts, is_empty_text
 
-    (response,) = results
-    everything = generation_texts(response)
+    everything = generation_texts(results[0] if len(results) == 1 else list(results))
     continuations = [text for text in everything if not is_empty_text(text)]
     metrics = {}
     with_empty_rate(metrics, len(everything) - len(continuations), len(everything), [doc["pronoun_family"]])

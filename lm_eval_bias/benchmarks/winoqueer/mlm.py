@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from lm_eval.api.instance import Instance
 
+from lm_eval_bias import lm_eval_features
 from lm_eval_bias.benchmarks.winoqueer import scoring
 from lm_eval_bias.benchmarks.winoqueer.task import WinoQueerTask
 
@@ -29,6 +30,7 @@ class WinoQueerMLMTask(WinoQueerTask):
     def construct_requests(self, doc, ctx, **kwargs):
         kwargs.pop("apply_chat_template", None)
         kwargs.pop("chat_template", None)
+        kwargs = lm_eval_features.request_keywords(self, kwargs)
         return [
             Instance(request_type="loglikelihood", doc=doc, arguments=(doc["sent_y"], doc["sent_x"]), idx=0, **kwargs),
             Instance(request_type="loglikelihood", doc=doc, arguments=(doc["sent_x"], doc["sent_y"]), idx=1, **kwargs),

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from lm_eval.api.instance import Instance
 
+from lm_eval_bias import lm_eval_features
 from lm_eval_bias.benchmarks.winoqueer import (
     loader,  # noqa: F401 - declares the options of the YAML's custom_dataset (benchmarks.import_all)
     scoring,
@@ -80,6 +81,7 @@ class WinoQueerTask(SubgroupMetricsTask):
         kwargs.pop("apply_chat_template", None)  # plain text (SubgroupMetricsTask.plain_text)
         kwargs.pop("chat_template", None)
         requests = scoring.pair_requests(doc["sent_x"], doc["sent_y"], doc["plan"], self.prefix_text)
+        kwargs = lm_eval_features.request_keywords(self, kwargs)
         return [
             Instance(request_type="loglikelihood", doc=doc, arguments=arguments, idx=index, **kwargs)
             for index, arguments in enumerate(requests)
