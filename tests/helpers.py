@@ -145,3 +145,18 @@ def request_bookkeeping(task_name: str, doc_id: int = 0, repeats: int = 1) -> di
     if lm_eval_features.instance_requires("doc_id"):
         return {"doc_id": doc_id}
     return {"metadata": (task_name, doc_id, repeats)}
+
+
+def write_run_files(output: dict, task: str, folder: Path) -> tuple[Path, dict]:
+    """A task's samples file as lm-eval writes it, and its results file beside it (its entry only);
+    returns the samples file and the entry's numbers."""
+    from lm_eval.utils import handle_non_serializable
+
+    date = "2026-01-01T00-00-00.000000"
+    folder.mkdir(parents=True, exist_ok=True)
+    entry = {key: value for key, value in output["results"][task].items() if "," in key}
+    (folder / f"results_{date}.json").write_text(json.dumps({"results": {task: entry}}), encoding="utf-8")
+    lines = [json.dumps(sample, default=handle_non_serializable) for sample in output["samples"][task]]
+    samples = folder / f"samples_{task}_{date}.jsonl"
+    samples.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return samples, json.loads(json.dumps(entry))

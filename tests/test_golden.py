@@ -32,6 +32,7 @@ import torch
 import lm_eval_bias
 from benchmark_data import winoqueer_corpus, write_data_dir
 from fake_models import HashedDetoxify, HashedLM
+from helpers import write_run_files
 from lm_eval_bias import scorers
 from lm_eval_bias.report.recompute import recompute
 from lm_eval_bias.report.values import ResultsError
@@ -166,20 +167,6 @@ def golden_runs(tmp_path_factory, hashed_detoxify) -> dict[str, dict]:
 def golden_outputs(golden_runs) -> dict[str, dict]:
     """Every task's golden record."""
     return {task: task_record(output, task) for task, output in golden_runs.items()}
-
-
-def write_run_files(output: dict, task: str, folder: Path) -> tuple[Path, dict]:
-    """A task's samples file as lm-eval writes it, and its results file beside it (its entry only);
-    returns the samples file and the entry's numbers."""
-    from lm_eval.utils import handle_non_serializable
-
-    date = "2026-01-01T00-00-00.000000"
-    entry = {key: value for key, value in output["results"][task].items() if "," in key}
-    (folder / f"results_{date}.json").write_text(json.dumps({"results": {task: entry}}), encoding="utf-8")
-    lines = [json.dumps(sample, default=handle_non_serializable) for sample in output["samples"][task]]
-    samples = folder / f"samples_{task}_{date}.jsonl"
-    samples.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return samples, json.loads(json.dumps(entry))
 
 
 # HashedLM's log-likelihoods are no log-probabilities (some above 0), which the reader refuses for

@@ -21,6 +21,7 @@ import pytest
 
 import lm_eval_bias
 from benchmark_data import winoqueer_corpus
+from helpers import write_run_files
 from lm_eval_bias.report.recompute import recompute
 from tiny_models import build_tiny_bert, build_tiny_gpt2, winoqueer_sentences
 
@@ -30,28 +31,13 @@ BIN = Path(sys.executable).parent
 LIMIT = 6
 
 
-def write_run(output: dict, task: str, folder: Path) -> tuple[Path, dict]:
-    """A task's samples file and results file as lm-eval writes them (its entry only), in ``folder``;
-    returns the samples file and the entry's numbers, as JSON reads them back."""
-    from lm_eval.utils import handle_non_serializable
-
-    date = "2026-01-01T00-00-00.000000"
-    folder.mkdir(parents=True, exist_ok=True)
-    entry = {key: value for key, value in output["results"][task].items() if "," in key}
-    (folder / f"results_{date}.json").write_text(json.dumps({"results": {task: entry}}), encoding="utf-8")
-    lines = [json.dumps(sample, default=handle_non_serializable) for sample in output["samples"][task]]
-    samples = folder / f"samples_{task}_{date}.jsonl"
-    samples.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return samples, json.loads(json.dumps(entry))
-
-
 def check_run(output: dict, task: str, folder: Path, documents: int = LIMIT) -> dict:
     """The task's results of ``output``: every document scored, and every number what its samples give
     again."""
     results = output["results"][task]
     assert results["sample_len"] == documents, task
     assert len({sample["doc_id"] for sample in output["samples"][task]}) == documents, task
-    samples, entry = write_run(output, task, folder / task)
+    samples, entry = write_run_files(output, task, folder / task)
     assert json.loads(json.dumps(recompute(samples))) == entry, task
     return results
 
