@@ -1,4 +1,5 @@
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,16 @@ def test_readme_names_the_quick_test_command_and_the_one_ci_runs():
     # a plain pytest leaves out exactly what the second command adds: the e2e tests
     addopts = re.search(r'^addopts = "(.*)"$', (ROOT / "pyproject.toml").read_text(), re.MULTILINE).group(1)
     assert addopts == "-ra --strict-markers -m 'not slow and not e2e'"
+
+
+def test_ci_installs_what_the_readme_s_first_command_installs():
+    readme = (ROOT / "README.md").read_text()
+    first = re.search(r"```bash\n(pip install [^\n]*)\n```", readme).group(1)
+    readme_requirements = shlex.split(first.split("&&")[0])[2:]
+    ci_lines = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.startswith("pip install")]
+    ci_requirements = shlex.split(ci_lines[0])[2:]
+    assert readme_requirements == ["torch==2.13.0", ".[test]", "./lm_eval_bias/autoload"]
+    assert set(readme_requirements) <= set(ci_requirements)
 
 
 # lm-eval 0.4.13 logs each request's filtered answer; 0.5.0.dev1 the list of its repeats
