@@ -422,6 +422,30 @@ def _view_entries(carriers: list, tag, clustered: bool) -> list:
     return entries
 
 
+@functools.lru_cache(maxsize=16)
+def _stored_names(stored: tuple) -> frozenset:
+    return frozenset(name + suffix for name in stored for suffix in ("", "_n_samples"))
+
+
+def lists_stored_only(sample: dict, stored) -> bool:
+    """For a task's ``derived_entries``: whether a logged sample lists the ``stored`` metrics (and their
+    ``_n_samples``) alone, so that its views are to be derived; a sample that lists more held them itself
+    (an earlier task version's), and gets none.
+
+    Parameters
+    ----------
+    sample : dict
+        The sample, as JSON gives it.
+    stored : tuple of str
+        The metrics whose views the task derives.
+
+    Returns
+    -------
+    bool
+    """
+    return _stored_names(tuple(stored)).issuperset(sample.get("metrics") or ())
+
+
 def stored_view_entries(sample: dict, stored, views_of, what: str, names, cluster, clustered) -> dict:
     """For a task's ``derived_entries``: the views of each value one logged sample stores, and their
     companions, among ``names``.

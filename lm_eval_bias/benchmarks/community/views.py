@@ -19,12 +19,18 @@ from itertools import combinations
 from operator import itemgetter
 
 from lm_eval_bias.benchmarks.community.scoring import SCORES, STORED, pair_metric, prompt_views
-from lm_eval_bias.companions import NotDerivable, View, stored_sources, stored_view_entries, view_lists
+from lm_eval_bias.companions import (
+    NotDerivable,
+    View,
+    lists_stored_only,
+    stored_sources,
+    stored_view_entries,
+    view_lists,
+)
 from lm_eval_bias.errors import ConfigurationError
 
 #: The companions of a range and of a pairwise difference, as ``metric_keys.with_test`` gave them.
 TEST_COMPANIONS = ("_ci_lower", "_ci_upper", "_n", "_pvalue")
-_OWN_NAMES = frozenset(name + suffix for name in STORED for suffix in ("", "_n_samples"))
 
 _demographic = itemgetter(0)
 _dimension = itemgetter(1)
@@ -113,8 +119,7 @@ def derived_entries(sample: dict, names: Sequence[str], cluster, clustered) -> d
         A sample whose ``doc`` has no demographic, dimension or list of the dimension's demographics, or
         whose stored value is no number.
     """
-    listed = sample.get("metrics") or ()
-    if not _OWN_NAMES.issuperset(listed):
+    if not lists_stored_only(sample, STORED):
         return {}
     doc = sample.get("doc") if isinstance(sample.get("doc"), dict) else {}
     what = "the per-demographic, range and pairwise entries are derived from it"

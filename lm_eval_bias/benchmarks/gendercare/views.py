@@ -18,7 +18,14 @@ import functools
 from collections.abc import Sequence
 from operator import itemgetter
 
-from lm_eval_bias.companions import NotDerivable, View, stored_sources, stored_view_entries, view_lists
+from lm_eval_bias.companions import (
+    NotDerivable,
+    View,
+    lists_stored_only,
+    stored_sources,
+    stored_view_entries,
+    view_lists,
+)
 
 #: The measures of a non-empty response, each with per-group, spread and gap views.
 MEASURES = ("undecided_rate", "toxicity", "sentiment", "bias_pair_ratio")
@@ -31,7 +38,6 @@ GROUP_COMPARISONS = ((3, 1), (3, 2), (2, 1))
 #: The companions of a spread and of a gap, as ``metric_keys.with_interval`` and ``with_test`` gave them.
 SPREAD_COMPANIONS = ("_ci_lower", "_ci_upper", "_n")
 GAP_COMPANIONS = ("_ci_lower", "_ci_upper", "_n", "_pvalue")
-_OWN_NAMES = frozenset(name + suffix for name in STORED for suffix in ("", "_n_samples"))
 
 _group = itemgetter(0)
 _configuration = itemgetter(1)
@@ -145,8 +151,7 @@ def derived_entries(sample: dict, names: Sequence[str], cluster, clustered) -> d
     companions.NotDerivable
         A sample whose ``doc`` has no group 1-3 or no configuration, or whose stored value is no number.
     """
-    listed = sample.get("metrics") or ()
-    if not _OWN_NAMES.issuperset(listed):
+    if not lists_stored_only(sample, STORED):
         return {}
     doc = sample.get("doc")
     group = doc.get("group") if isinstance(doc, dict) else None

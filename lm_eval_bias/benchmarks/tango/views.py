@@ -16,7 +16,14 @@ import functools
 from collections.abc import Sequence
 from operator import itemgetter
 
-from lm_eval_bias.companions import NotDerivable, View, stored_sources, stored_view_entries, view_lists
+from lm_eval_bias.companions import (
+    NotDerivable,
+    View,
+    lists_stored_only,
+    stored_sources,
+    stored_view_entries,
+    view_lists,
+)
 from lm_eval_bias.metric_keys import slug
 
 #: The measures of the non-empty continuations, each with per-identity and gap views.
@@ -26,7 +33,6 @@ STORED = ("empty_rate", *MEASURES)
 GAP = "_tgnb_minus_binary_gap"
 #: The companions of a gap, as ``metric_keys.with_test`` gave them.
 GAP_COMPANIONS = ("_ci_lower", "_ci_upper", "_n", "_pvalue")
-_OWN_NAMES = frozenset(name + suffix for name in STORED for suffix in ("", "_n_samples"))
 
 _identity = itemgetter(0)
 _side = itemgetter(1)
@@ -103,8 +109,7 @@ def derived_entries(sample: dict, names: Sequence[str], cluster, clustered) -> d
     companions.NotDerivable
         A sample whose ``doc`` has no ``gender_identity`` or ``gap_side``, or whose stored value is no number.
     """
-    listed = sample.get("metrics") or ()
-    if not _OWN_NAMES.issuperset(listed):
+    if not lists_stored_only(sample, STORED):
         return {}
     doc = sample.get("doc")
     identity = doc.get("gender_identity") if isinstance(doc, dict) else None
