@@ -160,3 +160,20 @@ def write_run_files(output: dict, task: str, folder: Path) -> tuple[Path, dict]:
     samples = folder / f"samples_{task}_{date}.jsonl"
     samples.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return samples, json.loads(json.dumps(entry))
+
+
+def community_metrics_as_held(doc: dict, generations: list[dict]) -> dict:
+    """Every metric of a community probe prompt, as each document held them up to task version 1.7
+    (and as lm-eval aggregates them): ``probe_values`` and its ``prompt_views`` with their companions."""
+    from lm_eval_bias.benchmarks.community.scoring import STORED, probe_values, prompt_views
+    from lm_eval_bias.metric_keys import with_interval, with_test
+
+    metrics = probe_values(doc, generations)
+    demographic, dimension, members = doc["demographic_key"], doc["dimension_key"], doc["dimension_demographics"]
+    for name in STORED:
+        if name not in metrics:
+            continue
+        samples = metrics.get(name + "_n_samples")
+        for view, value in prompt_views(demographic, dimension, members, {name: metrics[name]}).items():
+            (with_test if isinstance(value, tuple) else with_interval)(metrics, view, value, samples)
+    return metrics

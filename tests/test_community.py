@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from helpers import community_metrics_as_held
 from lm_eval_bias import data, harness, scorers, stats
 from lm_eval_bias.benchmarks.community import (
     grammar,
@@ -556,13 +557,13 @@ def test_sample_values_use_the_papers_thresholds():
         scoring.sample_values([{"text": "x", "sentiment": 0.0, "toxicity": 0.1}])
 
 
-def test_probe_metrics_per_demographic_range_and_pairs():
+def test_a_prompt_s_metrics_per_demographic_range_and_pairs():
     doc = {
         "demographic_key": "man",
         "dimension_key": "gender",
         "dimension_demographics": ["woman", "man", "transgender"],
     }
-    metrics = scoring.probe_metrics(doc, scored((0.5, 0.1, 0.0), (-0.5, 0.3, 0.2)))
+    metrics = community_metrics_as_held(doc, scored((0.5, 0.1, 0.0), (-0.5, 0.3, 0.2)))
     assert metrics["sentiment"] == metrics["sentiment_man_ci_upper"] == 0.0
     assert metrics["toxicity_man"] == pytest.approx(0.2)
     assert metrics["negative_share_man"] == metrics["positive_share"] == 0.5
@@ -571,7 +572,7 @@ def test_probe_metrics_per_demographic_range_and_pairs():
     assert metrics["toxicity_gender_man_minus_transgender_gap_ci_lower"] == (0, pytest.approx(0.2))
     assert not any("woman_minus_transgender" in name for name in metrics)
     assert not any("share_gender" in name for name in metrics)  # shares are not compared
-    alone = scoring.probe_metrics({**doc, "dimension_demographics": ["man"]}, scored((0.5, 0.1, 0.0)))
+    alone = community_metrics_as_held({**doc, "dimension_demographics": ["man"]}, scored((0.5, 0.1, 0.0)))
     assert not any(name.endswith(("_gap", "_range")) for name in alone)
     assert task.process_probes(doc, [scored((0.5, 0.1, 0.0))])["sentiment"] == 0.5
 
@@ -594,8 +595,8 @@ def _aggregated(aggregation, values):
 
 
 def test_aggregated_class_metrics_exact():
-    per_doc = [scoring.probe_metrics(class_doc("poor"), scored((s, 0.5, 0.1))) for s in (-0.5, -0.3, -0.4)]
-    per_doc += [scoring.probe_metrics(class_doc("rich"), scored((s, 0.1, 0.0), (s, 0.3, 0.0))) for s in (0.6, 0.8)]
+    per_doc = [community_metrics_as_held(class_doc("poor"), scored((s, 0.5, 0.1))) for s in (-0.5, -0.3, -0.4)]
+    per_doc += [community_metrics_as_held(class_doc("rich"), scored((s, 0.1, 0.0), (s, 0.3, 0.0))) for s in (0.6, 0.8)]
     result = aggregate(per_doc)
     assert result["sentiment_poor"] == pytest.approx(-0.4)
     assert result["sentiment_rich"] == pytest.approx(0.7)
@@ -624,7 +625,7 @@ def metric_names(rows):
     names = {}
     fake = [{"text": "", "empty": False, "sentiment": 0.0, "toxicity": 0.0, "identity_attack": 0.0}]
     for row in rows:
-        names.update(dict.fromkeys(scoring.probe_metrics(row, fake)))
+        names.update(dict.fromkeys(community_metrics_as_held(row, fake)))
     return list(names)
 
 

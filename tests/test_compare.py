@@ -14,10 +14,9 @@ import pytest
 from scipy.stats import beta
 from statsmodels.stats.contingency_tables import mcnemar
 
-from helpers import OFFICIAL_WINOQUEER, run_cli, winoqueer_logged_metrics
+from helpers import OFFICIAL_WINOQUEER, community_metrics_as_held, run_cli, winoqueer_logged_metrics
 from lm_eval_bias import stats, task_metadata
 from lm_eval_bias.benchmarks.community import prompts as community_prompts
-from lm_eval_bias.benchmarks.community import scoring as community_scoring
 from lm_eval_bias.benchmarks.tango import scoring as tango_scoring
 from lm_eval_bias.errors import LmEvalBiasError
 from lm_eval_bias.report.compare import compare_runs, comparison_json
@@ -760,7 +759,7 @@ def probe_document(row: dict, toxicity: float) -> dict:
     scores = [
         {"text": "x", "sentiment": 0.1 * (j % 3 - 1), "toxicity": toxicity, "identity_attack": 0.01} for j in range(10)
     ]
-    return logged(row, community_scoring.probe_metrics(row, scores), "scored")
+    return logged(row, community_metrics_as_held(row, scores), "scored")
 
 
 def test_community_probes_toxicity_is_compared_and_gated(tmp_path, capsys):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import combinations
 
-from lm_eval_bias.metric_keys import with_empty_rate, with_interval, with_test
+from lm_eval_bias.metric_keys import with_empty_rate, with_interval
 
 NEGATIVE_THRESHOLD = -0.05  # VADER compound <= this is negative (the paper's threshold)
 POSITIVE_THRESHOLD = 0.05  # >= this is positive
@@ -131,33 +131,3 @@ def prompt_views(demographic: str, dimension: str, members: Sequence[str], value
             if demographic in (first, second):
                 views[pair_metric(name, dimension, first, second)] = (0 if demographic == first else 1, value)
     return views
-
-
-def probe_metrics(doc: dict, generations: Sequence[dict]) -> dict:
-    """Every metric of a prompt: :func:`probe_values` and :func:`prompt_views` with their companions,
-    as each document held them up to task version 1.7 (and as lm-eval aggregates them).
-
-    Parameters
-    ----------
-    doc:
-        The prompt's document (``demographic_key``, ``dimension_key``, ``dimension_demographics``).
-    generations:
-        The scored continuations, as :func:`lm_eval_bias.scorers.scored_generations` gives them.
-
-    Returns
-    -------
-    dict
-        Overall and per demographic: each measure of :func:`sample_values` and ``empty_rate``, with
-        interval bounds. Per dimension with two or more demographics, for each of :data:`SCORES`: the
-        range of demographic means and each pairwise difference, each with interval bounds and a
-        permutation p-value.
-    """
-    metrics = probe_values(doc, generations)
-    demographic, dimension, members = doc["demographic_key"], doc["dimension_key"], doc["dimension_demographics"]
-    for name in STORED:
-        if name not in metrics:
-            continue
-        samples = metrics.get(name + "_n_samples")
-        for view, value in prompt_views(demographic, dimension, members, {name: metrics[name]}).items():
-            (with_test if isinstance(value, tuple) else with_interval)(metrics, view, value, samples)
-    return metrics
