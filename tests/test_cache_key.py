@@ -302,7 +302,9 @@ def test_a_model_object_is_refused():
 @pytest.mark.e2e
 def test_python_simple_evaluate_keys_the_cache_the_same_way(offline_hub, tmp_path, winoqueer_dir):
     """``lm_eval_bias.simple_evaluate(use_cache=...)`` goes through the same check as the command,
-    before the model loads: here it is refused, since the hub id cannot be resolved."""
+    before the model loads: here it is refused, since the cache holds another revision only and the
+    hub id cannot be resolved."""
+    fake_hub_cache(offline_hub, "org/unknown", {"v1": COMMIT_A})
     with pytest.raises(PreflightError) as error:
         lm_eval_bias.simple_evaluate(
             model="hf",
@@ -377,6 +379,8 @@ def test_weights_saved_into_the_same_folder_are_not_answered_from_the_cache(tmp_
 @pytest.mark.e2e
 def test_the_command_refuses_an_unresolvable_hub_id_before_the_model_loads(tmp_path, winoqueer_dir):
     hub_cache = tmp_path / "hub"
+    # Another revision is downloaded, so the model may load; which weights main names cannot be told.
+    fake_hub_cache(hub_cache, "org/unknown", {"v1": COMMIT_A})
     completed = subprocess.run(
         [
             sys.executable,
