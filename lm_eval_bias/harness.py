@@ -12,7 +12,16 @@ import logging
 import math
 import sys
 
-from lm_eval_bias import adapters, checks, companions, lm_eval_features, metric_keys, options, task_metadata
+from lm_eval_bias import (
+    adapters,
+    aggregations,
+    checks,
+    companions,
+    lm_eval_features,
+    metric_keys,
+    options,
+    task_metadata,
+)
 from lm_eval_bias.errors import ConfigurationError, LmEvalBiasError, PreflightError
 from lm_eval_bias.metric_keys import is_comparison
 from lm_eval_bias.task_kinds import doc_label
@@ -21,77 +30,6 @@ logger = logging.getLogger("lm_eval_bias")
 
 # Set while tasks are built only to count their documents (:func:`counting_documents`).
 _counting_documents: contextvars.ContextVar = contextvars.ContextVar("lm_eval_bias_counting_documents", default=False)
-
-
-def count(values) -> int:
-    """lm-eval aggregation of ``<metric>_n``: the number of documents the metric rests on."""
-    return len(values)
-
-
-def total(values) -> int:
-    """lm-eval aggregation of ``<metric>_n_samples``: the generations behind the metric."""
-    return int(sum(values))
-
-
-def aggregation_for(metric: str, declared: dict | None = None):
-    """The aggregation of a metric that ``process_results`` returns: the one its task's
-    ``metric_list`` declares (``declared``: metric name, or name with ``<group>``, -> aggregation;
-    see ``metric_keys.declared_for``), else the one its name's suffix asks for (see
-    ``SubgroupMetricsTask``), told the range of one document's value where it reads it
-    (:func:`with_value_range`). The task and ``lm-eval-bias recompute`` both choose by it."""
-    found = metric_keys.declared_for(metric, declared or {})
-    if found is None:
-        found = _by_suffix(metric)
-    return with_value_range(metric, found)
-
-
-def _by_suffix(metric: str):
-    from lm_eval.api.metrics import mean
-
-    from lm_eval_bias import stats
-
-    by_suffix = (
-        ("_n_samples", total),
-        ("_n", count),
-        ("_design_effect", stats.mean_design_effect),
-        ("_gap_ci_lower", stats.difference_ci_lower),
-        ("_gap_ci_upper", stats.difference_ci_upper),
-        ("_gap_pvalue_bh", stats.difference_pvalue_bh),
-        ("_gap_pvalue", stats.difference_pvalue),
-        ("_gap", stats.difference_of_means),
-        ("_range_ci_lower", stats.range_ci_lower),
-        ("_range_ci_upper", stats.range_ci_upper),
-        ("_range_pvalue", stats.range_pvalue),
-        ("_range", stats.range_of_means),
-        ("_spread_ci_lower", stats.spread_ci_lower),
-        ("_spread_ci_upper", stats.spread_ci_upper),
-        ("_spread", stats.spread_of_means),
-        ("_ci_lower", stats.ci_lower),
-        ("_ci_upper", stats.ci_upper),
-    )
-    for suffix, aggregation in by_suffix:
-        if metric.endswith(suffix):
-            return aggregation
-    return mean
-
-
-def with_value_range(metric: str, aggregation):
-    """``aggregation`` told the range of one document's value (``value_range``), where it is an
-    interval or test that reads it (``stats.VALUE_RANGE_AWARE``: below the documents or clusters
-    its sharper method needs, it gives the betting interval, which holds at every n for bounded
-    values) and the metric's measure has a finite range. A sign test reads signs, -1 to 1."""
-    import functools
-
-    from lm_eval_bias import stats
-
-    if aggregation not in stats.VALUE_RANGE_AWARE:
-        return aggregation
-    if aggregation in (stats.sign_test_pvalue, stats.sign_test_bh):
-        return functools.partial(aggregation, value_range=(-1.0, 1.0))
-    bounds = metric_keys.document_range(metric)
-    if bounds is None or not all(math.isfinite(end) for end in bounds):
-        return aggregation
-    return functools.partial(aggregation, value_range=bounds)
 
 
 def _task_base():
@@ -141,7 +79,7 @@ class SubgroupMetricsTask(_task_base()):
 
     Some metrics exist once per subgroup found in the data (one per gender
     identity, say), so the YAML cannot list them by name. One rule gives every
-    metric that ``process_results`` returns its aggregation (:func:`aggregation_for`):
+    metric that ``process_results`` returns its aggregation (:func:`aggregations.aggregation_for`):
     its ``metric_list`` entry; else an entry named with ``<group>``
     (``bias_score_<group>_ci_lower``), which declares that statistic of every
     group (``metric_keys.GROUP``); else its name's suffix: ``*_gap`` is a
@@ -242,7 +180,7 @@ class SubgroupMetricsTask(_task_base()):
         if not hasattr(self, "_aggregation_list"):
             self._aggregation_list, self._higher_is_better = declared_metrics(self)
         for name, aggregation in list(self._aggregation_list.items()):
-            aggregation = with_value_range(name, aggregation)
+            aggregation = aggregations.with_value_range(name, aggregation)
             self._note_clustered(name, aggregation)
             self._aggregation_list[name] = self._reported_or_na(name, aggregation)
 
@@ -480,7 +418,7 @@ class SubgroupMetricsTask(_task_base()):
         What lm-eval 0.4.13 reports for the same values: each metric's list in document order (with
         several processes lm-eval merges the ranks' documents by their ids), its companions derived
         (:meth:`with_companions`, what ``adapters.companions_derived`` does on 0.4.13), aggregated by
-        :meth:`aggregation`, with lm-eval 0.4.13's standard errors (:func:`standard_error`).
+        :meth:`aggregation`, with lm-eval 0.4.13's standard errors (:func:`aggregations.standard_error`).
 
         Parameters
         ----------
@@ -499,12 +437,12 @@ class SubgroupMetricsTask(_task_base()):
                 for name, value in values.items():
                     raw_metrics.setdefault((name, scorer.name), []).append(value)
         lists = self.with_companions(raw_metrics)
-        aggregations = self.aggregation()
+        aggregation_of = self.aggregation()
         results, documents = {}, 0
         for (name, pipeline), values in lists.items():
-            aggregation = aggregations[name]
+            aggregation = aggregation_of[name]
             results[f"{name},{pipeline}"] = aggregation(values)
-            results[f"{name}_stderr,{pipeline}"] = standard_error(aggregation, values, bootstrap_iters)
+            results[f"{name}_stderr,{pipeline}"] = aggregations.standard_error(aggregation, values, bootstrap_iters)
             documents = max(documents, len(values))
         return results, documents
 
@@ -590,7 +528,7 @@ class SubgroupMetricsTask(_task_base()):
         (rank 0 of a data-parallel run also for the metrics only other ranks' documents had)."""
         for name in names:
             if name not in self._aggregation_list:
-                aggregation = aggregation_for(name, self._group_aggregations)
+                aggregation = aggregations.aggregation_for(name, self._group_aggregations)
                 self._note_clustered(name, aggregation)
                 self._aggregation_list[name] = self._reported_or_na(name, aggregation)
                 self._higher_is_better[name] = self._declared_direction(name)
@@ -637,42 +575,12 @@ def declared_metrics(task) -> tuple[dict, dict]:
     tuple of dict
         Metric name -> aggregation, metric name -> higher_is_better.
     """
-    aggregations, directions = {}, {}
+    aggregation_of, directions = {}, {}
     for scorer in task.scorers:
         for metric in scorer.metrics or ():
-            aggregations.setdefault(metric.name, metric.aggregation)
+            aggregation_of.setdefault(metric.name, metric.aggregation)
             directions.setdefault(metric.name, metric.higher_is_better)
-    return aggregations, directions
-
-
-def standard_error(aggregation, values: list, bootstrap_iters: int | None):
-    """A metric's standard error as lm-eval 0.4.13 reports it: a mean's closed form (lm-eval's
-    ``mean_stderr``), ``"N/A"`` for one value, without ``bootstrap_iters`` and for every other
-    aggregation.
-
-    lm-eval 0.5.0.dev1 would bootstrap every aggregation that is not a mean (100,000 draws): for our
-    tasks an interval's bound, a test's p-value, a count or a gap, whose uncertainty the task reports
-    as intervals of its own; a standard error of those is no statistic the package reports, and the
-    draws would cost hours on a large task.
-
-    Parameters
-    ----------
-    aggregation : callable
-        The metric's aggregation (:meth:`SubgroupMetricsTask.aggregation`).
-    values : list
-        The values it aggregates.
-    bootstrap_iters : int or None
-        lm-eval's ``bootstrap_iters``.
-
-    Returns
-    -------
-    float or str
-    """
-    from lm_eval.api.metrics import mean, mean_stderr
-
-    if aggregation is not mean or not isinstance(bootstrap_iters, int) or bootstrap_iters <= 0 or len(values) < 2:
-        return "N/A"
-    return mean_stderr(values)
+    return aggregation_of, directions
 
 
 def scored_by_its_class(config: dict, task_class: type) -> str:
@@ -713,7 +621,7 @@ def per_group_entries(config: dict) -> tuple[list | None, dict, dict]:
     entries = config.get("metric_list")
     if entries is None:
         return None, {}, {}
-    plain, aggregations, directions = [], {}, {}
+    plain, aggregation_of, directions = [], {}, {}
     for entry in entries:
         name = entry.get("metric") if isinstance(entry, dict) else None
         if not (isinstance(name, str) and metric_keys.GROUP in name):
@@ -725,9 +633,9 @@ def per_group_entries(config: dict) -> tuple[list | None, dict, dict]:
                 "higher_is_better (an entry with <group> declares the metric of every group)"
             )
         aggregation = entry["aggregation"]
-        aggregations[name] = get_aggregation(aggregation) if isinstance(aggregation, str) else aggregation
+        aggregation_of[name] = get_aggregation(aggregation) if isinstance(aggregation, str) else aggregation
         directions[name] = entry["higher_is_better"]
-    return plain, aggregations, directions
+    return plain, aggregation_of, directions
 
 
 @contextlib.contextmanager

@@ -10,7 +10,7 @@ definitions changed, 0.5.0.dev1 differs in what lm-eval itself makes, not in our
 
 * standard errors: 0.5.0.dev1 bootstraps every aggregation that is not a mean (100,000 draws); our
   tasks report lm-eval 0.4.13's (a mean's closed form, none for their intervals, tests and counts:
-  ``harness.standard_error``), so ``<metric>_stderr`` is the same on both;
+  ``aggregations.standard_error``), so ``<metric>_stderr`` is the same on both;
 * the samples file logs each request's filtered answers as the list of its repeats (one level deeper:
   ``[["text"]]`` for a greedy generation, ``[[[log-likelihood, is-greedy]]]`` per choice), which
   ``lm-eval-bias tango-agreement`` reads in either form;

@@ -1,7 +1,7 @@
 """How a benchmark's ``process_results`` names and fills its per-document metrics.
 
 The suffixes are the contract with ``harness.SubgroupMetricsTask``, which picks
-each metric's aggregation from its name (see ``harness.aggregation_for``), or from a
+each metric's aggregation from its name (see ``aggregations.aggregation_for``), or from a
 ``metric_list`` entry named with :data:`GROUP` that the name fills (:func:`fills`). The range of
 every metric is declared here once (``MEASURE_RANGES``): the results reader refuses a number
 of one of our tasks outside it.

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from helpers import community_metrics_as_held
-from lm_eval_bias import data, harness, scorers, stats
+from lm_eval_bias import aggregations, data, scorers, stats
 from lm_eval_bias.benchmarks.community import (
     grammar,
     loader,
@@ -583,7 +583,7 @@ def aggregate(per_doc: list[dict]) -> dict:
     for metrics in per_doc:
         for name, value in metrics.items():
             values.setdefault(name, []).append(value)
-    return {name: _aggregated(harness.aggregation_for(name), vals) for name, vals in values.items()}
+    return {name: _aggregated(aggregations.aggregation_for(name), vals) for name, vals in values.items()}
 
 
 def _aggregated(aggregation, values):
@@ -638,12 +638,12 @@ def test_metric_names_are_slugs_and_counted(paper_rows):
     assert "sentiment_sexual_orientation_asexual_minus_homosexual_gap_pvalue" in names
     assert "identity_attack_religion_range_ci_upper" in names
     for name in names:
-        aggregation = harness.aggregation_for(name)
+        aggregation = aggregations.aggregation_for(name)
         aggregation = getattr(aggregation, "func", aggregation)  # told the value range: see harness
         if name.endswith(("_gap", "_gap_ci_lower", "_gap_ci_upper", "_gap_pvalue")):
             assert aggregation.__module__.startswith("lm_eval_bias.stats") and "difference" in aggregation.__name__
         elif name.endswith("_n"):
-            assert aggregation is harness.count
+            assert aggregation is aggregations.count
         elif "_range" in name:
             assert "range" in aggregation.__name__
 

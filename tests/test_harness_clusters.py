@@ -54,7 +54,7 @@ def test_each_mean_with_an_interval_gets_a_design_effect_and_other_statistics_no
 
 def test_an_interval_or_test_is_told_the_range_of_one_document_s_value():
     from lm_eval_bias import stats
-    from lm_eval_bias.harness import aggregation_for
+    from lm_eval_bias.aggregations import aggregation_for
 
     bound = aggregation_for("toxicity_a_minus_b_gap_ci_lower")
     assert (bound.func, bound.keywords) == (stats.difference_ci_lower, {"value_range": (0.0, 1.0)})

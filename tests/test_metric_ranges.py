@@ -119,12 +119,12 @@ def test_a_group_entry_declares_the_same_statistic_of_every_group(pattern, name,
 def test_a_metric_takes_its_declared_aggregation_else_the_one_its_name_asks_for():
     from lm_eval.api.metrics import mean
 
-    from lm_eval_bias import harness, stats
+    from lm_eval_bias import aggregations, stats
 
     declared = {"bias_score_<group>_ci_lower": stats.exact_lower_pct, "bias_score": mean}
-    assert harness.aggregation_for("bias_score_gay_ci_lower", declared).func is stats.exact_lower_pct
-    assert harness.aggregation_for("bias_score_gay_ci_lower").func is stats.ci_lower
-    assert harness.aggregation_for("bias_score_gay_n", declared) is harness.count
+    assert aggregations.aggregation_for("bias_score_gay_ci_lower", declared).func is stats.exact_lower_pct
+    assert aggregations.aggregation_for("bias_score_gay_ci_lower").func is stats.ci_lower
+    assert aggregations.aggregation_for("bias_score_gay_n", declared) is aggregations.count
 
 
 def test_lm_eval_sees_each_groups_metric_and_no_group_entry(tmp_path):

@@ -6,7 +6,7 @@ import pytest
 from lm_eval.api.metrics import mean
 
 from benchmark_data import write_tango_disclosure_jsonl
-from lm_eval_bias import data, harness, stats
+from lm_eval_bias import aggregations, data, harness, stats
 from lm_eval_bias.benchmarks.tango import loader, record, scoring, task, views
 from lm_eval_bias.errors import ConfigurationError
 from lm_eval_bias.readers import DuplicateKeyError
@@ -372,12 +372,12 @@ def test_disclosure_metrics_per_identity_and_gap():
 
 
 def test_aggregations_follow_metric_names():
-    assert harness.aggregation_for("consistency_xe") is mean
-    assert harness.aggregation_for("consistency_xe_ci_lower").func is stats.ci_lower
-    assert harness.aggregation_for("toxicity_tgnb_minus_binary_gap") is stats.difference_of_means
-    assert harness.aggregation_for("toxicity_tgnb_minus_binary_gap_ci_upper").func is stats.difference_ci_upper
+    assert aggregations.aggregation_for("consistency_xe") is mean
+    assert aggregations.aggregation_for("consistency_xe_ci_lower").func is stats.ci_lower
+    assert aggregations.aggregation_for("toxicity_tgnb_minus_binary_gap") is stats.difference_of_means
+    assert aggregations.aggregation_for("toxicity_tgnb_minus_binary_gap_ci_upper").func is stats.difference_ci_upper
     # a TANGO gap named without its measure compares consistencies, 0 to 1
-    bound = harness.aggregation_for("distal_minus_nongendered_gap_ci_lower")
+    bound = aggregations.aggregation_for("distal_minus_nongendered_gap_ci_lower")
     assert (bound.func, bound.keywords) == (stats.difference_ci_lower, {"value_range": (0.0, 1.0)})
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from lm_eval_bias import companions, harness, stats, task_metadata
+from lm_eval_bias.aggregations import aggregation_for
 from lm_eval_bias.benchmarks.community import scoring as community_scoring
 from lm_eval_bias.benchmarks.community import views as community_views
 from lm_eval_bias.benchmarks.gendercare import scoring as genderpair_scoring
@@ -111,7 +112,7 @@ def aggregations(task: str) -> dict:
 
 
 def aggregation_of(task: str, name: str):
-    return harness.aggregation_for(name, aggregations(task))
+    return aggregation_for(name, aggregations(task))
 
 
 def is_clustered(task: str, name: str) -> bool:

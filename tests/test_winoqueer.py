@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from lm_eval.api.metrics import mean
 
-from lm_eval_bias import companions, data, harness, stats, task_metadata
+from lm_eval_bias import aggregations, companions, data, stats, task_metadata
 from lm_eval_bias.benchmarks.winoqueer import loader, record, scoring, signs, task
 from lm_eval_bias.report.recompute import read_sample_lines, recompute, reported_metrics
 from lm_eval_bias.report.values import ResultsError
@@ -370,7 +370,7 @@ def test_every_emitted_metric_is_declared_in_the_task_yaml():
     for subgroup in record.SUBGROUPS:
         emitted |= set(scored(doc(subgroup), results(-3.0, -10.0, -4.0, -12.5)))
         derived |= set(signs.pair_entries(subgroup, record.SUBGROUPS, 100.0))
-    # the N of each score is aggregated by its name (harness.aggregation_for), not declared
+    # the N of each score is aggregated by its name (aggregations.aggregation_for), not declared
     counts = {name for name in emitted if name.endswith("_n")}
     assert counts == {f"{name}_n" for name in declared if "_ci_" not in name and "_pvalue" not in name}
     assert not emitted & derived and (emitted | derived) - counts == declared
@@ -694,7 +694,7 @@ def winoqueer_aggregations() -> dict:
 
 
 def aggregation_of(name: str):
-    return harness.aggregation_for(name, winoqueer_aggregations())
+    return aggregations.aggregation_for(name, winoqueer_aggregations())
 
 
 def is_clustered(name: str) -> bool:

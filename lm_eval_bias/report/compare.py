@@ -64,7 +64,7 @@ import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from lm_eval_bias import harness, metric_keys, task_metadata
+from lm_eval_bias import aggregations, metric_keys, task_metadata
 from lm_eval_bias.report.compare_inputs import (
     RunFiles,
     check_same_task,
@@ -223,7 +223,7 @@ def compare_task(base: RunFiles, cand: RunFiles, task: str) -> TaskComparison:
             key=lambda name: (name != head, name),
         )
         for name in names:
-            aggregation = harness.aggregation_for(name, declared)
+            aggregation = aggregations.aggregation_for(name, declared)
             _check_run_value(base, base_path, base_samples, task, name, filter_name, aggregation)
             _check_run_value(cand, cand_path, cand_samples, task, name, filter_name, aggregation)
             metrics.append(

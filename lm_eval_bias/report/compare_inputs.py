@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from lm_eval_bias import harness
+from lm_eval_bias import aggregations
 from lm_eval_bias.readers import DuplicateKeyError, loads_json
 from lm_eval_bias.report.recompute import (
     canonical_value,
@@ -242,7 +242,7 @@ def check_sample_values(path: Path, task: str, filter_name: str, samples, metric
 
     declared = declared_aggregations(task)
     for name in dict.fromkeys(metrics):
-        aggregation = harness.aggregation_for(name, declared)
+        aggregation = aggregations.aggregation_for(name, declared)
         shape = None if aggregation is mean else _pair_shape(aggregation)
         if aggregation is not mean and shape is None:
             continue

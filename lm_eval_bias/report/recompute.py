@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from lm_eval_bias import companions, harness, task_metadata, tasks_dir
+from lm_eval_bias import aggregations, companions, harness, task_metadata, tasks_dir
 from lm_eval_bias.metric_keys import COMPANION_RANGES, is_comparison, metric_range, range_text
 from lm_eval_bias.readers import loads_json
 from lm_eval_bias.report.results import read_text
@@ -144,7 +144,7 @@ def _complete(path: Path, records: list[tuple[int, dict]], reported: dict[str, s
     clusters = bool(identity.cluster_fields)
 
     def clustered(name: str) -> bool:
-        aggregation = harness.aggregation_for(name, declared)
+        aggregation = aggregations.aggregation_for(name, declared)
         return clusters and getattr(aggregation, "func", aggregation) in stats.CLUSTER_AWARE
 
     derived_entries = getattr(config.get("class"), "derived_entries", None)
@@ -427,7 +427,7 @@ def _document_range(name: str, declared: dict) -> tuple[float, float] | None:
     if is_comparison(name):
         return None
     base = next((name[: -len(end)] for end in ("_ci_lower", "_ci_upper", "_design_effect") if name.endswith(end)), name)
-    if harness.aggregation_for(base, declared) is not mean:
+    if aggregations.aggregation_for(base, declared) is not mean:
         return None
     return metric_range(base)
 
@@ -552,7 +552,7 @@ def recompute_samples(
             check_document_value(path, task, line_number, name, filter_name, item, declared)
     results = {}
     for (name, filter_name), lines_and_items in values.items():
-        aggregation = harness.aggregation_for(name, declared)
+        aggregation = aggregations.aggregation_for(name, declared)
         metric = _Metric(path, task, name, filter_name, named_in_file)
         value, stderr = _aggregate(metric, aggregation, lines_and_items)
         results[f"{name},{filter_name}"] = value

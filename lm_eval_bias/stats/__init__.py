@@ -9,7 +9,7 @@ between two runs over the same documents, :mod:`.paired` (on the resampling of
 
 Pure functions: numbers in, numbers out. Most are lm-eval aggregations (``aggregation:
 !function ...`` in a task's ``metric_list``, or chosen by a metric's name in
-``harness.aggregation_for``): lm-eval calls them with the list of per-document values of
+``aggregations.aggregation_for``): lm-eval calls them with the list of per-document values of
 one metric.
 
 Each per-run interval holds its 95% level at the documents it is shown for. Every one was
