@@ -420,7 +420,7 @@ def load_failure(error: BaseException, ours_only: bool = False) -> BackendUnavai
         if call is None:
             return None
         if ours_only:
-            from lm_eval_bias.task_kinds import ours_requested
+            from lm_eval_bias.task_origin import ours_requested
 
             if not ours_requested(call.get("tasks"), call.get("task_manager")):
                 return None

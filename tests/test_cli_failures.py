@@ -19,7 +19,7 @@ from helpers import run_cli
 from lm_eval_bias import adapters, backends, evaluate
 from lm_eval_bias.cache_key import hub_cache_dir
 from lm_eval_bias.errors import MissingBackendPackageError, ModelFilesUnavailableError
-from lm_eval_bias.task_kinds import ours_requested
+from lm_eval_bias.task_origin import ours_requested
 
 BIN = Path(sys.executable).parent
 

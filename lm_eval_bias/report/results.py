@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from lm_eval_bias import metric_keys, task_kinds, task_metadata
+from lm_eval_bias import metric_keys, task_metadata, task_origin
 from lm_eval_bias.errors import ConfigurationError
 from lm_eval_bias.readers import DuplicateKeyError, loads_json
 from lm_eval_bias.report.provenance import checked_provenance, partial_reasons
@@ -374,7 +374,7 @@ def _identity(path: Path, task: str, metadata, config: dict, entries: dict) -> T
     except ConfigurationError as error:
         raise ResultsError(f"{error}; correct it or re-run the evaluation") from None
     # a user's own task of one of our names (from their --include_path) is theirs, not ours
-    shipped = None if task_kinds.run_from_users_yaml(task, metadata) else task_metadata.shipped_identity(task)
+    shipped = None if task_origin.run_from_users_yaml(task, metadata) else task_metadata.shipped_identity(task)
     if found is not None and shipped is not None and found.benchmark != shipped.benchmark:
         raise ResultsError(
             f"{path}: results entry {task!r} is named as our {shipped.benchmark} task, but its config "
