@@ -154,11 +154,8 @@ def handed_over(task_manager, built: list):
     """
     from lm_eval.api.group import Group
 
-    try:
-        task_manager.load(built)
+    if lm_eval_features.loads_built_tasks(task_manager, built):
         return task_manager
-    except TypeError:  # "spec must be str or dict"
-        pass
     tasks, groups = {}, {}
     for item in built:
         if isinstance(item, Group):

@@ -142,6 +142,28 @@ def sample_size(task, limit) -> int | None:
     return reading(task, limit)
 
 
+def loads_built_tasks(task_manager, built: list) -> bool:
+    """Whether ``task_manager.load`` takes tasks and groups already built (0.4.13, which passes them
+    through), not only names and configs (0.5.0.dev1: ``TypeError``, "spec must be str or dict").
+    Asked by trying: both releases' ``load`` take a list, and only the call tells them apart.
+
+    Parameters
+    ----------
+    task_manager : lm-eval TaskManager
+    built : list
+        Built tasks and groups.
+
+    Returns
+    -------
+    bool
+    """
+    try:
+        task_manager.load(built)
+    except TypeError:
+        return False
+    return True
+
+
 def task_index(task_manager) -> dict:
     """A task manager's index: each task, group and tag name -> its entry (a ``kind``, and a tag's
     ``tags``); ``task_index`` in lm-eval 0.4.13, ``_task_index`` in 0.5.0.dev1."""
