@@ -204,7 +204,7 @@ def test_python_3_15_runs_the_start_file_s_entry_point_in_place_of_the_pth_line(
     file of the same name beside it, and call each ``pkg.mod:callable`` line of that file (read as
     utf-8-sig; blank lines and ``#`` comments skipped) through ``pkgutil.resolve_name``, with no
     argument. This interpreter is older, so the ``.pth`` line is turned off and the entry point
-    called as 3.15's ``site`` calls it."""
+    called as 3.15's ``site`` calls it (``tests/test_autoload_python315.py`` runs a real 3.15)."""
     purelib = purelib_of(wheel_env)
     pth, start = (purelib / name for name in STARTUP_FILES)
     assert pth.stem == start.stem
