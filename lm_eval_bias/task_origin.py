@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from lm_eval_bias import task_kinds
+from lm_eval_bias import lm_eval_features, task_kinds
 from lm_eval_bias.benchmark_records import tasks_dir
 from lm_eval_bias.task_metadata import shipped_configs
 
@@ -73,8 +73,8 @@ def ours_requested(specs, task_manager=None) -> list[str]:
     list of str
         The names of those of ``specs`` that are ours.
     """
-    index = getattr(task_manager, "task_index", None)
-    if not isinstance(index, dict):
+    index = lm_eval_features.task_index(task_manager) if task_manager is not None else None
+    if not isinstance(index, dict) or not index:
         index = _our_index()
     found = []
     for spec in specs if isinstance(specs, (list, tuple)) else ():
@@ -94,7 +94,7 @@ def _our_index() -> dict:
     """The task index of the package's own task folder alone."""
     from lm_eval.tasks import TaskManager
 
-    return TaskManager(include_path=tasks_dir(), include_defaults=False).task_index
+    return lm_eval_features.task_index(TaskManager(include_path=tasks_dir(), include_defaults=False))
 
 
 def run_from_users_yaml(task: str, metadata) -> bool:

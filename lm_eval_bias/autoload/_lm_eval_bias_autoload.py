@@ -83,7 +83,10 @@ def lm_eval_indexes_our_tasks(tasks_module, ours: str) -> bool:
     -------
     bool
     """
-    index = tasks_module.TaskManager(include_defaults=False).task_index
+    manager = tasks_module.TaskManager(include_defaults=False)
+    index = getattr(manager, "task_index", None)
+    if index is None:  # lm-eval 0.5.0.dev1 keeps it private
+        index = getattr(manager, "_task_index", None) or {}
     folder = os.path.join(os.path.realpath(ours), "")
     for entry in index.values():
         path = entry.get("yaml_path") if isinstance(entry, dict) else getattr(entry, "yaml_path", None)
