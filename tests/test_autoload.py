@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.e2e  # builds and installs the package, runs the stock CLI
+# builds and installs the package, runs the stock CLI; on every supported lm-eval
+pytestmark = [pytest.mark.e2e, pytest.mark.lm_eval_versions]
 
 REPO = Path(__file__).resolve().parents[1]
 COMPANION = REPO / "lm_eval_bias" / "autoload"

@@ -2,7 +2,7 @@
 a backend whose package is not installed (``--model vllm``), a model that is not in the local
 Hugging Face cache while the hub is offline or unreachable (the README's first run); and a user's
 own task named like one of ours, which is theirs: it scores as the stock lm-eval scores it and is
-never read as ours."""
+never read as ours. All of it on every supported lm-eval (``lm_eval_versions``)."""
 
 import json
 import os
@@ -20,6 +20,8 @@ from lm_eval_bias import adapters, backends, evaluate
 from lm_eval_bias.cache_key import hub_cache_dir
 from lm_eval_bias.errors import MissingBackendPackageError, ModelFilesUnavailableError
 from lm_eval_bias.task_origin import ours_requested
+
+pytestmark = pytest.mark.lm_eval_versions
 
 BIN = Path(sys.executable).parent
 

@@ -5,9 +5,9 @@ lm-eval 0.5.0.dev1 rewrote the task, the task manager and the evaluator (``lm_ev
 reads what the installed one does). One run of each kind of task, on real models and the generated data
 (``benchmark_data.write_data_dir``): log-likelihood and multiple-choice tasks on lm-eval's ``hf`` backend,
 a generation task with the classifier filter, WinoQueer's masked-LM task on ``hf-mlm``; then the stock
-``lm_eval`` command with ``--include_path`` and ``lm-eval-bias compare`` of two of its runs. Each run's
-results must be what its samples file gives again (``lm_eval_bias.report.recompute``): every value at its
-document, every companion derived. ``tests/test_golden.py`` (in this selection too) pins every task's
+``lm_eval`` command with ``--include_path`` and with no flag, and ``lm-eval-bias compare`` of its two
+runs. Each run's results must be what its samples file gives again (``lm_eval_bias.report.recompute``):
+every value at its document, every companion derived. ``tests/test_golden.py`` (in this selection too) pins every task's
 numbers, which are the same on both.
 """
 
@@ -119,9 +119,9 @@ def test_winoqueer_s_masked_lm_task_on_hf_mlm(generated_data_dir, tmp_path):
     assert all(score < 0 for sample in output["samples"]["winoqueer_mlm"] for ((score, _),) in sample["resps"])
 
 
-def stock_cli_run(model: Path, tasks_dir: str, data_dir: Path, out: Path) -> Path:
-    """The stock ``lm_eval run`` of ``tango_misgender_prob`` on ``model``, our tasks from ``--include_path``;
-    returns the run's output folder."""
+def stock_cli_run(model: Path, include_path: str | None, data_dir: Path, out: Path) -> Path:
+    """The stock ``lm_eval run`` of ``tango_misgender_prob`` on ``model``, our tasks from ``--include_path``
+    or, without one, from the companion's import hook; returns the run's output folder."""
     completed = subprocess.run(
         [
             str(BIN / "lm_eval"),
@@ -134,8 +134,7 @@ def stock_cli_run(model: Path, tasks_dir: str, data_dir: Path, out: Path) -> Pat
             "cpu",
             "--tasks",
             "tango_misgender_prob",
-            "--include_path",
-            tasks_dir,
+            *(["--include_path", include_path] if include_path else []),
             "--limit",
             str(LIMIT),
             "--metadata",
@@ -150,16 +149,18 @@ def stock_cli_run(model: Path, tasks_dir: str, data_dir: Path, out: Path) -> Pat
         timeout=900,
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-6000:]
+    assert "lm-eval-bias: the import hook failed" not in completed.stderr
     (results,) = out.rglob("results_*.json")
     return results.parent
 
 
-def test_the_stock_cli_with_include_path_then_compare(generated_data_dir, tmp_path):
-    tasks_dir = lm_eval_bias.tasks_dir()
+def test_the_stock_cli_with_and_without_include_path_then_compare(generated_data_dir, tmp_path):
+    """The baseline through ``--include_path``, the candidate with no flag (the companion
+    lm-eval-bias-autoload, which ``.ci/run`` installs in both environments)."""
     folders = {}
-    for side, seed in (("baseline", 0), ("candidate", 1)):
+    for side, seed, include_path in (("baseline", 0, str(lm_eval_bias.tasks_dir())), ("candidate", 1, None)):
         model = build_tiny_gpt2(tmp_path / f"tiny-gpt2-{side}", winoqueer_sentences(), seed=seed, n_positions=1024)
-        folders[side] = stock_cli_run(model, str(tasks_dir), generated_data_dir, tmp_path / side)
+        folders[side] = stock_cli_run(model, include_path, generated_data_dir, tmp_path / side)
     for folder in folders.values():
         (results_file,) = folder.glob("results_*.json")
         results = json.loads(results_file.read_text(encoding="utf-8"))["results"]["tango_misgender_prob"]
