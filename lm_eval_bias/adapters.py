@@ -8,7 +8,8 @@ ours, run with lm-eval-bias alone or beside ours, gets exactly what the stock ``
 
 Each entry: what is replaced (by which function, installed when); the lm-eval behaviour it works
 around; the test that pins it; when it can go; the lm-eval versions that need it (where one does
-not, the replacement installs nothing there, or nothing that acts).
+not, the replacement installs nothing there, or nothing that acts). Each upstream report's offline
+reproduction (``tests/upstream/``) runs on both lm-evals in CI (``-m lm_eval_versions``).
 
 Process-wide, installed once and kept:
 

@@ -9,6 +9,10 @@ distinct request once, and the ``loglikelihood`` entry of ``lm_eval_bias/adapter
 
 import pytest
 from stand_in_server import LOGPROB, recording_server
+from stock_instances import instance
+
+# the bug is on every supported lm-eval, so the workaround is needed on each
+pytestmark = pytest.mark.lm_eval_versions
 
 
 @pytest.fixture
@@ -18,7 +22,6 @@ def server():
 
 
 def test_a_request_two_documents_ask_reaches_the_server_twice(server, tiny_gpt2):
-    from lm_eval.api.instance import Instance
     from lm_eval.models.openai_completions import LocalCompletionsAPI
 
     url, received = server
@@ -27,9 +30,9 @@ def test_a_request_two_documents_ask_reaches_the_server_twice(server, tiny_gpt2)
     )
     shared = ("Straight people", " are sinful.")  # asked by two documents (two pairs share a sentence)
     requests = [
-        Instance("loglikelihood", {}, shared, 0, metadata=("pairs", 0, 1)),
-        Instance("loglikelihood", {}, ("Lesbians", " are sinful."), 0, metadata=("pairs", 0, 1)),
-        Instance("loglikelihood", {}, shared, 0, metadata=("pairs", 1, 1)),
+        instance("loglikelihood", shared, 0, doc_id=0, task="pairs"),
+        instance("loglikelihood", ("Lesbians", " are sinful."), 0, doc_id=0, task="pairs"),
+        instance("loglikelihood", shared, 0, doc_id=1, task="pairs"),
     ]
     answers = lm.loglikelihood(requests, disable_tqdm=True)
     continuation = len(lm.tok_encode(" are sinful."))
