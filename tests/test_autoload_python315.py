@@ -32,9 +32,11 @@ def python_315() -> list[str] | None:
 
 
 PYTHON = python_315()
-pytestmark = pytest.mark.skipif(
-    PYTHON is None, reason="no Python 3.15 here: put python3.15 on the PATH or name one in LM_EVAL_BIAS_PYTHON315"
-)
+if PYTHON is None:
+    pytest.skip(
+        "no Python 3.15 here: put python3.15 on the PATH or name one in LM_EVAL_BIAS_PYTHON315",
+        allow_module_level=True,
+    )
 
 LM_EVAL_TASKS = (
     "class TaskManager:\n    def __init__(self, include_defaults=True, **kwargs):\n        self.task_index = {}\n"
