@@ -1,5 +1,5 @@
 """The package end to end on whichever lm-eval is installed: 0.4.13, and 0.5.0.dev1 (``.ci/run``
-runs ``pytest -m lm_eval_versions`` in an environment of each).
+runs the fast tests and ``-m lm_eval_versions`` in an environment of each).
 
 lm-eval 0.5.0.dev1 rewrote the task, the task manager and the evaluator (``lm_eval_bias.lm_eval_features``
 reads what the installed one does). One run of each kind of task, on real models and the generated data
