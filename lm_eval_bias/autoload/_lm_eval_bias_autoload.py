@@ -20,8 +20,8 @@ It steps aside when ``LM_EVAL_BIAS_NO_AUTOLOAD`` is set (to anything but ``""``,
 ``pip uninstall lm-eval-bias``), and when the installed lm-eval indexes our folder itself
 (:func:`lm_eval_indexes_our_tasks`). It never fails the interpreter or the import of lm-eval: any
 other error is one line on standard error, once, and lm-eval runs as it would without us. Only a
-``.start`` file whose module is gone or cannot be imported is reported by Python 3.15 and later
-themselves, at every start (``tests/test_autoload_python315.py``, run on 3.15.2).
+``.start`` file whose module is gone or cannot be imported is reported by Python itself, from 3.15
+on, at every start (``tests/test_autoload_python315.py``, run on 3.15.2).
 
 A top-level module, outside the ``lm_eval_bias`` package, so that interpreter start-up imports this
 file alone (setuptools' ``distutils-precedence.pth`` and ``_distutils_hack`` are the model).
