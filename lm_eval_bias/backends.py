@@ -11,10 +11,11 @@ before anything loads) and what lm-eval's error means when it could not (:func:`
 from __future__ import annotations
 
 import os
-import re
 import sys
 from pathlib import Path
 
+from lm_eval_bias import cache_key
+from lm_eval_bias.backend_options import model_args_dict
 from lm_eval_bias.errors import BackendUnavailableError, MissingBackendPackageError, ModelFilesUnavailableError
 from lm_eval_bias.models import MASKED_LM_BACKEND
 
@@ -205,9 +206,6 @@ BACKEND_PACKAGES = {
 # Backends that read the model's files through transformers from the Hugging Face cache.
 HUB_BACKENDS = frozenset({"hf", "hf-auto", "huggingface", MASKED_LM_BACKEND})
 
-# The variables that make huggingface_hub (and so transformers) offline, in the order it reads them.
-OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
-
 
 def _installed(package: str) -> bool:
     """Whether ``package`` can be imported here (found, not imported)."""
@@ -248,42 +246,26 @@ def missing_package(model) -> MissingBackendPackageError | None:
     return _package_error(model)
 
 
-def _offline_variable() -> str | None:
-    """The variable that turns Hugging Face downloads off (``HF_HUB_OFFLINE=1``); None when on."""
-    # the values huggingface_hub reads as true (constants.ENV_VARS_TRUE_VALUES)
-    for name in OFFLINE_VARIABLES:
-        value = os.environ.get(name)
-        if value and value.upper() in ("1", "ON", "YES", "TRUE"):
-            return f"{name}={value}"
-    return None
-
-
-def _hub_cache() -> Path:
-    """The Hugging Face cache transformers reads models from (``$HF_HOME/hub`` unless moved)."""
-    from lm_eval_bias.cache_key import hub_cache_dir
-
-    return hub_cache_dir()
-
-
 def _repo_id(pretrained) -> str | None:
     """``pretrained`` as a hub repository id (``gpt2``, ``org/name``); None for a local path or
     anything else."""
-    if not isinstance(pretrained, str) or os.path.exists(pretrained):
+    if not isinstance(pretrained, str) or os.path.exists(pretrained) or not cache_key.is_hub_id(pretrained):
         return None
-    return pretrained if re.fullmatch(r"[\w-][\w.-]*(/[\w-][\w.-]*)?", pretrained) else None
+    return pretrained
 
 
 def _files_message(model: str, repo: str | None, why: str) -> str:
     """The one line for a model whose files are not here and cannot be downloaded now (``repo``:
     its hub id, None where the model arguments do not name one)."""
+    cache = cache_key.hub_cache_dir()
     if repo is None:
         return (
             f"--model {model}: cannot load the model: a file it needs is not in the local Hugging Face cache "
-            f"({_hub_cache()}), and {why}. Fix: download its files on a machine with network, copy that "
+            f"({cache}), and {why}. Fix: download its files on a machine with network, copy that "
             "machine's Hugging Face cache here and set HF_HOME to it, or pass local folders in --model_args"
         )
     return (
-        f"--model {model}: cannot load {repo}: it is not in the local Hugging Face cache ({_hub_cache()}), "
+        f"--model {model}: cannot load {repo}: it is not in the local Hugging Face cache ({cache}), "
         f"and {why}. Fix: download it on a machine with network (hf download {repo}), copy that machine's "
         f"Hugging Face cache here and set HF_HOME to it, or pass a local copy: --model_args "
         f"pretrained=/path/to/{repo.rsplit('/', 1)[-1]}"
@@ -309,11 +291,11 @@ def uncached_model(model, model_args: dict) -> ModelFilesUnavailableError | None
     -------
     ModelFilesUnavailableError or None
     """
-    offline = _offline_variable()
+    offline = cache_key.offline_variable()
     if model not in HUB_BACKENDS or offline is None or {"cache_dir", "gguf_file"} & set(model_args):
         return None
     repo = _repo_id(model_args.get("pretrained"))
-    if repo is None or (_hub_cache() / ("models--" + repo.replace("/", "--"))).exists():
+    if repo is None or cache_key.repo_folder(repo).exists():
         return None
     return ModelFilesUnavailableError(_files_message(model, repo, f"{offline} forbids downloading it"))
 
@@ -364,13 +346,9 @@ def load_error_explained(error: BaseException, model, model_args) -> BackendUnav
     # connection), under transformers' OSError; by name, as the hub's error classes have moved before
     if not any(type(cause).__name__ == "LocalEntryNotFoundError" for cause in chain):
         return None
-    arguments = model_args if isinstance(model_args, dict) else {}
-    if isinstance(model_args, str):
-        from lm_eval_bias.backend_options import model_args_dict
-
-        arguments = model_args_dict(model_args)
+    arguments = model_args_dict(model_args) if isinstance(model_args, (dict, str)) else {}
     repo = _repo_id(arguments.get("pretrained"))
-    offline = _offline_variable()
+    offline = cache_key.offline_variable()
     why = f"{offline} forbids downloading it" if offline else _unreachable_hub(chain)
     return ModelFilesUnavailableError(_files_message(str(model), repo, why))
 

@@ -82,7 +82,6 @@ NOT_INPUT_ARGUMENTS = ("offload_folder", "cache_dir", "download_dir")
 # delta's ``from_pretrained`` only) or vLLM's ``download_dir=``.
 CACHE_DIR_ARGUMENTS = ("pretrained", "delta")
 _FULL_COMMIT = re.compile(r"[0-9a-f]{40}")
-_TRUE_TEXTS = {"1", "on", "yes", "true"}
 
 
 @dataclass(frozen=True)
@@ -192,7 +191,7 @@ def _identify(argument: str, value: str, revision: str, hub_cache: Path | None =
     """
     if _local_kind(Path(value)):
         return [_identify_local(argument, value)]
-    if not _is_hub_id(value):
+    if not is_hub_id(value):
         # Neither a folder, a file nor a hub id: the backend will not load it, so nothing is cached.
         return [WeightsSource(argument, value, f"{argument}=missing:{value}", "not found here")]
     commit, how, from_cache = _hub_commit(argument, value, revision, hub_cache)
@@ -256,7 +255,8 @@ def _folder_listing(folder: Path) -> list[str]:
     return listing
 
 
-def _is_hub_id(value: str) -> bool:
+def is_hub_id(value: str) -> bool:
+    """Whether ``value`` is a valid Hugging Face repository id (``huggingface_hub``'s own rule)."""
     from huggingface_hub.utils import HFValidationError, validate_repo_id
 
     try:
@@ -266,10 +266,17 @@ def _is_hub_id(value: str) -> bool:
     return True
 
 
-def _hub_offline() -> bool:
-    """Whether the Hugging Face libraries are told to stay offline (read now, not at their import)."""
-    offline = (os.environ.get(name, "").strip().lower() for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
-    return any(value in _TRUE_TEXTS for value in offline)
+def offline_variable() -> str | None:
+    """The variable that keeps the Hugging Face libraries offline, as ``NAME=value``; None where they
+    may download. Read now, not at their import, by ``huggingface_hub``'s own rule
+    (``constants.HF_HUB_OFFLINE``): the first of the two variables that is set decides."""
+    from huggingface_hub import constants
+
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        value = os.environ.get(name)
+        if value:
+            return f"{name}={value}" if value.upper() in constants.ENV_VARS_TRUE_VALUES else None
+    return None
 
 
 def hub_cache_dir() -> Path:
@@ -283,9 +290,16 @@ def hub_cache_dir() -> Path:
     return (base or Path.home() / ".cache") / "huggingface" / "hub"
 
 
+def repo_folder(repo_id: str, hub_cache: Path | None = None) -> Path:
+    """The folder of the model ``repo_id`` in ``hub_cache`` (the default cache when None)."""
+    from huggingface_hub.file_download import repo_folder_name
+
+    return (hub_cache or hub_cache_dir()) / repo_folder_name(repo_id=repo_id, repo_type="model")
+
+
 def _cached_commit(repo_id: str, revision: str, hub_cache: Path | None = None) -> tuple[str | None, Path]:
     """The commit ``refs/<revision>`` names for ``repo_id`` in ``hub_cache`` (the default cache when None)."""
-    ref = (hub_cache or hub_cache_dir()) / ("models--" + repo_id.replace("/", "--")) / "refs" / revision
+    ref = repo_folder(repo_id, hub_cache) / "refs" / revision
     try:
         commit = ref.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
@@ -301,7 +315,7 @@ def _hub_commit(argument: str, repo_id: str, revision: str, hub_cache: Path | No
     if _FULL_COMMIT.fullmatch(revision.lower()):
         return revision.lower(), "pinned by revision=", False
     hub_error = None
-    if not _hub_offline():
+    if offline_variable() is None:
         try:
             from huggingface_hub import HfApi
 

@@ -122,6 +122,30 @@ def unresolvable_message(hub_cache: Path) -> str:
     )
 
 
+@pytest.mark.parametrize(
+    ("hub", "transformers", "expected"),
+    [
+        ("1", None, "HF_HUB_OFFLINE=1"),
+        ("yes", "0", "HF_HUB_OFFLINE=yes"),
+        (None, "TRUE", "TRANSFORMERS_OFFLINE=TRUE"),
+        ("0", "1", None),  # the first that is set decides, as huggingface_hub reads them
+        ("", "on", "TRANSFORMERS_OFFLINE=on"),
+        (None, None, None),
+    ],
+)
+def test_the_offline_variables_are_read_as_huggingface_hub_reads_them(monkeypatch, hub, transformers, expected):
+    from huggingface_hub import constants
+
+    for name, value in (("HF_HUB_OFFLINE", hub), ("TRANSFORMERS_OFFLINE", transformers)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    assert cache_key.offline_variable() == expected
+    hub_reading = constants._is_true(os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE"))
+    assert (expected is not None) == hub_reading
+
+
 def test_a_hub_id_that_cannot_be_resolved_offline_is_refused_with_the_fix(offline_hub):
     with pytest.raises(ConfigurationError) as error:
         cache_key.cache_path_for_run("/tmp/lm", "hf", "pretrained=org/unknown")
